@@ -1,0 +1,288 @@
+//! Incremental request decoder: multibulk (`*N\r\n$len\r\n...`) and inline commands, with
+//! redis-server's exact protocol errors and limits (see `processMultibulkBuffer` and
+//! `processInlineBuffer` in Redis's networking.c).
+
+use crate::number::parse_i64_strict;
+use crate::split::split_args;
+
+/// Longest inline request, or unterminated count line, Redis buffers before giving up.
+pub const PROTO_INLINE_MAX_SIZE: usize = 64 * 1024;
+/// Redis's default `proto-max-bulk-len` (512 MB).
+pub const DEFAULT_PROTO_MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
+
+/// A protocol error. Redis replies `-ERR <message>` and closes the connection after the reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    TooBigInlineRequest,
+    UnbalancedQuotes,
+    TooBigMultibulkCount,
+    InvalidMultibulkLength,
+    TooBigBulkCount,
+    ExpectedDollar(u8),
+    InvalidBulkLength,
+}
+
+impl ProtocolError {
+    /// The error text after `-ERR `, byte for byte as Redis sends it.
+    pub fn message(&self) -> Vec<u8> {
+        let text: &[u8] = match self {
+            Self::TooBigInlineRequest => b"Protocol error: too big inline request",
+            Self::UnbalancedQuotes => b"Protocol error: unbalanced quotes in request",
+            Self::TooBigMultibulkCount => b"Protocol error: too big mbulk count string",
+            Self::InvalidMultibulkLength => b"Protocol error: invalid multibulk length",
+            Self::TooBigBulkCount => b"Protocol error: too big bulk count string",
+            Self::InvalidBulkLength => b"Protocol error: invalid bulk length",
+            Self::ExpectedDollar(got) => {
+                let mut m = b"Protocol error: expected '$', got '".to_vec();
+                m.push(*got);
+                m.push(b'\'');
+                return m;
+            }
+        };
+        text.to_vec()
+    }
+}
+
+/// What one call to [`RequestDecoder::decode`] found at the start of the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoded {
+    /// A complete request of `len` bytes; its arguments are available through `args`.
+    Request { len: usize },
+    /// `len` bytes that hold no command (an empty inline line, `*0`, `*-1`): skip them.
+    Empty { len: usize },
+    /// More bytes are needed. Call again with the same bytes plus whatever arrives next.
+    Incomplete,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    len: usize,
+    /// Inline arguments are unescaped, so they live in the decoder, not the read buffer.
+    inline: bool,
+}
+
+/// Decodes one request at a time from the front of a read buffer.
+///
+/// Multibulk arguments are zero-copy: they are slices of the caller's buffer. The decoder
+/// keeps its progress inside a partly received request, so a large pipelined or
+/// slowly-arriving request is scanned once, not once per read.
+#[derive(Debug)]
+pub struct RequestDecoder {
+    max_bulk_len: i64,
+    /// Offset inside the current request up to which it has been parsed.
+    pos: usize,
+    /// Arguments still expected in the current multibulk (0 when between requests).
+    args_remaining: usize,
+    bulk_len: Option<usize>,
+    spans: Vec<Span>,
+    inline: Vec<u8>,
+}
+
+impl RequestDecoder {
+    pub fn new(max_bulk_len: i64) -> Self {
+        Self {
+            max_bulk_len,
+            pos: 0,
+            args_remaining: 0,
+            bulk_len: None,
+            spans: Vec::with_capacity(8),
+            inline: Vec::new(),
+        }
+    }
+
+    /// Changes `proto-max-bulk-len` for requests that start after this call.
+    pub fn set_max_bulk_len(&mut self, max_bulk_len: i64) {
+        self.max_bulk_len = max_bulk_len;
+    }
+
+    /// Decodes the request at the front of `buf`.
+    ///
+    /// `buf` must start where the current request starts; after `Incomplete` the next call
+    /// must pass the same bytes (possibly moved) followed by new ones.
+    pub fn decode(&mut self, buf: &[u8]) -> Result<Decoded, ProtocolError> {
+        if buf.is_empty() {
+            return Ok(Decoded::Incomplete);
+        }
+        let result = if buf[0] == b'*' {
+            self.decode_multibulk(buf)
+        } else {
+            self.decode_inline(buf)
+        };
+        if !matches!(result, Ok(Decoded::Incomplete)) {
+            self.pos = 0;
+            self.args_remaining = 0;
+            self.bulk_len = None;
+        }
+        result
+    }
+
+    /// Bytes the current partial request still needs at least, as a read-size hint.
+    pub fn bytes_wanted(&self) -> usize {
+        self.bulk_len.map_or(0, |len| self.pos + len + 2)
+    }
+
+    pub fn argc(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The arguments of the last complete request. `buf` is the buffer it was decoded from.
+    pub fn args<'a>(&'a self, buf: &'a [u8]) -> impl ExactSizeIterator<Item = &'a [u8]> + 'a {
+        self.spans.iter().map(move |s| {
+            let src = if s.inline { &self.inline[..] } else { buf };
+            &src[s.start..s.start + s.len]
+        })
+    }
+
+    fn decode_multibulk(&mut self, buf: &[u8]) -> Result<Decoded, ProtocolError> {
+        if self.args_remaining == 0 {
+            let Some(cr) = memchr::memchr(b'\r', buf) else {
+                if buf.len() > PROTO_INLINE_MAX_SIZE {
+                    return Err(ProtocolError::TooBigMultibulkCount);
+                }
+                return Ok(Decoded::Incomplete);
+            };
+            // Redis needs the byte after '\r' to be present too (it assumes it is '\n').
+            if cr + 1 >= buf.len() {
+                return Ok(Decoded::Incomplete);
+            }
+            let count = match parse_i64_strict(&buf[1..cr]) {
+                Some(n) if n <= i64::from(i32::MAX) => n,
+                _ => return Err(ProtocolError::InvalidMultibulkLength),
+            };
+            self.pos = cr + 2;
+            if count <= 0 {
+                return Ok(Decoded::Empty { len: self.pos });
+            }
+            self.args_remaining = count as usize;
+            self.spans.clear();
+        }
+        while self.args_remaining > 0 {
+            let len = match self.bulk_len {
+                Some(len) => len,
+                None => {
+                    let rest = &buf[self.pos..];
+                    let Some(cr) = memchr::memchr(b'\r', rest) else {
+                        if rest.len() > PROTO_INLINE_MAX_SIZE {
+                            return Err(ProtocolError::TooBigBulkCount);
+                        }
+                        return Ok(Decoded::Incomplete);
+                    };
+                    if cr + 1 >= rest.len() {
+                        return Ok(Decoded::Incomplete);
+                    }
+                    if rest[0] != b'$' {
+                        return Err(ProtocolError::ExpectedDollar(rest[0]));
+                    }
+                    let len = match parse_i64_strict(&rest[1..cr]) {
+                        Some(n) if n >= 0 && n <= self.max_bulk_len => n as usize,
+                        _ => return Err(ProtocolError::InvalidBulkLength),
+                    };
+                    self.pos += cr + 2;
+                    self.bulk_len = Some(len);
+                    len
+                }
+            };
+            // Redis does not check the two bytes after the payload; it skips them.
+            if buf.len() - self.pos < len + 2 {
+                return Ok(Decoded::Incomplete);
+            }
+            self.spans.push(Span { start: self.pos, len, inline: false });
+            self.pos += len + 2;
+            self.bulk_len = None;
+            self.args_remaining -= 1;
+        }
+        Ok(Decoded::Request { len: self.pos })
+    }
+
+    fn decode_inline(&mut self, buf: &[u8]) -> Result<Decoded, ProtocolError> {
+        let Some(newline) = memchr::memchr(b'\n', buf) else {
+            if buf.len() > PROTO_INLINE_MAX_SIZE {
+                return Err(ProtocolError::TooBigInlineRequest);
+            }
+            return Ok(Decoded::Incomplete);
+        };
+        let line_end = if newline > 0 && buf[newline - 1] == b'\r' { newline - 1 } else { newline };
+        let args = split_args(&buf[..line_end]).ok_or(ProtocolError::UnbalancedQuotes)?;
+        let len = newline + 1;
+        if args.is_empty() {
+            return Ok(Decoded::Empty { len });
+        }
+        self.spans.clear();
+        self.inline.clear();
+        for arg in args {
+            self.spans.push(Span { start: self.inline.len(), len: arg.len(), inline: true });
+            self.inline.extend_from_slice(&arg);
+        }
+        Ok(Decoded::Request { len })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(input: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, ProtocolError> {
+        let mut d = RequestDecoder::new(DEFAULT_PROTO_MAX_BULK_LEN);
+        let mut pos = 0;
+        let mut out = Vec::new();
+        loop {
+            match d.decode(&input[pos..])? {
+                Decoded::Request { len } => {
+                    out.push(d.args(&input[pos..]).map(|a| a.to_vec()).collect());
+                    pos += len;
+                }
+                Decoded::Empty { len } => pos += len,
+                Decoded::Incomplete => return Ok(out),
+            }
+        }
+    }
+
+    #[test]
+    fn multibulk_and_inline() {
+        let reqs = decode_all(b"*1\r\n$4\r\nPING\r\nset a 'b c'\r\n\r\n*0\r\n*-1\r\nget a\n").unwrap();
+        assert_eq!(reqs.len(), 3);
+        assert_eq!(reqs[0], vec![b"PING".to_vec()]);
+        assert_eq!(reqs[1], vec![b"set".to_vec(), b"a".to_vec(), b"b c".to_vec()]);
+        assert_eq!(reqs[2], vec![b"get".to_vec(), b"a".to_vec()]);
+    }
+
+    #[test]
+    fn byte_at_a_time_gives_same_result() {
+        let input = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\n0123456789\r\n";
+        let mut d = RequestDecoder::new(DEFAULT_PROTO_MAX_BULK_LEN);
+        for end in 0..input.len() {
+            assert_eq!(d.decode(&input[..end]), Ok(Decoded::Incomplete), "at {end}");
+        }
+        assert_eq!(d.decode(input), Ok(Decoded::Request { len: input.len() }));
+        assert_eq!(d.args(input).nth(2).unwrap(), b"0123456789");
+    }
+
+    #[test]
+    fn protocol_errors() {
+        let err = |i: &[u8]| decode_all(i).unwrap_err();
+        assert_eq!(err(b"*x\r\n"), ProtocolError::InvalidMultibulkLength);
+        assert_eq!(err(b"*2147483648\r\n"), ProtocolError::InvalidMultibulkLength);
+        assert_eq!(err(b"*1\r\nfoo\r\n"), ProtocolError::ExpectedDollar(b'f'));
+        assert_eq!(err(b"*1\r\n$-1\r\n"), ProtocolError::InvalidBulkLength);
+        assert_eq!(err(b"*1\r\n$1073741824\r\n"), ProtocolError::InvalidBulkLength);
+        assert_eq!(err(b"*1\r\n$abc\r\n"), ProtocolError::InvalidBulkLength);
+        assert_eq!(err(b"set \"a\n"), ProtocolError::UnbalancedQuotes);
+        assert_eq!(err(&vec![b'a'; PROTO_INLINE_MAX_SIZE + 1]), ProtocolError::TooBigInlineRequest);
+        let mut big = b"*".to_vec();
+        big.extend(vec![b'1'; PROTO_INLINE_MAX_SIZE + 1]);
+        assert_eq!(err(&big), ProtocolError::TooBigMultibulkCount);
+        let mut big = b"*1\r\n$".to_vec();
+        big.extend(vec![b'1'; PROTO_INLINE_MAX_SIZE + 1]);
+        assert_eq!(err(&big), ProtocolError::TooBigBulkCount);
+    }
+
+    #[test]
+    fn requests_before_an_error_are_decoded() {
+        let mut d = RequestDecoder::new(DEFAULT_PROTO_MAX_BULK_LEN);
+        let input = b"*1\r\n$4\r\nPING\r\n*1\r\n$-5\r\n";
+        assert_eq!(d.decode(input), Ok(Decoded::Request { len: 14 }));
+        assert_eq!(d.decode(&input[14..]), Err(ProtocolError::InvalidBulkLength));
+    }
+}

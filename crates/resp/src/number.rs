@@ -1,0 +1,127 @@
+//! Number parsing and formatting with Redis's exact rules.
+
+/// Parses a signed 64-bit integer the way Redis's `string2ll` does: no sign but `-`, no
+/// leading zeros, no spaces, at most 20 bytes, overflow rejected.
+pub fn parse_i64_strict(s: &[u8]) -> Option<i64> {
+    // LONG_STR_SIZE in Redis is 21, so 21+ byte inputs are rejected outright.
+    if s.is_empty() || s.len() >= 21 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    if negative {
+        if v > i64::MAX as u64 + 1 {
+            return None;
+        }
+        Some((v as i64).wrapping_neg())
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
+/// Formats a double like C's `printf("%.17g")`, which is what Redis 7.0 uses for double
+/// replies. Infinity is `inf`/`-inf` as Redis writes it explicitly.
+pub fn format_double(d: f64, out: &mut Vec<u8>) {
+    if d.is_nan() {
+        out.extend_from_slice(b"nan");
+        return;
+    }
+    if d.is_infinite() {
+        out.extend_from_slice(if d > 0.0 { b"inf" } else { b"-inf" });
+        return;
+    }
+    if d == 0.0 {
+        out.extend_from_slice(if d.is_sign_negative() { b"-0" } else { b"0" });
+        return;
+    }
+    const PRECISION: i32 = 17;
+    // `{:.16e}` rounds to 17 significant digits exactly as printf does.
+    let sci = format!("{:.16e}", d);
+    let (mantissa, exp) = sci.split_once('e').expect("exponent present");
+    let exp: i32 = exp.parse().expect("valid exponent");
+    if (-4..PRECISION).contains(&exp) {
+        let decimals = (PRECISION - 1 - exp).max(0) as usize;
+        let fixed = format!("{:.*}", decimals, d);
+        out.extend_from_slice(strip_fraction_zeros(&fixed).as_bytes());
+    } else {
+        out.extend_from_slice(strip_fraction_zeros(mantissa).as_bytes());
+        out.push(b'e');
+        out.push(if exp < 0 { b'-' } else { b'+' });
+        let abs = exp.unsigned_abs();
+        if abs < 10 {
+            out.push(b'0');
+        }
+        out.extend_from_slice(abs.to_string().as_bytes());
+    }
+}
+
+fn strip_fraction_zeros(s: &str) -> &str {
+    if !s.contains('.') {
+        return s;
+    }
+    s.trim_end_matches('0').trim_end_matches('.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g17(d: f64) -> String {
+        let mut v = Vec::new();
+        format_double(d, &mut v);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn strict_integers() {
+        assert_eq!(parse_i64_strict(b"0"), Some(0));
+        assert_eq!(parse_i64_strict(b"-1"), Some(-1));
+        assert_eq!(parse_i64_strict(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64_strict(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b""[..],
+            b"-",
+            b"+1",
+            b"01",
+            b"-0",
+            b" 1",
+            b"1 ",
+            b"1a",
+            b"9223372036854775808",
+            b"-9223372036854775809",
+            b"100000000000000000000",
+        ] {
+            assert_eq!(parse_i64_strict(bad), None, "{:?}", bad);
+        }
+    }
+
+    #[test]
+    fn doubles_match_printf_g17() {
+        assert_eq!(g17(1.5), "1.5");
+        assert_eq!(g17(0.1), "0.10000000000000001");
+        assert_eq!(g17(3.0), "3");
+        assert_eq!(g17(-2.25), "-2.25");
+        assert_eq!(g17(1e17), "1e+17");
+        assert_eq!(g17(1.5e-5), "1.5e-05");
+        assert_eq!(g17(0.0001), "0.0001");
+        assert_eq!(g17(12345678901234567.0), "12345678901234568");
+        assert_eq!(g17(f64::INFINITY), "inf");
+        assert_eq!(g17(f64::NEG_INFINITY), "-inf");
+        assert_eq!(g17(1e300), "1.0000000000000001e+300");
+    }
+}
