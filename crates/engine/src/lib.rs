@@ -1,0 +1,143 @@
+//! The Quince data engine: keyspace, value types, commands, expiry.
+//!
+//! The engine owns data and command semantics and nothing else: no sockets, no threads of
+//! its own, no clock of its own (time comes from an injected [`Clock`]). The server, the
+//! embedded library and the simulator all drive it through [`Engine::execute`].
+//!
+//! ```
+//! use quince_engine::{Client, Engine, EngineOptions, Reply, ReplyBuilder};
+//!
+//! let engine = Engine::new(EngineOptions::default());
+//! let mut client = engine.new_client();
+//! let mut replies = ReplyBuilder::new();
+//! engine.execute(&mut client, &[b"SET", b"greeting", b"hello"], &mut replies);
+//! engine.execute(&mut client, &[b"GET", b"greeting"], &mut replies);
+//! assert_eq!(replies.take(), [Reply::Simple("OK".into()), Reply::Bulk(b"hello".to_vec())]);
+//! ```
+
+pub mod clock;
+pub mod cmd;
+pub mod command;
+pub mod config;
+pub mod error;
+mod exec;
+mod expire;
+pub mod keyspace;
+pub mod reply;
+pub mod slot;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use command::{CommandSpec, CommandTable};
+pub use config::Config;
+pub use error::{CmdError, CmdResult};
+pub use exec::{Client, Ctx};
+pub use expire::CycleReport;
+pub use keyspace::Keyspace;
+pub use reply::{Reply, ReplyBuilder, ReplySink};
+
+/// The version Quince reports as `redis_version`: the Redis release whose behaviour it follows.
+pub const REDIS_VERSION: &str = "7.0.15";
+pub const QUINCE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub struct EngineOptions {
+    pub config: Config,
+    pub clock: Arc<dyn Clock>,
+    /// Keyspace shards; 0 picks a default from the worker count.
+    pub shards: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self { config: Config::default(), clock: Arc::new(SystemClock), shards: 0 }
+    }
+}
+
+/// Counters INFO reports. Updated by the engine and, for connections, by the server.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub connected_clients: AtomicU64,
+    pub total_connections_received: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub total_commands_processed: AtomicU64,
+    pub keyspace_hits: AtomicU64,
+    pub keyspace_misses: AtomicU64,
+    pub total_net_input_bytes: AtomicU64,
+    pub total_net_output_bytes: AtomicU64,
+}
+
+/// Facts about the hosting process that INFO reports; set once by the server.
+#[derive(Debug, Clone, Default)]
+pub struct ServerFacts {
+    pub tcp_port: u16,
+    pub threads: usize,
+    pub executable: String,
+    pub config_file: String,
+    pub start_time_ms: i64,
+    pub process_id: u32,
+    /// `uname`-style `sysname release machine`.
+    pub os: String,
+    /// 40 hex characters, new each start.
+    pub run_id: String,
+}
+
+pub struct Engine {
+    pub keyspace: Keyspace,
+    pub table: CommandTable,
+    pub clock: Arc<dyn Clock>,
+    pub config: RwLock<Config>,
+    pub stats: Stats,
+    pub server: RwLock<ServerFacts>,
+    next_client_id: AtomicU64,
+    expire_cursor: AtomicUsize,
+    shutdown_requested: AtomicBool,
+}
+
+impl Engine {
+    pub fn new(options: EngineOptions) -> Self {
+        let databases = options.config.get_int("databases") as usize;
+        let shards = match options.shards {
+            0 => 64,
+            n => n,
+        };
+        let start_time_ms = options.clock.now_ms();
+        Self {
+            keyspace: Keyspace::new(shards, databases),
+            table: CommandTable::new(cmd::all_commands()),
+            clock: options.clock,
+            config: RwLock::new(options.config),
+            stats: Stats::default(),
+            server: RwLock::new(ServerFacts { start_time_ms, ..ServerFacts::default() }),
+            next_client_id: AtomicU64::new(1),
+            expire_cursor: AtomicUsize::new(0),
+            shutdown_requested: AtomicBool::new(false),
+        }
+    }
+
+    /// A new client with the next client id, in RESP2, database 0.
+    pub fn new_client(&self) -> Client {
+        let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
+        let authenticated = self.config.read().get("requirepass").is_none_or(str::is_empty);
+        Client::new(id, authenticated)
+    }
+
+    /// Set by SHUTDOWN; the host process watches it.
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown_requested.load(Ordering::SeqCst)
+    }
+
+    pub fn request_shutdown(&self) {
+        self.shutdown_requested.store(true, Ordering::SeqCst);
+    }
+
+    /// Keys removed by expiry so far, over all shards and databases.
+    pub fn expired_keys(&self) -> u64 {
+        (0..self.keyspace.shard_count())
+            .map(|s| self.keyspace.lock(s).dbs.iter().map(|db| db.expired_keys).sum::<u64>())
+            .sum()
+    }
+}

@@ -35,6 +35,10 @@ impl<'a> Encoder<'a> {
         self.protocol
     }
 
+    pub fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
+    }
+
     fn is_resp3(&self) -> bool {
         self.protocol == Protocol::Resp3
     }

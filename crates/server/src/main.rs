@@ -1,1 +1,187 @@
-fn main() {}
+//! `quince-server`: a drop-in Redis 7 server on the Quince engine.
+//!
+//! Usage: `quince-server [/path/to/quince.conf] [--port 6380] [--bind ...] [--name value ...]`
+
+mod config;
+mod connection;
+mod log;
+mod worker;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quince_engine::{Engine, EngineOptions, QUINCE_VERSION, REDIS_VERSION};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::log::Level;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-v" || a == "--version") {
+        println!("Quince server v={QUINCE_VERSION} (redis {REDIS_VERSION} compatible)");
+        return;
+    }
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("Usage: quince-server [/path/to/quince.conf] [--port 6380] [--bind addr ...] [--threads N] [--<directive> <value> ...]");
+        return;
+    }
+    let startup = match config::load(&args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = run(startup) {
+        log::log(Level::Warning, &e);
+        std::process::exit(1);
+    }
+}
+
+fn run(startup: config::StartupConfig) -> Result<(), String> {
+    let config = startup.config;
+    log::init(config.get("logfile").unwrap_or(""), config.get("loglevel").unwrap_or("notice")).map_err(|e| format!("Can't open the log file: {e}"))?;
+    if config.get_bool("daemonize") {
+        return Err("daemonize yes is not supported: run quince-server under a supervisor (systemd, runit)".into());
+    }
+    let threads = match config.get_int("threads") {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n as usize,
+    };
+    let port = config.get_int("port") as u16;
+    let listeners = bind_all(config.get("bind").unwrap_or(""), port, config.get_int("tcp-backlog") as i32)?;
+    let bound_port = listeners.first().and_then(|l| l.local_addr().ok()).map_or(port, |a| a.port());
+    let hz = config.get_int("hz").max(1) as u64;
+    let shards = config.get_int("shards") as usize;
+    let engine = Arc::new(Engine::new(EngineOptions { config, shards, ..EngineOptions::default() }));
+    {
+        let mut facts = engine.server.write();
+        facts.tcp_port = bound_port;
+        facts.threads = threads;
+        facts.process_id = std::process::id();
+        facts.executable = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
+        facts.config_file = startup.config_file.clone().unwrap_or_default();
+        facts.os = os_description();
+        facts.run_id = run_id();
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let signalled = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, Arc::clone(&signalled)).map_err(|e| format!("signal handler: {e}"))?;
+    }
+
+    let mut handles = Vec::new();
+    for index in 0..threads {
+        let worker_listeners = listeners
+            .iter()
+            .map(|l| l.try_clone().map(mio::net::TcpListener::from_std))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("cloning listener: {e}"))?;
+        let worker = worker::Worker { index, engine: Arc::clone(&engine), listeners: worker_listeners, stop: Arc::clone(&stop) };
+        let handle = std::thread::Builder::new()
+            .name(format!("quince-worker-{index}"))
+            .spawn(move || worker.run())
+            .map_err(|e| format!("spawning worker: {e}"))?;
+        handles.push(handle);
+    }
+    log::log(
+        Level::Notice,
+        &format!(
+            "Quince {QUINCE_VERSION} (redis {REDIS_VERSION} compatible) started: port={bound_port} threads={threads} shards={} pid={}",
+            engine.keyspace.shard_count(),
+            std::process::id()
+        ),
+    );
+    log::log(Level::Notice, "Ready to accept connections tcp");
+
+    // The main thread is the server's clock: active expiry `hz` times a second, with 25%
+    // of each period as its budget (Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC).
+    let period = Duration::from_millis(1000 / hz);
+    let budget_us = 1_000_000 / hz / 4;
+    let mut next_cycle = Instant::now();
+    loop {
+        if signalled.load(Ordering::SeqCst) {
+            log::log(Level::Warning, "Received SIGTERM/SIGINT scheduling shutdown...");
+            break;
+        }
+        if engine.shutdown_requested() {
+            log::log(Level::Warning, "User requested shutdown...");
+            break;
+        }
+        if Instant::now() >= next_cycle {
+            engine.active_expire_cycle(budget_us);
+            next_cycle += period;
+        }
+        std::thread::sleep(Duration::from_millis(10).min(period));
+    }
+    stop.store(true, Ordering::SeqCst);
+    engine.request_shutdown();
+    for handle in handles {
+        match handle.join() {
+            Ok(Err(e)) => log::log(Level::Warning, &format!("Worker stopped with error: {e}")),
+            Err(_) => log::log(Level::Warning, "Worker panicked"),
+            Ok(Ok(())) => {}
+        }
+    }
+    log::log(Level::Warning, "Quince is now ready to exit, bye bye...");
+    Ok(())
+}
+
+/// Binds every address of the `bind` directive. A leading `-` marks an address whose
+/// failure (e.g. no IPv6 on this host) is tolerated, as in Redis.
+fn bind_all(bind: &str, port: u16, backlog: i32) -> Result<Vec<std::net::TcpListener>, String> {
+    let mut listeners = Vec::new();
+    let addrs: Vec<&str> = if bind.trim().is_empty() { vec!["*", "-::*"] } else { bind.split_whitespace().collect() };
+    for spec in addrs {
+        let (optional, addr) = match spec.strip_prefix('-') {
+            Some(a) => (true, a),
+            None => (false, spec),
+        };
+        let ip: IpAddr = match addr {
+            "*" => IpAddr::from([0, 0, 0, 0]),
+            "::*" => IpAddr::from([0u16; 8]),
+            a => a.parse().map_err(|_| format!("Invalid bind address '{a}'"))?,
+        };
+        // Later listeners share the port the first one got (matters for --port 0).
+        let port = listeners.first().and_then(|l: &std::net::TcpListener| l.local_addr().ok()).map_or(port, |a| a.port());
+        match listen(SocketAddr::new(ip, port), backlog) {
+            Ok(l) => listeners.push(l),
+            Err(e) if optional => log::log(Level::Verbose, &format!("Skipping optional bind {addr}:{port}: {e}")),
+            Err(e) => return Err(format!("Could not create server TCP listening socket {addr}:{port}: {e}")),
+        }
+    }
+    if listeners.is_empty() {
+        return Err("Failed listening on any address".into());
+    }
+    Ok(listeners)
+}
+
+fn listen(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
+fn os_description() -> String {
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    format!("Linux {} {}", read("/proc/sys/kernel/osrelease"), std::env::consts::ARCH)
+}
+
+/// 40 random hex characters, from the kernel's generator.
+fn run_id() -> String {
+    let mut bytes = [0u8; 20];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        let _ = f.read_exact(&mut bytes);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

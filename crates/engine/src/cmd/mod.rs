@@ -1,0 +1,30 @@
+//! Command families, one module each: data operations first, handlers below, and a
+//! `register()` at the bottom declaring each command's spec.
+
+pub mod connection;
+pub mod keys;
+pub mod server;
+pub mod string;
+
+use crate::command::CommandSpec;
+use crate::error::CmdError;
+
+/// Every command quince serves.
+pub fn all_commands() -> Vec<CommandSpec> {
+    let mut all = Vec::new();
+    all.extend(connection::register());
+    all.extend(string::register());
+    all.extend(keys::register());
+    all.extend(server::register());
+    all
+}
+
+/// An integer argument, parsed as strictly as Redis's `getLongLongFromObjectOrReply`.
+pub fn parse_i64(arg: &[u8]) -> Result<i64, CmdError> {
+    quince_resp::parse_i64_strict(arg).ok_or(CmdError::NotInteger)
+}
+
+/// Case-insensitive keyword comparison for option parsing.
+pub fn is(arg: &[u8], keyword: &str) -> bool {
+    arg.eq_ignore_ascii_case(keyword.as_bytes())
+}

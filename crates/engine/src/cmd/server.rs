@@ -1,0 +1,430 @@
+//! Server commands. This issue's subset: DBSIZE FLUSHDB FLUSHALL INFO SHUTDOWN and the
+//! COMMAND family (generated from the command table).
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use crate::command::{ArgDoc, ArgType, CommandSpec, ACL_CATEGORY_NAMES};
+use crate::error::{CmdError, CmdResult};
+use crate::exec::Ctx;
+use crate::reply::ReplySink;
+use crate::{QUINCE_VERSION, REDIS_VERSION};
+
+use super::is;
+
+/// DBSIZE — O(shards).
+fn dbsize(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    out.integer(ctx.engine.keyspace.db_len(ctx.client.db) as i64);
+    Ok(())
+}
+
+/// FLUSHDB/FLUSHALL take an optional ASYNC or SYNC; both free memory synchronously here.
+fn check_flush_option(args: &[&[u8]]) -> CmdResult {
+    match args {
+        [_] => Ok(()),
+        [_, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => Ok(()),
+        _ => Err(CmdError::Syntax),
+    }
+}
+
+/// FLUSHDB [ASYNC|SYNC] — O(N) in the number of keys. Atomic: all shards are locked at once.
+fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    check_flush_option(args)?;
+    let db = ctx.client.db;
+    for mut shard in ctx.engine.keyspace.lock_all() {
+        shard.dbs[db].clear();
+    }
+    out.simple("OK");
+    Ok(())
+}
+
+/// FLUSHALL [ASYNC|SYNC] — O(N) in the number of keys.
+fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    check_flush_option(args)?;
+    for mut shard in ctx.engine.keyspace.lock_all() {
+        shard.dbs.iter_mut().for_each(|db| {
+            db.clear();
+        });
+    }
+    out.simple("OK");
+    Ok(())
+}
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] — asks the host process to exit. Quince has
+/// no persistence yet, so an explicit SAVE cannot be honoured and is refused.
+fn shutdown(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResult {
+    let (mut save, mut nosave, mut abort) = (false, false, false);
+    for opt in &args[1..] {
+        if is(opt, "NOSAVE") {
+            nosave = true;
+        } else if is(opt, "SAVE") {
+            save = true;
+        } else if is(opt, "ABORT") {
+            abort = true;
+        } else if !(is(opt, "NOW") || is(opt, "FORCE")) {
+            return Err(CmdError::Syntax);
+        }
+    }
+    if (abort && args.len() != 2) || (save && nosave) {
+        return Err(CmdError::Syntax);
+    }
+    if abort {
+        return Err(CmdError::msg("ERR No shutdown in progress."));
+    }
+    if save {
+        return Err(CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."));
+    }
+    // Like Redis, a successful SHUTDOWN sends no reply: the connection just closes.
+    ctx.client.close_after_reply = true;
+    ctx.engine.request_shutdown();
+    Ok(())
+}
+
+const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "stats", "replication", "cluster", "keyspace"];
+
+/// INFO [section ...] — O(1) per section (keyspace: O(shards x dbs)).
+fn info(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let requested: Vec<String> =
+        args[1..].iter().map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()).collect();
+    let wants = |section: &str| {
+        requested.is_empty()
+            || requested.iter().any(|r| r == section || r == "all" || r == "everything" || (r == "default" && DEFAULT_SECTIONS.contains(&section)))
+    };
+    let mut text = String::new();
+    for section in DEFAULT_SECTIONS {
+        if wants(section) {
+            if !text.is_empty() {
+                text.push_str("\r\n");
+            }
+            info_section(ctx, section, &mut text);
+        }
+    }
+    out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
+    let engine = ctx.engine;
+    let stats = &engine.stats;
+    let now_ms = engine.clock.now_ms();
+    let facts = engine.server.read().clone();
+    let config = engine.config.read();
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    // `writeln!` into a String cannot fail.
+    let _ = match section {
+        "server" => {
+            let uptime = (now_ms - facts.start_time_ms).max(0) / 1000;
+            write!(
+                s,
+                "# Server\r\nredis_version:{REDIS_VERSION}\r\nquince_version:{QUINCE_VERSION}\r\n\
+                 redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_mode:standalone\r\nos:{}\r\n\
+                 arch_bits:{}\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\n\
+                 server_time_usec:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nhz:{}\r\n\
+                 configured_hz:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nquince_threads:{}\r\n\
+                 quince_shards:{}\r\n",
+                facts.os,
+                usize::BITS,
+                facts.process_id,
+                facts.run_id,
+                facts.tcp_port,
+                engine.clock.now_us(),
+                uptime / 86400,
+                config.get_int("hz"),
+                config.get_int("hz"),
+                facts.executable,
+                facts.config_file,
+                facts.threads,
+                engine.keyspace.shard_count(),
+            )
+        }
+        "clients" => write!(
+            s,
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n",
+            load(&stats.connected_clients),
+            config.get_int("maxclients")
+        ),
+        "stats" => write!(
+            s,
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
+             total_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\n\
+             expired_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n",
+            load(&stats.total_connections_received),
+            load(&stats.total_commands_processed),
+            load(&stats.total_net_input_bytes),
+            load(&stats.total_net_output_bytes),
+            load(&stats.rejected_connections),
+            engine.expired_keys(),
+            load(&stats.keyspace_hits),
+            load(&stats.keyspace_misses),
+        ),
+        "replication" => write!(s, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"),
+        "cluster" => write!(s, "# Cluster\r\ncluster_enabled:0\r\n"),
+        "keyspace" => {
+            let _ = write!(s, "# Keyspace\r\n");
+            for db in 0..engine.keyspace.databases() {
+                let (mut keys, mut expires) = (0, 0);
+                for shard in 0..engine.keyspace.shard_count() {
+                    let guard = engine.keyspace.lock(shard);
+                    keys += guard.dbs[db].len();
+                    expires += guard.dbs[db].expires_len();
+                }
+                if keys > 0 {
+                    let _ = write!(s, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    };
+}
+
+/// COMMAND — O(N) in the number of commands.
+fn command(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let all = ctx.engine.table.all();
+    out.array(all.len());
+    for spec in all {
+        spec.reply_info(out);
+    }
+    Ok(())
+}
+
+/// COMMAND COUNT — O(1).
+fn command_count(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    out.integer(ctx.engine.table.len() as i64);
+    Ok(())
+}
+
+/// COMMAND INFO [command-name ...] — O(N) in the number of commands asked for.
+fn command_info(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let table = &ctx.engine.table;
+    if args.len() == 2 {
+        return command(ctx, args, out);
+    }
+    out.array(args.len() - 2);
+    for name in &args[2..] {
+        match table.get_full(name) {
+            Some(spec) => spec.reply_info(out),
+            None => out.null_array(),
+        }
+    }
+    Ok(())
+}
+
+/// COMMAND DOCS [command-name ...] — O(N); unknown names are left out.
+fn command_docs(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let table = &ctx.engine.table;
+    let specs: Vec<&CommandSpec> = if args.len() == 2 {
+        table.all().iter().collect()
+    } else {
+        args[2..].iter().filter_map(|n| table.get_full(n)).collect()
+    };
+    out.map(specs.len());
+    for spec in specs {
+        out.bulk(spec.name.as_bytes());
+        spec.reply_docs(out);
+    }
+    Ok(())
+}
+
+/// COMMAND LIST [FILTERBY MODULE name|ACLCAT category|PATTERN pattern] — O(N).
+fn command_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let table = &ctx.engine.table;
+    let names: Vec<&str> = table
+        .all()
+        .iter()
+        .flat_map(|s| std::iter::once(s).chain(s.subcommands.iter()))
+        .map(|s| s.name.as_str())
+        .collect();
+    let selected: Vec<&str> = match args.len() {
+        2 => names,
+        5 if is(args[2], "FILTERBY") => {
+            let value = args[4];
+            if is(args[3], "MODULE") {
+                Vec::new()
+            } else if is(args[3], "ACLCAT") {
+                let Some(bit) = ACL_CATEGORY_NAMES.iter().position(|c| is(value, c)) else {
+                    out.array(0);
+                    return Ok(());
+                };
+                table
+                    .all()
+                    .iter()
+                    .flat_map(|s| std::iter::once(s).chain(s.subcommands.iter()))
+                    .filter(|s| s.acl & (1 << bit) != 0)
+                    .map(|s| s.name.as_str())
+                    .collect()
+            } else if is(args[3], "PATTERN") {
+                names.into_iter().filter(|n| glob_match_nocase(value, n.as_bytes())).collect()
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        }
+        _ => return Err(CmdError::Syntax),
+    };
+    out.array(selected.len());
+    for name in selected {
+        out.bulk(name.as_bytes());
+    }
+    Ok(())
+}
+
+/// COMMAND GETKEYS command [arg ...] — O(N) in the number of arguments.
+fn command_getkeys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let target = &args[2..];
+    let spec = match ctx.engine.table.resolve(target) {
+        crate::command::Resolved::Found(spec) => spec,
+        _ => return Err(CmdError::msg("ERR Invalid command specified")),
+    };
+    if spec.key_specs.is_empty() {
+        return Err(CmdError::msg("ERR The command has no key arguments"));
+    }
+    let argc = target.len() as i32;
+    if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
+        return Err(CmdError::msg("ERR Invalid number of arguments specified for command"));
+    }
+    let keys: Vec<usize> = spec.key_positions(target.len()).collect();
+    out.array(keys.len());
+    for pos in keys {
+        out.bulk(target[pos]);
+    }
+    Ok(())
+}
+
+/// COMMAND HELP — O(1).
+fn command_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    const LINES: &[&str] = &[
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "HELP",
+        "    Print this help.",
+    ];
+    out.array(LINES.len());
+    for line in LINES {
+        out.simple(line);
+    }
+    Ok(())
+}
+
+/// Redis glob matching (`*`, `?`, `[...]`, `\`), case-insensitive, for COMMAND LIST PATTERN.
+fn glob_match_nocase(pattern: &[u8], s: &[u8]) -> bool {
+    let lower = |b: u8| b.to_ascii_lowercase();
+    match pattern.split_first() {
+        None => s.is_empty(),
+        Some((b'*', rest)) => (0..=s.len()).any(|i| glob_match_nocase(rest, &s[i..])),
+        Some((b'?', rest)) => !s.is_empty() && glob_match_nocase(rest, &s[1..]),
+        Some((b'\\', rest)) if !rest.is_empty() => {
+            !s.is_empty() && lower(rest[0]) == lower(s[0]) && glob_match_nocase(&rest[1..], &s[1..])
+        }
+        Some((b'[', rest)) if !s.is_empty() => {
+            let Some(close) = rest.iter().position(|&b| b == b']') else {
+                return lower(b'[') == lower(s[0]) && glob_match_nocase(rest, &s[1..]);
+            };
+            let (class, after) = (&rest[..close], &rest[close + 1..]);
+            let (negate, class) = match class.split_first() {
+                Some((b'^', c)) => (true, c),
+                _ => (false, class),
+            };
+            let c = lower(s[0]);
+            let mut hit = false;
+            let mut i = 0;
+            while i < class.len() {
+                if i + 2 < class.len() && class[i + 1] == b'-' {
+                    let (lo, hi) = (lower(class[i]).min(lower(class[i + 2])), lower(class[i]).max(lower(class[i + 2])));
+                    hit |= (lo..=hi).contains(&c);
+                    i += 3;
+                } else {
+                    hit |= lower(class[i]) == c;
+                    i += 1;
+                }
+            }
+            hit != negate && glob_match_nocase(after, &s[1..])
+        }
+        Some((&p, rest)) => !s.is_empty() && lower(p) == lower(s[0]) && glob_match_nocase(rest, &s[1..]),
+    }
+}
+
+pub fn register() -> Vec<CommandSpec> {
+    let flush_args = || {
+        vec![ArgDoc::one_of("flush-type", vec![ArgDoc::token("async", "ASYNC").since("4.0.0"), ArgDoc::token("sync", "SYNC").since("6.2.0")]).optional()]
+    };
+    let mut command_spec = CommandSpec::container(
+        "command",
+        "loading stale",
+        "connection",
+        vec![
+            CommandSpec::new("count", 2, "loading stale", "connection", command_count)
+                .doc("server", "2.8.13", "Get total number of Redis commands", "O(1)"),
+            CommandSpec::new("docs", -2, "loading stale", "connection", command_docs)
+                .doc("server", "7.0.0", "Get array of specific Redis command documentation", "O(N) where N is the number of commands to look up")
+                .tips(&["nondeterministic_output_order"])
+                .args(vec![ArgDoc::new("command-name", ArgType::String).optional().multiple()]),
+            CommandSpec::new("getkeys", -4, "loading stale", "connection", command_getkeys)
+                .doc("server", "2.8.13", "Extract keys given a full Redis command", "O(N) where N is the number of arguments to the command"),
+            CommandSpec::new("help", 2, "loading stale", "connection", command_help)
+                .doc("server", "5.0.0", "Show helpful text about the different subcommands", "O(1)"),
+            CommandSpec::new("info", -2, "loading stale", "connection", command_info)
+                .doc("server", "2.8.13", "Get array of specific Redis command details, or all when no argument is given.", "O(N) where N is the number of commands to look up")
+                .tips(&["nondeterministic_output_order"])
+                .args(vec![ArgDoc::new("command-name", ArgType::String).optional().multiple()]),
+            CommandSpec::new("list", -2, "loading stale", "connection", command_list)
+                .doc("server", "7.0.0", "Get an array of Redis command names", "O(N) where N is the total number of Redis commands")
+                .tips(&["nondeterministic_output_order"]),
+        ],
+    )
+    .doc("server", "2.8.13", "Get array of Redis command details", "O(N) where N is the total number of Redis commands")
+    .tips(&["nondeterministic_output_order"]);
+    // Plain COMMAND (no subcommand) has its own handler and arity, as in Redis.
+    command_spec.arity = -1;
+    command_spec.handler = Some(command);
+    vec![
+        CommandSpec::new("dbsize", 1, "readonly fast", "keyspace", dbsize)
+            .doc("server", "1.0.0", "Return the number of keys in the selected database", "O(1)")
+            .tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
+        CommandSpec::new("flushdb", -1, "write", "keyspace dangerous", flushdb)
+            .doc("server", "1.0.0", "Remove all keys from the current database", "O(N) where N is the number of keys in the selected database")
+            .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+            .args(flush_args()),
+        CommandSpec::new("flushall", -1, "write", "keyspace dangerous", flushall)
+            .doc("server", "1.0.0", "Remove all keys from all databases", "O(N) where N is the total number of keys in all databases")
+            .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+            .args(flush_args()),
+        CommandSpec::new("info", -1, "loading stale", "dangerous", info)
+            .doc("server", "1.0.0", "Get information and statistics about the server", "O(1)")
+            .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
+            .args(vec![ArgDoc::new("section", ArgType::String).optional().multiple()]),
+        CommandSpec::new("shutdown", -1, "admin noscript loading stale no_multi allow_busy", "", shutdown)
+            .doc("server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)"),
+        command_spec,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match_nocase as m;
+
+    #[test]
+    fn globs() {
+        assert!(m(b"*", b"get"));
+        assert!(m(b"g?t", b"GET"));
+        assert!(m(b"*expire*", b"pexpireat"));
+        assert!(m(b"[a-c]*", b"client"));
+        assert!(!m(b"[^a-c]*", b"client"));
+        assert!(!m(b"x*", b"get"));
+        assert!(m(b"command|*", b"command|info"));
+    }
+}

@@ -1,0 +1,594 @@
+//! The declarative command table: for each command its name, arity, flags, key positions,
+//! ACL categories, documentation and handler, as in Redis's command table. COMMAND, COMMAND
+//! INFO/DOCS/COUNT/LIST/GETKEYS are generated from it, and the dispatcher drives arity
+//! checks and shard locking from it.
+
+use hashbrown::HashMap;
+
+use crate::error::CmdResult;
+use crate::exec::Ctx;
+use crate::reply::ReplySink;
+
+pub type Handler = fn(&mut Ctx<'_>, &[&[u8]], &mut dyn ReplySink) -> CmdResult;
+
+/// Command flags, in the order COMMAND INFO lists them.
+pub const COMMAND_FLAG_NAMES: &[&str] = &[
+    "write",
+    "readonly",
+    "denyoom",
+    "module",
+    "admin",
+    "pubsub",
+    "noscript",
+    "blocking",
+    "loading",
+    "stale",
+    "skip_monitor",
+    "skip_slowlog",
+    "asking",
+    "fast",
+    "no_auth",
+    "no_mandatory_keys",
+    "no_async_loading",
+    "no_multi",
+    "movablekeys",
+    "allow_busy",
+];
+
+/// ACL categories, in Redis's order.
+pub const ACL_CATEGORY_NAMES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+/// Key-spec flags, in the order COMMAND INFO lists them.
+pub const KEY_FLAG_NAMES: &[&str] = &[
+    "RO",
+    "RW",
+    "OW",
+    "RM",
+    "access",
+    "update",
+    "insert",
+    "delete",
+    "not_key",
+    "incomplete",
+    "variable_flags",
+];
+
+pub const GROUP_NAMES: &[&str] = &[
+    "generic",
+    "string",
+    "list",
+    "set",
+    "sorted-set",
+    "hash",
+    "pubsub",
+    "transactions",
+    "connection",
+    "server",
+    "scripting",
+    "hyperloglog",
+    "cluster",
+    "sentinel",
+    "geo",
+    "stream",
+    "bitmap",
+    "module",
+];
+
+fn bits(names: &'static [&'static str], words: &str, what: &str) -> u32 {
+    words.split_whitespace().fold(0, |acc, w| {
+        let i = names.iter().position(|n| *n == w).unwrap_or_else(|| panic!("unknown {what} {w:?}"));
+        acc | (1 << i)
+    })
+}
+
+fn flag(name: &str) -> u32 {
+    bits(COMMAND_FLAG_NAMES, name, "command flag")
+}
+
+/// Where a command's keys are, as one of Redis 7's key specs (begin_search + find_keys).
+#[derive(Debug, Clone)]
+pub struct KeySpec {
+    pub notes: Option<&'static str>,
+    pub flags: u32,
+    pub begin_index: i32,
+    /// `find_keys` range: last key relative to the first (-1 = the last argument), step, limit.
+    pub last_key: i32,
+    pub key_step: i32,
+    pub limit: i32,
+}
+
+/// The type of a documented argument (COMMAND DOCS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgType {
+    String,
+    Integer,
+    Double,
+    Key,
+    Pattern,
+    UnixTime,
+    PureToken,
+    OneOf,
+    Block,
+}
+
+impl ArgType {
+    fn name(self) -> &'static str {
+        match self {
+            ArgType::String => "string",
+            ArgType::Integer => "integer",
+            ArgType::Double => "double",
+            ArgType::Key => "key",
+            ArgType::Pattern => "pattern",
+            ArgType::UnixTime => "unix-time",
+            ArgType::PureToken => "pure-token",
+            ArgType::OneOf => "oneof",
+            ArgType::Block => "block",
+        }
+    }
+}
+
+/// One documented argument.
+#[derive(Debug, Clone)]
+pub struct ArgDoc {
+    pub name: &'static str,
+    pub kind: ArgType,
+    pub key_spec_index: Option<i64>,
+    pub token: Option<&'static str>,
+    pub since: Option<&'static str>,
+    pub optional: bool,
+    pub multiple: bool,
+    pub children: Vec<ArgDoc>,
+}
+
+impl ArgDoc {
+    pub fn new(name: &'static str, kind: ArgType) -> Self {
+        Self {
+            name,
+            kind,
+            key_spec_index: None,
+            token: None,
+            since: None,
+            optional: false,
+            multiple: false,
+            children: Vec::new(),
+        }
+    }
+    pub fn key(name: &'static str, spec: i64) -> Self {
+        Self { key_spec_index: Some(spec), ..Self::new(name, ArgType::Key) }
+    }
+    /// A bare keyword such as `NX`.
+    pub fn token(name: &'static str, token: &'static str) -> Self {
+        Self { token: Some(token), ..Self::new(name, ArgType::PureToken) }
+    }
+    pub fn one_of(name: &'static str, children: Vec<ArgDoc>) -> Self {
+        Self { children, ..Self::new(name, ArgType::OneOf) }
+    }
+    pub fn block(name: &'static str, children: Vec<ArgDoc>) -> Self {
+        Self { children, ..Self::new(name, ArgType::Block) }
+    }
+    /// This argument introduced by a keyword, e.g. `EX seconds`.
+    pub fn after(mut self, token: &'static str) -> Self {
+        self.token = Some(token);
+        self
+    }
+    pub fn optional(mut self) -> Self {
+        self.optional = true;
+        self
+    }
+    pub fn multiple(mut self) -> Self {
+        self.multiple = true;
+        self
+    }
+    pub fn since(mut self, version: &'static str) -> Self {
+        self.since = Some(version);
+        self
+    }
+}
+
+/// One entry of the command table.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    /// Lower case; subcommands are `parent|sub`.
+    pub name: String,
+    pub arity: i32,
+    pub flags: u32,
+    pub acl: u32,
+    pub key_specs: Vec<KeySpec>,
+    pub tips: Vec<&'static str>,
+    pub group: usize,
+    pub since: &'static str,
+    pub summary: &'static str,
+    pub complexity: Option<&'static str>,
+    pub history: Vec<(&'static str, &'static str)>,
+    pub args: Vec<ArgDoc>,
+    pub subcommands: Vec<CommandSpec>,
+    pub handler: Option<Handler>,
+}
+
+impl CommandSpec {
+    /// Starts a declaration. `flags` and `acl` are space-separated names; categories Redis
+    /// derives from flags (@write, @read, @fast, @slow, @admin, ...) are added here too.
+    pub fn new(name: &str, arity: i32, flags: &str, acl: &str, handler: Handler) -> Self {
+        let flags_bits = bits(COMMAND_FLAG_NAMES, flags, "command flag");
+        let mut acl_bits = bits(ACL_CATEGORY_NAMES, &acl.replace('@', ""), "ACL category");
+        let cat = |n: &str| bits(ACL_CATEGORY_NAMES, n, "ACL category");
+        let has = |f: &str| flags_bits & flag(f) != 0;
+        // Implicit categories, as Redis's setImplicitACLCategories adds them.
+        if has("write") {
+            acl_bits |= cat("write");
+        }
+        if has("readonly") && acl_bits & cat("scripting") == 0 {
+            acl_bits |= cat("read");
+        }
+        if has("admin") {
+            acl_bits |= cat("admin dangerous");
+        }
+        if has("pubsub") {
+            acl_bits |= cat("pubsub");
+        }
+        if has("fast") {
+            acl_bits |= cat("fast");
+        }
+        if has("blocking") {
+            acl_bits |= cat("blocking");
+        }
+        if acl_bits & cat("fast") == 0 {
+            acl_bits |= cat("slow");
+        }
+        Self {
+            name: name.to_ascii_lowercase(),
+            arity,
+            flags: flags_bits,
+            acl: acl_bits,
+            key_specs: Vec::new(),
+            tips: Vec::new(),
+            group: 0,
+            since: "1.0.0",
+            summary: "",
+            complexity: None,
+            history: Vec::new(),
+            args: Vec::new(),
+            subcommands: Vec::new(),
+            handler: Some(handler),
+        }
+    }
+
+    /// A container command (CONFIG, COMMAND, ...) dispatched to its subcommands.
+    pub fn container(name: &str, flags: &str, acl: &str, subcommands: Vec<CommandSpec>) -> Self {
+        let mut spec = Self::new(name, -2, flags, acl, |_, _, _| Ok(()));
+        spec.handler = None;
+        spec.subcommands = subcommands
+            .into_iter()
+            .map(|mut s| {
+                s.name = format!("{}|{}", spec.name, s.name);
+                s
+            })
+            .collect();
+        spec
+    }
+
+    /// Documentation: group (see `GROUP_NAMES`), version it appeared in, summary, complexity.
+    pub fn doc(mut self, group: &str, since: &'static str, summary: &'static str, complexity: &'static str) -> Self {
+        self.group = GROUP_NAMES.iter().position(|g| *g == group).unwrap_or_else(|| panic!("unknown group {group}"));
+        self.since = since;
+        self.summary = summary;
+        self.complexity = (!complexity.is_empty()).then_some(complexity);
+        self
+    }
+
+    /// Adds a key spec: keys from argument `begin`, `last` relative to it (-1: to the end),
+    /// every `step`. `flags` are key-spec flag names such as `RW access update`.
+    pub fn keys(mut self, flags: &str, begin: i32, last: i32, step: i32) -> Self {
+        self.key_specs.push(KeySpec {
+            notes: None,
+            flags: bits(KEY_FLAG_NAMES, flags, "key flag"),
+            begin_index: begin,
+            last_key: last,
+            key_step: step,
+            limit: 0,
+        });
+        self
+    }
+
+    pub fn key_notes(mut self, notes: &'static str) -> Self {
+        if let Some(spec) = self.key_specs.last_mut() {
+            spec.notes = Some(notes);
+        }
+        self
+    }
+
+    pub fn tips(mut self, tips: &[&'static str]) -> Self {
+        self.tips = tips.to_vec();
+        self
+    }
+
+    pub fn history(mut self, entries: &[(&'static str, &'static str)]) -> Self {
+        self.history = entries.to_vec();
+        self
+    }
+
+    pub fn args(mut self, args: Vec<ArgDoc>) -> Self {
+        self.args = args;
+        self
+    }
+
+    pub fn has_flag(&self, name: &str) -> bool {
+        self.flags & flag(name) != 0
+    }
+
+    /// The legacy (first, last, step) triple of COMMAND INFO, from the first key spec.
+    pub fn legacy_key_range(&self) -> (i32, i32, i32) {
+        match self.key_specs.first() {
+            Some(ks) => {
+                let last = if ks.last_key >= 0 { ks.begin_index + ks.last_key } else { ks.last_key };
+                (ks.begin_index, last, ks.key_step)
+            }
+            None => (0, 0, 0),
+        }
+    }
+
+    /// Positions of key arguments in `args` (args[0] is the command name), per the key specs.
+    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> + '_ {
+        self.key_specs.iter().flat_map(move |ks| {
+            let begin = ks.begin_index as usize;
+            let last = if ks.last_key >= 0 {
+                begin + ks.last_key as usize
+            } else {
+                (argc as i64 + i64::from(ks.last_key)).max(0) as usize
+            };
+            let last = last.min(argc.saturating_sub(1));
+            (begin..=last).step_by(ks.key_step.max(1) as usize).filter(move |&p| p < argc)
+        })
+    }
+
+    pub fn reply_info(&self, out: &mut dyn ReplySink) {
+        let (first, last, step) = self.legacy_key_range();
+        out.array(10);
+        out.bulk(self.name.as_bytes());
+        out.integer(i64::from(self.arity));
+        reply_flag_set(out, COMMAND_FLAG_NAMES, self.flags, "");
+        out.integer(i64::from(first));
+        out.integer(i64::from(last));
+        out.integer(i64::from(step));
+        reply_flag_set(out, ACL_CATEGORY_NAMES, self.acl, "@");
+        out.set(self.tips.len());
+        for tip in &self.tips {
+            out.bulk(tip.as_bytes());
+        }
+        out.set(self.key_specs.len());
+        for ks in &self.key_specs {
+            out.map(3 + usize::from(ks.notes.is_some()));
+            if let Some(notes) = ks.notes {
+                out.bulk(b"notes");
+                out.bulk(notes.as_bytes());
+            }
+            out.bulk(b"flags");
+            reply_flag_set(out, KEY_FLAG_NAMES, ks.flags, "");
+            out.bulk(b"begin_search");
+            out.map(2);
+            out.bulk(b"type");
+            out.bulk(b"index");
+            out.bulk(b"spec");
+            out.map(1);
+            out.bulk(b"index");
+            out.integer(i64::from(ks.begin_index));
+            out.bulk(b"find_keys");
+            out.map(2);
+            out.bulk(b"type");
+            out.bulk(b"range");
+            out.bulk(b"spec");
+            out.map(3);
+            out.bulk(b"lastkey");
+            out.integer(i64::from(ks.last_key));
+            out.bulk(b"keystep");
+            out.integer(i64::from(ks.key_step));
+            out.bulk(b"limit");
+            out.integer(i64::from(ks.limit));
+        }
+        if self.subcommands.is_empty() {
+            out.set(0);
+        } else {
+            out.array(self.subcommands.len());
+            for sub in &self.subcommands {
+                sub.reply_info(out);
+            }
+        }
+    }
+
+    pub fn reply_docs(&self, out: &mut dyn ReplySink) {
+        let len = 1
+            + usize::from(!self.summary.is_empty())
+            + 1
+            + usize::from(self.complexity.is_some())
+            + usize::from(!self.history.is_empty())
+            + usize::from(!self.args.is_empty())
+            + usize::from(!self.subcommands.is_empty());
+        out.map(len);
+        if !self.summary.is_empty() {
+            out.bulk(b"summary");
+            out.bulk(self.summary.as_bytes());
+        }
+        out.bulk(b"since");
+        out.bulk(self.since.as_bytes());
+        out.bulk(b"group");
+        out.bulk(GROUP_NAMES[self.group].as_bytes());
+        if let Some(c) = self.complexity {
+            out.bulk(b"complexity");
+            out.bulk(c.as_bytes());
+        }
+        if !self.history.is_empty() {
+            out.bulk(b"history");
+            out.set(self.history.len());
+            for (version, change) in &self.history {
+                out.array(2);
+                out.bulk(version.as_bytes());
+                out.bulk(change.as_bytes());
+            }
+        }
+        if !self.args.is_empty() {
+            out.bulk(b"arguments");
+            reply_arg_docs(out, &self.args);
+        }
+        if !self.subcommands.is_empty() {
+            out.bulk(b"subcommands");
+            out.map(self.subcommands.len());
+            for sub in &self.subcommands {
+                out.bulk(sub.name.as_bytes());
+                sub.reply_docs(out);
+            }
+        }
+    }
+}
+
+fn reply_flag_set(out: &mut dyn ReplySink, names: &[&str], set: u32, prefix: &str) {
+    out.set(set.count_ones() as usize);
+    for (i, name) in names.iter().enumerate() {
+        if set & (1 << i) != 0 {
+            out.simple(&format!("{prefix}{name}"));
+        }
+    }
+}
+
+fn reply_arg_docs(out: &mut dyn ReplySink, args: &[ArgDoc]) {
+    out.array(args.len());
+    for arg in args {
+        let nested = matches!(arg.kind, ArgType::OneOf | ArgType::Block);
+        let flags = usize::from(arg.optional) + usize::from(arg.multiple);
+        out.map(
+            2 + usize::from(arg.key_spec_index.is_some())
+                + usize::from(arg.token.is_some())
+                + usize::from(arg.since.is_some())
+                + usize::from(flags > 0)
+                + usize::from(nested),
+        );
+        out.bulk(b"name");
+        out.bulk(arg.name.as_bytes());
+        out.bulk(b"type");
+        out.bulk(arg.kind.name().as_bytes());
+        if let Some(i) = arg.key_spec_index {
+            out.bulk(b"key_spec_index");
+            out.integer(i);
+        }
+        if let Some(t) = arg.token {
+            out.bulk(b"token");
+            out.bulk(t.as_bytes());
+        }
+        if let Some(s) = arg.since {
+            out.bulk(b"since");
+            out.bulk(s.as_bytes());
+        }
+        if flags > 0 {
+            out.bulk(b"flags");
+            out.set(flags);
+            if arg.optional {
+                out.simple("optional");
+            }
+            if arg.multiple {
+                out.simple("multiple");
+            }
+        }
+        if nested {
+            out.bulk(b"arguments");
+            reply_arg_docs(out, &arg.children);
+        }
+    }
+}
+
+/// Name -> spec lookup, case-insensitive, including `parent|sub` lookups.
+#[derive(Debug, Default)]
+pub struct CommandTable {
+    specs: Vec<CommandSpec>,
+    by_name: HashMap<Vec<u8>, usize>,
+}
+
+/// Longest command name looked up without allocating.
+const NAME_BUF: usize = 32;
+
+impl CommandTable {
+    pub fn new(specs: Vec<CommandSpec>) -> Self {
+        let by_name = specs.iter().enumerate().map(|(i, s)| (s.name.as_bytes().to_vec(), i)).collect();
+        Self { specs, by_name }
+    }
+
+    pub fn all(&self) -> &[CommandSpec] {
+        &self.specs
+    }
+
+    pub fn len(&self) -> usize {
+        self.specs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
+
+    /// Looks up a top-level command by name, in any case.
+    pub fn get(&self, name: &[u8]) -> Option<&CommandSpec> {
+        // PERF: lower-case into a stack buffer; no allocation per request.
+        if name.len() > NAME_BUF {
+            return None;
+        }
+        let mut buf = [0u8; NAME_BUF];
+        let lower = &mut buf[..name.len()];
+        lower.copy_from_slice(name);
+        lower.make_ascii_lowercase();
+        self.by_name.get(&lower[..]).map(|&i| &self.specs[i])
+    }
+
+    /// Looks up `name` or `parent|sub` (as COMMAND INFO/DOCS accept).
+    pub fn get_full(&self, name: &[u8]) -> Option<&CommandSpec> {
+        match name.iter().position(|&b| b == b'|') {
+            None => self.get(name),
+            Some(bar) => {
+                let parent = self.get(&name[..bar])?;
+                let sub = &name[bar + 1..];
+                parent.subcommands.iter().find(|s| s.name.as_bytes()[bar + 1..].eq_ignore_ascii_case(sub))
+            }
+        }
+    }
+
+    /// The spec that handles `args`: the command, or its subcommand for containers.
+    pub fn resolve<'t>(&'t self, args: &[&[u8]]) -> Resolved<'t> {
+        let Some(spec) = self.get(args[0]) else { return Resolved::Unknown };
+        if spec.subcommands.is_empty() {
+            return Resolved::Found(spec);
+        }
+        if args.len() < 2 {
+            // Redis checks the container's own arity (-2) and reports it.
+            return Resolved::Found(spec);
+        }
+        let parent_len = spec.name.len();
+        match spec.subcommands.iter().find(|s| s.name.as_bytes()[parent_len + 1..].eq_ignore_ascii_case(args[1])) {
+            Some(sub) => Resolved::Found(sub),
+            None => Resolved::UnknownSubcommand(spec),
+        }
+    }
+}
+
+pub enum Resolved<'t> {
+    Found(&'t CommandSpec),
+    UnknownSubcommand(&'t CommandSpec),
+    Unknown,
+}

@@ -1,0 +1,174 @@
+//! One client connection: its read buffer and decoder, its engine-side client state, and
+//! its pending output. Owned by exactly one worker thread.
+
+use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use mio::net::TcpStream;
+use quince_engine::{Client, Engine};
+use quince_resp::{Decoded, Encoder, RequestDecoder};
+use smallvec::SmallVec;
+
+/// Bytes asked of the kernel per read (Redis's PROTO_IOBUF_LEN is 16 KB).
+const READ_CHUNK: usize = 16 * 1024;
+/// Output is flushed mid-batch once this much is pending, to bound memory on deep pipelines.
+const FLUSH_THRESHOLD: usize = 256 * 1024;
+/// Most the read buffer grows by at once while a large bulk argument arrives.
+const MAX_READ_GROWTH: usize = 64 << 20;
+
+pub struct Connection {
+    pub stream: TcpStream,
+    pub client: Client,
+    decoder: RequestDecoder,
+    /// Read buffer; `read_buf[read_start..read_end]` is received but not yet executed.
+    /// Its length is its usable size: it is zeroed once when grown, never per read.
+    read_buf: Vec<u8>,
+    read_start: usize,
+    read_end: usize,
+    write_buf: Vec<u8>,
+    write_pos: usize,
+    /// No more input is processed; close once the output is flushed.
+    pub closing: bool,
+    pub last_interaction: Instant,
+    pub wants_writable: bool,
+}
+
+/// What the worker should do with the connection after an event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    Keep,
+    Close,
+}
+
+impl Connection {
+    pub fn new(stream: TcpStream, client: Client, max_bulk_len: i64) -> Self {
+        Self {
+            stream,
+            client,
+            decoder: RequestDecoder::new(max_bulk_len),
+            read_buf: vec![0; READ_CHUNK],
+            read_start: 0,
+            read_end: 0,
+            write_buf: Vec::new(),
+            write_pos: 0,
+            closing: false,
+            last_interaction: Instant::now(),
+            wants_writable: false,
+        }
+    }
+
+    /// Makes room for the next read: at least a chunk, or what a large bulk still needs.
+    fn reserve_read_space(&mut self) {
+        let pending = self.read_end - self.read_start;
+        let wanted = self.decoder.bytes_wanted().saturating_sub(pending).clamp(READ_CHUNK, MAX_READ_GROWTH);
+        if self.read_buf.len() - self.read_end >= wanted {
+            return;
+        }
+        if self.read_start > 0 {
+            self.read_buf.copy_within(self.read_start..self.read_end, 0);
+            self.read_start = 0;
+            self.read_end = pending;
+        }
+        if self.read_buf.len() - self.read_end < wanted {
+            self.read_buf.resize(self.read_end + wanted, 0);
+        }
+    }
+
+    /// Reads everything available, executing every complete command as it arrives, then
+    /// writes the replies (one write for the whole batch unless it grew very large).
+    pub fn on_readable(&mut self, engine: &Engine, query_buffer_limit: usize) -> Next {
+        self.last_interaction = Instant::now();
+        while !self.closing {
+            self.reserve_read_space();
+            match self.stream.read(&mut self.read_buf[self.read_end..]) {
+                Ok(0) => return Next::Close,
+                Ok(n) => {
+                    self.read_end += n;
+                    engine.stats.total_net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    self.execute_buffered(engine);
+                    if self.read_end - self.read_start > query_buffer_limit {
+                        crate::log::log(
+                            crate::log::Level::Warning,
+                            &format!("Closing client id={} that reached max query buffer length", self.client.id),
+                        );
+                        return Next::Close;
+                    }
+                    if self.write_buf.len() - self.write_pos >= FLUSH_THRESHOLD && self.flush(engine) == Next::Close {
+                        return Next::Close;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Next::Close,
+            }
+        }
+        self.flush(engine)
+    }
+
+    /// Executes all complete requests in the read buffer.
+    fn execute_buffered(&mut self, engine: &Engine) {
+        while !self.closing {
+            let pending = &self.read_buf[self.read_start..self.read_end];
+            match self.decoder.decode(pending) {
+                Ok(Decoded::Request { len }) => {
+                    // PERF: up to 8 arguments live on the stack; no allocation per request.
+                    let args: SmallVec<[&[u8]; 8]> = self.decoder.args(pending).collect();
+                    let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
+                    engine.execute(&mut self.client, &args, &mut out);
+                    self.read_start += len;
+                    if self.client.close_after_reply {
+                        self.closing = true;
+                    }
+                }
+                Ok(Decoded::Empty { len }) => self.read_start += len,
+                Ok(Decoded::Incomplete) => break,
+                Err(e) => {
+                    let mut text = b"ERR ".to_vec();
+                    text.extend_from_slice(&e.message());
+                    Encoder::new(&mut self.write_buf, self.client.protocol).error(&text);
+                    crate::log::log(
+                        crate::log::Level::Verbose,
+                        &format!("Protocol error from client id={}: {}", self.client.id, String::from_utf8_lossy(&text)),
+                    );
+                    self.closing = true;
+                }
+            }
+        }
+        if self.read_start == self.read_end {
+            self.read_start = 0;
+            self.read_end = 0;
+            // Give back a buffer a large request grew, once it is empty.
+            if self.read_buf.len() > 4 * FLUSH_THRESHOLD {
+                self.read_buf = vec![0; READ_CHUNK];
+            }
+        }
+    }
+
+    /// Writes pending output. Returns Close when the peer is gone, or when closing and done.
+    pub fn flush(&mut self, engine: &Engine) -> Next {
+        while self.write_pos < self.write_buf.len() {
+            match self.stream.write(&self.write_buf[self.write_pos..]) {
+                Ok(0) => return Next::Close,
+                Ok(n) => {
+                    self.write_pos += n;
+                    engine.stats.total_net_output_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.wants_writable = true;
+                    return Next::Keep;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Next::Close,
+            }
+        }
+        self.write_buf.clear();
+        self.write_pos = 0;
+        self.wants_writable = false;
+        if self.closing {
+            Next::Close
+        } else {
+            Next::Keep
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! A worker thread: one event loop (epoll via mio) owning its connections and executing
+//! their commands inline under the engine's shard locks. Every worker also polls the
+//! shared listening sockets, so whichever worker is free accepts the next connection.
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+
+use quince_engine::Engine;
+
+use crate::connection::{Connection, Next};
+use crate::log::{log, Level};
+
+/// Listener tokens come after every possible connection token.
+const LISTENER_BASE: usize = usize::MAX / 2;
+const POLL_TIMEOUT: Duration = Duration::from_millis(100);
+
+pub struct Worker {
+    pub index: usize,
+    pub engine: Arc<Engine>,
+    pub listeners: Vec<TcpListener>,
+    pub stop: Arc<AtomicBool>,
+}
+
+/// Settings read once per loop turn (cheap to copy, live-changeable later via CONFIG SET).
+struct Limits {
+    maxclients: u64,
+    timeout_s: u64,
+    protected: bool,
+    query_buffer_limit: usize,
+    max_bulk_len: i64,
+}
+
+impl Limits {
+    fn read(engine: &Engine) -> Self {
+        let c = engine.config.read();
+        Self {
+            maxclients: c.get_int("maxclients") as u64,
+            timeout_s: c.get_int("timeout") as u64,
+            protected: c.get_bool("protected-mode") && c.get("requirepass").unwrap_or("").is_empty(),
+            query_buffer_limit: c.get_int("client-query-buffer-limit") as usize,
+            max_bulk_len: c.get_int("proto-max-bulk-len"),
+        }
+    }
+}
+
+impl Worker {
+    pub fn run(mut self) -> io::Result<()> {
+        let mut poll = Poll::new()?;
+        for (i, listener) in self.listeners.iter_mut().enumerate() {
+            poll.registry().register(listener, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        }
+        let mut events = Events::with_capacity(1024);
+        let mut conns: Slab<Connection> = Slab::new();
+        let mut last_sweep = Instant::now();
+        while !self.stop.load(Ordering::Relaxed) {
+            if let Err(e) = poll.poll(&mut events, Some(POLL_TIMEOUT)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            let limits = Limits::read(&self.engine);
+            for event in events.iter() {
+                let token = event.token().0;
+                if token >= LISTENER_BASE {
+                    self.accept_all(token - LISTENER_BASE, &poll, &mut conns, &limits);
+                    continue;
+                }
+                let Some(conn) = conns.get_mut(token) else { continue };
+                let mut next = Next::Keep;
+                if event.is_readable() || event.is_read_closed() || event.is_error() {
+                    next = conn.on_readable(&self.engine, limits.query_buffer_limit);
+                }
+                if next == Next::Keep && event.is_writable() && conn.wants_writable {
+                    next = conn.flush(&self.engine);
+                }
+                self.settle(&poll, &mut conns, token, next);
+            }
+            if self.engine.shutdown_requested() {
+                break;
+            }
+            if limits.timeout_s > 0 && last_sweep.elapsed() >= Duration::from_secs(1) {
+                last_sweep = Instant::now();
+                self.close_idle(&poll, &mut conns, limits.timeout_s);
+            }
+        }
+        for (_, conn) in conns.iter_mut() {
+            let _ = conn.flush(&self.engine);
+        }
+        Ok(())
+    }
+
+    /// Re-arms interest after an event, or closes the connection.
+    fn settle(&self, poll: &Poll, conns: &mut Slab<Connection>, token: usize, next: Next) {
+        let conn = &mut conns[token];
+        if next == Next::Close {
+            let _ = poll.registry().deregister(&mut conn.stream);
+            conns.remove(token);
+            self.engine.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
+        let interest = if conn.wants_writable { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+        let _ = poll.registry().reregister(&mut conn.stream, Token(token), interest);
+    }
+
+    fn accept_all(&self, listener: usize, poll: &Poll, conns: &mut Slab<Connection>, limits: &Limits) {
+        loop {
+            let (mut stream, peer) = match self.listeners[listener].accept() {
+                Ok(pair) => pair,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    log(Level::Warning, &format!("Accepting client connection: {e}"));
+                    return;
+                }
+            };
+            let stats = &self.engine.stats;
+            stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
+            if let Some(refusal) = refusal(limits, stats.connected_clients.load(Ordering::Relaxed), &peer) {
+                stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
+                // Best effort, as Redis does: the socket is fresh, so this rarely blocks.
+                let _ = stream.write(refusal.as_bytes());
+                continue;
+            }
+            let _ = stream.set_nodelay(true);
+            let entry = conns.vacant_entry();
+            let token = entry.key();
+            if poll.registry().register(&mut stream, Token(token), Interest::READABLE).is_err() {
+                continue;
+            }
+            stats.connected_clients.fetch_add(1, Ordering::Relaxed);
+            entry.insert(Connection::new(stream, self.engine.new_client(), limits.max_bulk_len));
+            log(Level::Verbose, &format!("Accepted {peer} on worker {}", self.index));
+        }
+    }
+
+    fn close_idle(&self, poll: &Poll, conns: &mut Slab<Connection>, timeout_s: u64) {
+        let idle: Vec<usize> = conns
+            .iter()
+            .filter(|(_, c)| c.last_interaction.elapsed() > Duration::from_secs(timeout_s))
+            .map(|(t, _)| t)
+            .collect();
+        for token in idle {
+            log(Level::Verbose, "Closing idle client");
+            self.settle(poll, conns, token, Next::Close);
+        }
+    }
+}
+
+/// Why a new connection is turned away, as the bytes Redis would send, if it is.
+fn refusal(limits: &Limits, connected: u64, peer: &SocketAddr) -> Option<&'static str> {
+    if connected >= limits.maxclients {
+        return Some("-ERR max number of clients reached\r\n");
+    }
+    if limits.protected && !peer.ip().is_loopback() {
+        return Some(
+            "-DENIED Quince is running in protected mode because protected mode is enabled and \
+             no password is set for the default user. In this mode connections are only accepted \
+             from the loopback interface. Set a password (requirepass), or disable protected mode \
+             (protected-mode no), or bind to the addresses you trust and restart.\r\n",
+        );
+    }
+    None
+}
