@@ -225,6 +225,9 @@ pub struct CommandSpec {
     pub args: Vec<ArgDoc>,
     pub subcommands: Vec<CommandSpec>,
     pub handler: Option<Handler>,
+    /// For key specs flagged `variable_flags`: the actual key flags for given arguments
+    /// (SET is `OW update`, or `RW access update` with GET).
+    pub variable_key_flags: Option<fn(&[&[u8]]) -> u32>,
 }
 
 impl CommandSpec {
@@ -272,6 +275,7 @@ impl CommandSpec {
             args: Vec::new(),
             subcommands: Vec::new(),
             handler: Some(handler),
+            variable_key_flags: None,
         }
     }
 
@@ -334,6 +338,16 @@ impl CommandSpec {
         self
     }
 
+    pub fn variable_key_flags(mut self, f: fn(&[&[u8]]) -> u32) -> Self {
+        self.variable_key_flags = Some(f);
+        self
+    }
+
+    /// Key-spec flag bits from names such as `RW access`.
+    pub fn key_flags(names: &str) -> u32 {
+        bits(KEY_FLAG_NAMES, names, "key flag")
+    }
+
     pub fn has_flag(&self, name: &str) -> bool {
         self.flags & flag(name) != 0
     }
@@ -351,6 +365,11 @@ impl CommandSpec {
 
     /// Positions of key arguments in `args` (args[0] is the command name), per the key specs.
     pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> + '_ {
+        self.keys_with_specs(argc).map(|(pos, _)| pos)
+    }
+
+    /// Key positions, each with the key spec that found it (for its access flags).
+    pub fn keys_with_specs(&self, argc: usize) -> impl Iterator<Item = (usize, &KeySpec)> + '_ {
         self.key_specs.iter().flat_map(move |ks| {
             let begin = ks.begin_index as usize;
             let last = if ks.last_key >= 0 {
@@ -359,7 +378,7 @@ impl CommandSpec {
                 (argc as i64 + i64::from(ks.last_key)).max(0) as usize
             };
             let last = last.min(argc.saturating_sub(1));
-            (begin..=last).step_by(ks.key_step.max(1) as usize).filter(move |&p| p < argc)
+            (begin..=last).step_by(ks.key_step.max(1) as usize).filter(move |&p| p < argc).map(move |p| (p, ks))
         })
     }
 
@@ -462,7 +481,7 @@ impl CommandSpec {
     }
 }
 
-fn reply_flag_set(out: &mut dyn ReplySink, names: &[&str], set: u32, prefix: &str) {
+pub fn reply_flag_set(out: &mut dyn ReplySink, names: &[&str], set: u32, prefix: &str) {
     out.set(set.count_ones() as usize);
     for (i, name) in names.iter().enumerate() {
         if set & (1 << i) != 0 {

@@ -82,7 +82,12 @@ impl Connection {
         while !self.closing {
             self.reserve_read_space();
             match self.stream.read(&mut self.read_buf[self.read_end..]) {
-                Ok(0) => return Next::Close,
+                Ok(0) => {
+                    // The peer finished sending: it still gets the replies of what it sent.
+                    self.closing = true;
+                    let _ = self.flush(engine);
+                    return Next::Close;
+                }
                 Ok(n) => {
                     self.read_end += n;
                     engine.stats.total_net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);

@@ -128,8 +128,10 @@ fn auth(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
 /// SELECT index — O(1).
 fn select(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let index = parse_i64(args[1])?;
-    // Redis parses into an int, so values beyond 32 bits are "not an integer".
-    let index = i32::try_from(index).map_err(|_| CmdError::NotInteger)?;
+    // Redis parses into an int and says so when the value does not fit.
+    let index = i32::try_from(index).map_err(|_| {
+        CmdError::msg("ERR value is out of range, value must between -2147483648 and 2147483647")
+    })?;
     if index < 0 || index as usize >= ctx.engine.keyspace.databases() {
         return Err(CmdError::DbIndexOutOfRange);
     }
@@ -186,6 +188,7 @@ pub fn register() -> Vec<CommandSpec> {
             .optional()]),
         CommandSpec::new("auth", -2, "noscript loading stale fast no_auth allow_busy", "connection", auth)
             .doc("connection", "1.0.0", "Authenticate to the server", "O(N) where N is the number of passwords defined for the user")
+            .history(&[("6.0.0", "Added ACL style (username and password).")])
             .args(vec![
                 ArgDoc::new("username", ArgType::String).optional().since("6.0.0"),
                 ArgDoc::new("password", ArgType::String),

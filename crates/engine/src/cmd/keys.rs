@@ -174,7 +174,7 @@ fn expire_spec(name: &str, handler: crate::command::Handler, since: &'static str
 pub fn register() -> Vec<CommandSpec> {
     vec![
         CommandSpec::new("del", -2, "write", "keyspace", del)
-            .doc("generic", "1.0.0", "Delete a key", "O(N) where N is the number of keys that will be removed.")
+            .doc("generic", "1.0.0", "Delete a key", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).")
             .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
             .keys("RM delete", 1, -1, 1)
             .args(vec![ArgDoc::key("key", 0).multiple()]),
@@ -190,11 +190,13 @@ pub fn register() -> Vec<CommandSpec> {
         expire_spec("pexpireat", pexpireat, "2.6.0", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", ArgDoc::new("unix-time-milliseconds", ArgType::UnixTime)),
         CommandSpec::new("ttl", 2, "readonly fast", "keyspace", ttl)
             .doc("generic", "1.0.0", "Get the time to live for a key in seconds", "O(1)")
+            .history(&[("2.8.0", "Added the -2 reply.")])
             .tips(&["nondeterministic_output"])
             .keys("RO access", 1, 0, 1)
             .args(vec![ArgDoc::key("key", 0)]),
         CommandSpec::new("pttl", 2, "readonly fast", "keyspace", pttl)
             .doc("generic", "2.6.0", "Get the time to live for a key in milliseconds", "O(1)")
+            .history(&[("2.8.0", "Added the -2 reply.")])
             .tips(&["nondeterministic_output"])
             .keys("RO access", 1, 0, 1)
             .args(vec![ArgDoc::key("key", 0)]),

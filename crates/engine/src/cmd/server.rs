@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
-use crate::command::{ArgDoc, ArgType, CommandSpec, ACL_CATEGORY_NAMES};
+use crate::command::{reply_flag_set, ArgDoc, ArgType, CommandSpec, ACL_CATEGORY_NAMES, KEY_FLAG_NAMES};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::reply::ReplySink;
@@ -204,7 +204,7 @@ fn command_info(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
     for name in &args[2..] {
         match table.get_full(name) {
             Some(spec) => spec.reply_info(out),
-            None => out.null_array(),
+            None => out.null(),
         }
     }
     Ok(())
@@ -270,6 +270,15 @@ fn command_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
 
 /// COMMAND GETKEYS command [arg ...] — O(N) in the number of arguments.
 fn command_getkeys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    getkeys_generic(ctx, args, out, false)
+}
+
+/// COMMAND GETKEYSANDFLAGS command [arg ...] — O(N) in the number of arguments.
+fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    getkeys_generic(ctx, args, out, true)
+}
+
+fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, with_flags: bool) -> CmdResult {
     let target = &args[2..];
     let spec = match ctx.engine.table.resolve(target) {
         crate::command::Resolved::Found(spec) => spec,
@@ -282,10 +291,21 @@ fn command_getkeys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
     if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
         return Err(CmdError::msg("ERR Invalid number of arguments specified for command"));
     }
-    let keys: Vec<usize> = spec.key_positions(target.len()).collect();
+    let keys: Vec<_> = spec.keys_with_specs(target.len()).collect();
     out.array(keys.len());
-    for pos in keys {
-        out.bulk(target[pos]);
+    for (pos, key_spec) in keys {
+        if with_flags {
+            out.array(2);
+            out.bulk(target[pos]);
+            let variable = key_spec.flags & CommandSpec::key_flags("variable_flags") != 0;
+            let flags = match spec.variable_key_flags {
+                Some(f) if variable => f(target),
+                _ => key_spec.flags,
+            };
+            reply_flag_set(out, KEY_FLAG_NAMES, flags, "");
+        } else {
+            out.bulk(target[pos]);
+        }
     }
     Ok(())
 }
@@ -310,8 +330,10 @@ fn command_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) ->
         "    commands are returned.",
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ];
     out.array(LINES.len());
     for line in LINES {
@@ -358,9 +380,12 @@ fn glob_match_nocase(pattern: &[u8], s: &[u8]) -> bool {
     }
 }
 
+const FLUSH_HISTORY: &[(&str, &str)] =
+    &[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")];
+
 pub fn register() -> Vec<CommandSpec> {
     let flush_args = || {
-        vec![ArgDoc::one_of("flush-type", vec![ArgDoc::token("async", "ASYNC").since("4.0.0"), ArgDoc::token("sync", "SYNC").since("6.2.0")]).optional()]
+        vec![ArgDoc::one_of("async", vec![ArgDoc::token("async", "ASYNC").since("4.0.0"), ArgDoc::token("sync", "SYNC").since("6.2.0")]).optional()]
     };
     let mut command_spec = CommandSpec::container(
         "command",
@@ -375,14 +400,27 @@ pub fn register() -> Vec<CommandSpec> {
                 .args(vec![ArgDoc::new("command-name", ArgType::String).optional().multiple()]),
             CommandSpec::new("getkeys", -4, "loading stale", "connection", command_getkeys)
                 .doc("server", "2.8.13", "Extract keys given a full Redis command", "O(N) where N is the number of arguments to the command"),
+            CommandSpec::new("getkeysandflags", -4, "loading stale", "connection", command_getkeysandflags)
+                .doc("server", "7.0.0", "Extract keys and access flags given a full Redis command", "O(N) where N is the number of arguments to the command"),
             CommandSpec::new("help", 2, "loading stale", "connection", command_help)
                 .doc("server", "5.0.0", "Show helpful text about the different subcommands", "O(1)"),
             CommandSpec::new("info", -2, "loading stale", "connection", command_info)
                 .doc("server", "2.8.13", "Get array of specific Redis command details, or all when no argument is given.", "O(N) where N is the number of commands to look up")
+                .history(&[("7.0.0", "Allowed to be called with no argument to get info on all commands.")])
                 .tips(&["nondeterministic_output_order"])
                 .args(vec![ArgDoc::new("command-name", ArgType::String).optional().multiple()]),
             CommandSpec::new("list", -2, "loading stale", "connection", command_list)
                 .doc("server", "7.0.0", "Get an array of Redis command names", "O(N) where N is the total number of Redis commands")
+                .args(vec![ArgDoc::one_of(
+                    "filterby",
+                    vec![
+                        ArgDoc::new("module-name", ArgType::String).after("MODULE"),
+                        ArgDoc::new("category", ArgType::String).after("ACLCAT"),
+                        ArgDoc::new("pattern", ArgType::Pattern).after("PATTERN"),
+                    ],
+                )
+                .after("FILTERBY")
+                .optional()])
                 .tips(&["nondeterministic_output_order"]),
         ],
     )
@@ -397,18 +435,28 @@ pub fn register() -> Vec<CommandSpec> {
             .tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
         CommandSpec::new("flushdb", -1, "write", "keyspace dangerous", flushdb)
             .doc("server", "1.0.0", "Remove all keys from the current database", "O(N) where N is the number of keys in the selected database")
+            .history(FLUSH_HISTORY)
             .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
             .args(flush_args()),
         CommandSpec::new("flushall", -1, "write", "keyspace dangerous", flushall)
             .doc("server", "1.0.0", "Remove all keys from all databases", "O(N) where N is the total number of keys in all databases")
+            .history(FLUSH_HISTORY)
             .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
             .args(flush_args()),
         CommandSpec::new("info", -1, "loading stale", "dangerous", info)
             .doc("server", "1.0.0", "Get information and statistics about the server", "O(1)")
+            .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
             .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
             .args(vec![ArgDoc::new("section", ArgType::String).optional().multiple()]),
         CommandSpec::new("shutdown", -1, "admin noscript loading stale no_multi allow_busy", "", shutdown)
-            .doc("server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)"),
+            .doc("server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)")
+            .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")])
+            .args(vec![
+                ArgDoc::one_of("nosave_save", vec![ArgDoc::token("nosave", "NOSAVE"), ArgDoc::token("save", "SAVE")]).optional(),
+                ArgDoc::token("now", "NOW").optional().since("7.0.0"),
+                ArgDoc::token("force", "FORCE").optional().since("7.0.0"),
+                ArgDoc::token("abort", "ABORT").optional().since("7.0.0"),
+            ]),
         command_spec,
     ]
 }

@@ -144,6 +144,10 @@ pub fn register() -> Vec<CommandSpec> {
             .doc("string", "1.0.0", "Set the string value of a key", "O(1)")
             .keys("RW access update variable_flags", 1, 0, 1)
             .key_notes("RW and ACCESS due to the optional `GET` argument")
+            .variable_key_flags(|args| {
+                let get = args.iter().skip(3).any(|a| is(a, "GET"));
+                CommandSpec::key_flags(if get { "RW access update" } else { "OW update" })
+            })
             .history(&[
                 ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
                 ("6.0.0", "Added the `KEEPTTL` option."),
