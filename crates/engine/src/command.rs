@@ -61,19 +61,8 @@ pub const ACL_CATEGORY_NAMES: &[&str] = &[
 ];
 
 /// Key-spec flags, in the order COMMAND INFO lists them.
-pub const KEY_FLAG_NAMES: &[&str] = &[
-    "RO",
-    "RW",
-    "OW",
-    "RM",
-    "access",
-    "update",
-    "insert",
-    "delete",
-    "not_key",
-    "incomplete",
-    "variable_flags",
-];
+pub const KEY_FLAG_NAMES: &[&str] =
+    &["RO", "RW", "OW", "RM", "access", "update", "insert", "delete", "not_key", "incomplete", "variable_flags"];
 
 pub const GROUP_NAMES: &[&str] = &[
     "generic",

@@ -54,10 +54,20 @@ const DIRECTIVES: &[Directive] = &[
     d("enable-debug-command", "no", Kind::Enum(&["no", "yes", "local"])),
     d("io-threads", "1", Kind::Int(1, 128)),
     d("maxmemory", "0", Kind::Memory),
-    d("maxmemory-policy", "noeviction", Kind::Enum(&[
-        "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-        "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
-    ])),
+    d(
+        "maxmemory-policy",
+        "noeviction",
+        Kind::Enum(&[
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "noeviction",
+        ]),
+    ),
     d("unixsocket", "", Kind::Text),
     d("always-show-logo", "no", Kind::Bool),
     d("set-proc-title", "yes", Kind::Bool),
@@ -117,16 +127,15 @@ impl Config {
                 _ => return Err("argument must be 'yes' or 'no'".into()),
             },
             Kind::Int(min, max) => {
-                let n: i64 =
-                    args[0].parse().map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+                let n: i64 = args[0].parse().map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
                 if n < min || n > max {
                     return Err(format!("argument must be between {min} and {max} inclusive"));
                 }
                 n.to_string()
             }
-            Kind::Memory => parse_memory(&args[0])
-                .ok_or_else(|| "argument must be a memory value".to_string())?
-                .to_string(),
+            Kind::Memory => {
+                parse_memory(&args[0]).ok_or_else(|| "argument must be a memory value".to_string())?.to_string()
+            }
             Kind::Enum(options) => {
                 let v = args[0].to_ascii_lowercase();
                 if !options.contains(&v.as_str()) {

@@ -27,18 +27,12 @@ impl CmdError {
         match self {
             CmdError::Syntax => "ERR syntax error".into(),
             CmdError::NotInteger => "ERR value is not an integer or out of range".into(),
-            CmdError::WrongType => {
-                "WRONGTYPE Operation against a key holding the wrong kind of value".into()
-            }
+            CmdError::WrongType => "WRONGTYPE Operation against a key holding the wrong kind of value".into(),
             CmdError::InvalidExpireTime => format!("ERR invalid expire time in '{command}' command"),
             CmdError::DbIndexOutOfRange => "ERR DB index is out of range".into(),
             CmdError::UnknownSubcommand(sub) => {
                 let base = command.split('|').next().unwrap_or(command).to_ascii_uppercase();
-                format!(
-                    "ERR unknown subcommand '{}'. Try {} HELP.",
-                    truncate_c(sub, 128),
-                    base
-                )
+                format!("ERR unknown subcommand '{}'. Try {} HELP.", truncate_c(sub, 128), base)
             }
             CmdError::Message(m) => m.clone(),
         }

@@ -105,11 +105,7 @@ impl RequestDecoder {
         if buf.is_empty() {
             return Ok(Decoded::Incomplete);
         }
-        let result = if buf[0] == b'*' {
-            self.decode_multibulk(buf)
-        } else {
-            self.decode_inline(buf)
-        };
+        let result = if buf[0] == b'*' { self.decode_multibulk(buf) } else { self.decode_inline(buf) };
         if !matches!(result, Ok(Decoded::Incomplete)) {
             self.pos = 0;
             self.args_remaining = 0;

@@ -25,9 +25,7 @@ mod number;
 mod reply;
 mod split;
 
-pub use decode::{
-    Decoded, ProtocolError, RequestDecoder, DEFAULT_PROTO_MAX_BULK_LEN, PROTO_INLINE_MAX_SIZE,
-};
+pub use decode::{Decoded, ProtocolError, RequestDecoder, DEFAULT_PROTO_MAX_BULK_LEN, PROTO_INLINE_MAX_SIZE};
 pub use encode::{Encoder, Protocol};
 pub use number::{format_double, parse_i64_strict};
 pub use reply::{reply_frame_len, FrameError};

@@ -105,8 +105,7 @@ mod tests {
     use super::split_args;
 
     fn split(s: &str) -> Option<Vec<String>> {
-        split_args(s.as_bytes())
-            .map(|v| v.into_iter().map(|a| String::from_utf8_lossy(&a).into_owned()).collect())
+        split_args(s.as_bytes()).map(|v| v.into_iter().map(|a| String::from_utf8_lossy(&a).into_owned()).collect())
     }
 
     #[test]

@@ -69,7 +69,8 @@ pub fn apply_text(config: &mut Config, text: &str) -> Result<(), ConfigError> {
             continue;
         }
         let fail = |reason: String| ConfigError { line_number: i + 1, line: line.to_string(), reason };
-        let words = quince_resp::split_args(line.as_bytes()).ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
+        let words = quince_resp::split_args(line.as_bytes())
+            .ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
         let words: Vec<String> = words.into_iter().map(|w| String::from_utf8_lossy(&w).into_owned()).collect();
         let Some((name, values)) = words.split_first() else { continue };
         if name.eq_ignore_ascii_case("include") {
@@ -91,7 +92,8 @@ pub fn load(args: &[String]) -> Result<StartupConfig, String> {
         _ => (None, args),
     };
     if let Some(path) = &config_file {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("Fatal error, can't open config file '{path}': {e}"))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("Fatal error, can't open config file '{path}': {e}"))?;
         apply_text(&mut config, &text).map_err(|e| e.to_string())?;
     }
     if let Some(stray) = options.first().filter(|a| !a.starts_with("--")) {

@@ -134,7 +134,11 @@ impl Connection {
                     Encoder::new(&mut self.write_buf, self.client.protocol).error(&text);
                     crate::log::log(
                         crate::log::Level::Verbose,
-                        &format!("Protocol error from client id={}: {}", self.client.id, String::from_utf8_lossy(&text)),
+                        &format!(
+                            "Protocol error from client id={}: {}",
+                            self.client.id,
+                            String::from_utf8_lossy(&text)
+                        ),
                     );
                     self.closing = true;
                 }

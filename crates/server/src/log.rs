@@ -12,7 +12,6 @@ static SINK: OnceLock<Mutex<Box<dyn Write + Send>>> = OnceLock::new();
 /// Lines below this level are dropped (`loglevel`: debug/verbose = 0, notice = 1, warning = 2).
 static MIN_LEVEL: AtomicU8 = AtomicU8::new(1);
 
-
 pub fn init(logfile: &str, loglevel: &str) -> std::io::Result<()> {
     MIN_LEVEL.store(
         match loglevel {

@@ -42,7 +42,8 @@ fn main() {
 
 fn run(startup: config::StartupConfig) -> Result<(), String> {
     let config = startup.config;
-    log::init(config.get("logfile").unwrap_or(""), config.get("loglevel").unwrap_or("notice")).map_err(|e| format!("Can't open the log file: {e}"))?;
+    log::init(config.get("logfile").unwrap_or(""), config.get("loglevel").unwrap_or("notice"))
+        .map_err(|e| format!("Can't open the log file: {e}"))?;
     if config.get_bool("daemonize") {
         return Err("daemonize yes is not supported: run quince-server under a supervisor (systemd, runit)".into());
     }
@@ -80,7 +81,8 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             .map(|l| l.try_clone().map(mio::net::TcpListener::from_std))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("cloning listener: {e}"))?;
-        let worker = worker::Worker { index, engine: Arc::clone(&engine), listeners: worker_listeners, stop: Arc::clone(&stop) };
+        let worker =
+            worker::Worker { index, engine: Arc::clone(&engine), listeners: worker_listeners, stop: Arc::clone(&stop) };
         let handle = std::thread::Builder::new()
             .name(format!("quince-worker-{index}"))
             .spawn(move || worker.run())
@@ -146,7 +148,8 @@ fn bind_all(bind: &str, port: u16, backlog: i32) -> Result<Vec<std::net::TcpList
             a => a.parse().map_err(|_| format!("Invalid bind address '{a}'"))?,
         };
         // Later listeners share the port the first one got (matters for --port 0).
-        let port = listeners.first().and_then(|l: &std::net::TcpListener| l.local_addr().ok()).map_or(port, |a| a.port());
+        let port =
+            listeners.first().and_then(|l: &std::net::TcpListener| l.local_addr().ok()).map_or(port, |a| a.port());
         match listen(SocketAddr::new(ip, port), backlog) {
             Ok(l) => listeners.push(l),
             Err(e) if optional => log::log(Level::Verbose, &format!("Skipping optional bind {addr}:{port}: {e}")),

@@ -222,6 +222,13 @@ fn server_commands() {
             cmd(&["FLUSHALL"]),
             cmd(&["INFO"]).compare(Compare::ErrorOrNot),
             cmd(&["INFO", "keyspace", "server"]).compare(Compare::ErrorOrNot),
+            cmd(&["CONFIG", "GET", "databases"]),
+            cmd(&["CONFIG", "GET", "appendonly"]),
+            cmd(&["CONFIG", "GET", "save"]),
+            cmd(&["CONFIG", "GET", "MAXCLIENTS"]),
+            cmd(&["CONFIG", "GET", "no-such-parameter"]),
+            cmd(&["CONFIG", "GET"]),
+            cmd(&["CONFIG"]),
             cmd(&["SHUTDOWN", "ABORT"]),
             cmd(&["SHUTDOWN", "BOGUS"]),
             cmd(&["SHUTDOWN", "SAVE", "NOSAVE"]),
@@ -254,8 +261,28 @@ fn unknown_commands_and_arity() {
 #[test]
 fn command_introspection() {
     let names = [
-        "ping", "echo", "hello", "auth", "select", "quit", "reset", "get", "set", "del", "exists", "expire",
-        "pexpire", "expireat", "pexpireat", "ttl", "pttl", "persist", "dbsize", "flushdb", "flushall", "info",
+        "ping",
+        "echo",
+        "hello",
+        "auth",
+        "select",
+        "quit",
+        "reset",
+        "get",
+        "set",
+        "del",
+        "exists",
+        "expire",
+        "pexpire",
+        "expireat",
+        "pexpireat",
+        "ttl",
+        "pttl",
+        "persist",
+        "dbsize",
+        "flushdb",
+        "flushall",
+        "info",
         "shutdown",
     ];
     let mut steps = Vec::new();
@@ -263,7 +290,15 @@ fn command_introspection() {
         steps.push(cmd(&["COMMAND", "INFO", name]));
         steps.push(cmd(&["COMMAND", "DOCS", name]));
     }
-    for sub in ["command|count", "command|docs", "command|getkeys", "command|getkeysandflags", "command|help", "command|info", "command|list"] {
+    for sub in [
+        "command|count",
+        "command|docs",
+        "command|getkeys",
+        "command|getkeysandflags",
+        "command|help",
+        "command|info",
+        "command|list",
+    ] {
         steps.push(cmd(&["COMMAND", "INFO", sub]));
     }
     steps.extend([

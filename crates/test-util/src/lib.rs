@@ -159,7 +159,11 @@ impl RawClient {
             }
             let mut chunk = [0u8; 64 * 1024];
             let n = self.stream.read(&mut chunk).expect("read reply");
-            assert!(n > 0, "connection closed while waiting for a reply; got so far: {:?}", String::from_utf8_lossy(&self.buf));
+            assert!(
+                n > 0,
+                "connection closed while waiting for a reply; got so far: {:?}",
+                String::from_utf8_lossy(&self.buf)
+            );
             self.buf.extend_from_slice(&chunk[..n]);
         }
     }

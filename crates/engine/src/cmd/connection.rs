@@ -129,9 +129,8 @@ fn auth(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
 fn select(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let index = parse_i64(args[1])?;
     // Redis parses into an int and says so when the value does not fit.
-    let index = i32::try_from(index).map_err(|_| {
-        CmdError::msg("ERR value is out of range, value must between -2147483648 and 2147483647")
-    })?;
+    let index = i32::try_from(index)
+        .map_err(|_| CmdError::msg("ERR value is out of range, value must between -2147483648 and 2147483647"))?;
     if index < 0 || index as usize >= ctx.engine.keyspace.databases() {
         return Err(CmdError::DbIndexOutOfRange);
     }

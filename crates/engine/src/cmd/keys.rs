@@ -58,7 +58,13 @@ fn parse_expire_condition(args: &[&[u8]]) -> Result<ExpireCondition, CmdError> {
 
 /// The shared body of EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT (Redis's
 /// `expireGenericCommand`): `relative` adds the current time, `seconds` scales by 1000.
-fn expire_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, relative: bool, seconds: bool) -> CmdResult {
+fn expire_generic(
+    ctx: &mut Ctx<'_>,
+    args: &[&[u8]],
+    out: &mut dyn ReplySink,
+    relative: bool,
+    seconds: bool,
+) -> CmdResult {
     let cond = parse_expire_condition(args)?;
     let mut when = parse_i64(args[2])?;
     if seconds {
@@ -149,7 +155,13 @@ fn persist(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     Ok(())
 }
 
-fn expire_spec(name: &str, handler: crate::command::Handler, since: &'static str, summary: &'static str, amount: ArgDoc) -> CommandSpec {
+fn expire_spec(
+    name: &str,
+    handler: crate::command::Handler,
+    since: &'static str,
+    summary: &'static str,
+    amount: ArgDoc,
+) -> CommandSpec {
     CommandSpec::new(name, -3, "write fast", "keyspace", handler)
         .doc("generic", since, summary, "O(1)")
         .keys("RW update", 1, 0, 1)

@@ -84,11 +84,15 @@ const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "stats", "replication",
 
 /// INFO [section ...] — O(1) per section (keyspace: O(shards x dbs)).
 fn info(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let requested: Vec<String> =
-        args[1..].iter().map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()).collect();
+    let requested: Vec<String> = args[1..].iter().map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()).collect();
     let wants = |section: &str| {
         requested.is_empty()
-            || requested.iter().any(|r| r == section || r == "all" || r == "everything" || (r == "default" && DEFAULT_SECTIONS.contains(&section)))
+            || requested.iter().any(|r| {
+                r == section
+                    || r == "all"
+                    || r == "everything"
+                    || (r == "default" && DEFAULT_SECTIONS.contains(&section))
+            })
     };
     let mut text = String::new();
     for section in DEFAULT_SECTIONS {
@@ -383,34 +387,99 @@ fn glob_match_nocase(pattern: &[u8], s: &[u8]) -> bool {
 const FLUSH_HISTORY: &[(&str, &str)] =
     &[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")];
 
+/// CONFIG GET parameter [parameter ...] — O(N) in the number of known parameters.
+/// Patterns are Redis globs; each parameter is listed once however many patterns match it.
+fn config_get(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let config = ctx.engine.config.read();
+    let matches: Vec<(&str, &str)> =
+        config.iter().filter(|(name, _)| args[2..].iter().any(|p| glob_match_nocase(p, name.as_bytes()))).collect();
+    out.map(matches.len());
+    for (name, value) in matches {
+        out.bulk(name.as_bytes());
+        out.bulk(value.as_bytes());
+    }
+    Ok(())
+}
+
+/// CONFIG HELP — O(1). Lists only what quince implements so far.
+fn config_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    const LINES: &[&str] = &[
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    out.array(LINES.len());
+    for line in LINES {
+        out.simple(line);
+    }
+    Ok(())
+}
+
 pub fn register() -> Vec<CommandSpec> {
     let flush_args = || {
-        vec![ArgDoc::one_of("async", vec![ArgDoc::token("async", "ASYNC").since("4.0.0"), ArgDoc::token("sync", "SYNC").since("6.2.0")]).optional()]
+        vec![ArgDoc::one_of(
+            "async",
+            vec![ArgDoc::token("async", "ASYNC").since("4.0.0"), ArgDoc::token("sync", "SYNC").since("6.2.0")],
+        )
+        .optional()]
     };
     let mut command_spec = CommandSpec::container(
         "command",
         "loading stale",
         "connection",
         vec![
-            CommandSpec::new("count", 2, "loading stale", "connection", command_count)
-                .doc("server", "2.8.13", "Get total number of Redis commands", "O(1)"),
+            CommandSpec::new("count", 2, "loading stale", "connection", command_count).doc(
+                "server",
+                "2.8.13",
+                "Get total number of Redis commands",
+                "O(1)",
+            ),
             CommandSpec::new("docs", -2, "loading stale", "connection", command_docs)
-                .doc("server", "7.0.0", "Get array of specific Redis command documentation", "O(N) where N is the number of commands to look up")
+                .doc(
+                    "server",
+                    "7.0.0",
+                    "Get array of specific Redis command documentation",
+                    "O(N) where N is the number of commands to look up",
+                )
                 .tips(&["nondeterministic_output_order"])
                 .args(vec![ArgDoc::new("command-name", ArgType::String).optional().multiple()]),
-            CommandSpec::new("getkeys", -4, "loading stale", "connection", command_getkeys)
-                .doc("server", "2.8.13", "Extract keys given a full Redis command", "O(N) where N is the number of arguments to the command"),
-            CommandSpec::new("getkeysandflags", -4, "loading stale", "connection", command_getkeysandflags)
-                .doc("server", "7.0.0", "Extract keys and access flags given a full Redis command", "O(N) where N is the number of arguments to the command"),
-            CommandSpec::new("help", 2, "loading stale", "connection", command_help)
-                .doc("server", "5.0.0", "Show helpful text about the different subcommands", "O(1)"),
+            CommandSpec::new("getkeys", -4, "loading stale", "connection", command_getkeys).doc(
+                "server",
+                "2.8.13",
+                "Extract keys given a full Redis command",
+                "O(N) where N is the number of arguments to the command",
+            ),
+            CommandSpec::new("getkeysandflags", -4, "loading stale", "connection", command_getkeysandflags).doc(
+                "server",
+                "7.0.0",
+                "Extract keys and access flags given a full Redis command",
+                "O(N) where N is the number of arguments to the command",
+            ),
+            CommandSpec::new("help", 2, "loading stale", "connection", command_help).doc(
+                "server",
+                "5.0.0",
+                "Show helpful text about the different subcommands",
+                "O(1)",
+            ),
             CommandSpec::new("info", -2, "loading stale", "connection", command_info)
-                .doc("server", "2.8.13", "Get array of specific Redis command details, or all when no argument is given.", "O(N) where N is the number of commands to look up")
+                .doc(
+                    "server",
+                    "2.8.13",
+                    "Get array of specific Redis command details, or all when no argument is given.",
+                    "O(N) where N is the number of commands to look up",
+                )
                 .history(&[("7.0.0", "Allowed to be called with no argument to get info on all commands.")])
                 .tips(&["nondeterministic_output_order"])
                 .args(vec![ArgDoc::new("command-name", ArgType::String).optional().multiple()]),
             CommandSpec::new("list", -2, "loading stale", "connection", command_list)
-                .doc("server", "7.0.0", "Get an array of Redis command names", "O(N) where N is the total number of Redis commands")
+                .doc(
+                    "server",
+                    "7.0.0",
+                    "Get an array of Redis command names",
+                    "O(N) where N is the total number of Redis commands",
+                )
                 .args(vec![ArgDoc::one_of(
                     "filterby",
                     vec![
@@ -458,6 +527,20 @@ pub fn register() -> Vec<CommandSpec> {
                 ArgDoc::token("abort", "ABORT").optional().since("7.0.0"),
             ]),
         command_spec,
+        CommandSpec::container(
+            "config",
+            "",
+            "",
+            vec![
+                CommandSpec::new("get", -3, "admin noscript loading stale", "", config_get)
+                    .doc("server", "2.0.0", "Get the values of configuration parameters", "O(N) when N is the number of configuration parameters provided")
+                    .history(&[("7.0.0", "Added the ability to pass multiple pattern parameters in one call")])
+                    .args(vec![ArgDoc::block("parameter", vec![ArgDoc::new("parameter", ArgType::String)]).multiple()]),
+                CommandSpec::new("help", 2, "loading stale", "", config_help)
+                    .doc("server", "5.0.0", "Show helpful text about the different subcommands", "O(1)"),
+            ],
+        )
+        .doc("server", "2.0.0", "A container for server configuration commands", "Depends on subcommand."),
     ]
 }
 

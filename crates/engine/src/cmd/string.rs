@@ -33,10 +33,11 @@ fn parse_set_options(args: &[&[u8]]) -> Result<SetOptions, CmdError> {
     while j < args.len() {
         let opt = args[j];
         let has_next = j + 1 < args.len();
-        let unit = [("EX", ExpireUnit::Ex), ("PX", ExpireUnit::Px), ("EXAT", ExpireUnit::ExAt), ("PXAT", ExpireUnit::PxAt)]
-            .into_iter()
-            .find(|(name, _)| is(opt, name))
-            .map(|(_, u)| u);
+        let unit =
+            [("EX", ExpireUnit::Ex), ("PX", ExpireUnit::Px), ("EXAT", ExpireUnit::ExAt), ("PXAT", ExpireUnit::PxAt)]
+                .into_iter()
+                .find(|(name, _)| is(opt, name))
+                .map(|(_, u)| u);
         if is(opt, "NX") && !o.xx {
             o.nx = true;
         } else if is(opt, "XX") && !o.nx {
@@ -45,9 +46,9 @@ fn parse_set_options(args: &[&[u8]]) -> Result<SetOptions, CmdError> {
             o.get = true;
         } else if is(opt, "KEEPTTL") && o.expire.is_none() {
             o.keep_ttl = true;
-        } else if let Some(unit) = unit.filter(|u| {
-            has_next && !o.keep_ttl && o.expire.is_none_or(|(existing, _)| existing == *u)
-        }) {
+        } else if let Some(unit) =
+            unit.filter(|u| has_next && !o.keep_ttl && o.expire.is_none_or(|(existing, _)| existing == *u))
+        {
             // The value is parsed later, after all options, as Redis does.
             o.expire = Some((unit, j as i64 + 1));
             j += 1;

@@ -1,0 +1,143 @@
+//! In-process command tests: the engine with a manual clock, no socket.
+
+use std::sync::Arc;
+
+use quince_engine::{Client, Engine, EngineOptions, ManualClock, Reply, ReplyBuilder};
+
+struct Harness {
+    engine: Engine,
+    clock: Arc<ManualClock>,
+    client: Client,
+}
+
+impl Harness {
+    fn new() -> Self {
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let engine = Engine::new(EngineOptions { clock: clock.clone(), shards: 8, ..EngineOptions::default() });
+        let client = engine.new_client();
+        Self { engine, clock, client }
+    }
+
+    fn run(&mut self, args: &[&str]) -> Reply {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let mut out = ReplyBuilder::new();
+        self.engine.execute(&mut self.client, &args, &mut out);
+        let mut replies = out.take();
+        assert_eq!(replies.len(), 1, "exactly one reply");
+        replies.remove(0)
+    }
+}
+
+fn ok() -> Reply {
+    Reply::Simple("OK".into())
+}
+
+fn bulk(s: &str) -> Reply {
+    Reply::Bulk(s.as_bytes().to_vec())
+}
+
+#[test]
+fn set_get_with_expiry_on_a_manual_clock() {
+    let mut h = Harness::new();
+    assert_eq!(h.run(&["SET", "k", "v", "PX", "100"]), ok());
+    assert_eq!(h.run(&["PTTL", "k"]), Reply::Integer(100));
+    h.clock.advance_ms(99);
+    assert_eq!(h.run(&["GET", "k"]), bulk("v"));
+    h.clock.advance_ms(1);
+    assert_eq!(h.run(&["GET", "k"]), Reply::Null);
+    assert_eq!(h.run(&["TTL", "k"]), Reply::Integer(-2));
+}
+
+#[test]
+fn ttl_rounds_like_redis() {
+    let mut h = Harness::new();
+    h.run(&["SET", "k", "v", "PX", "1499"]);
+    assert_eq!(h.run(&["TTL", "k"]), Reply::Integer(1));
+    h.run(&["PEXPIRE", "k", "1500"]);
+    assert_eq!(h.run(&["TTL", "k"]), Reply::Integer(2));
+}
+
+#[test]
+fn active_expiry_cycle_removes_unread_keys() {
+    let mut h = Harness::new();
+    for i in 0..1000 {
+        h.run(&["SET", &format!("k{i}"), "v", "PX", if i % 2 == 0 { "10" } else { "100000" }]);
+    }
+    h.clock.advance_ms(20);
+    let mut expired = 0;
+    for _ in 0..50 {
+        expired += h.engine.active_expire_cycle(u64::MAX).expired;
+    }
+    assert_eq!(expired, 500);
+    assert_eq!(h.run(&["DBSIZE"]), Reply::Integer(500));
+    assert_eq!(h.engine.expired_keys(), 500);
+}
+
+#[test]
+fn multi_key_commands_span_shards() {
+    let mut h = Harness::new();
+    let keys: Vec<String> = (0..50).map(|i| format!("key:{i}")).collect();
+    for k in &keys {
+        h.run(&["SET", k, "v"]);
+    }
+    let mut args = vec!["EXISTS"];
+    args.extend(keys.iter().map(String::as_str));
+    assert_eq!(h.run(&args), Reply::Integer(50));
+    args[0] = "DEL";
+    assert_eq!(h.run(&args), Reply::Integer(50));
+    assert_eq!(h.run(&["DBSIZE"]), Reply::Integer(0));
+}
+
+#[test]
+fn databases_are_separate() {
+    let mut h = Harness::new();
+    h.run(&["SET", "k", "zero"]);
+    assert_eq!(h.run(&["SELECT", "15"]), ok());
+    assert_eq!(h.run(&["GET", "k"]), Reply::Null);
+    h.run(&["SET", "k", "fifteen"]);
+    assert_eq!(h.run(&["FLUSHDB"]), ok());
+    assert_eq!(h.run(&["SELECT", "0"]), ok());
+    assert_eq!(h.run(&["GET", "k"]), bulk("zero"));
+    assert_eq!(h.run(&["FLUSHALL"]), ok());
+    assert_eq!(h.run(&["DBSIZE"]), Reply::Integer(0));
+}
+
+#[test]
+fn hello_switches_protocol_and_reports_a_map() {
+    let mut h = Harness::new();
+    let Reply::Map(pairs) = h.run(&["HELLO", "3"]) else { panic!("HELLO replies with a map") };
+    assert_eq!(pairs[2], (bulk("proto"), Reply::Integer(3)));
+    assert_eq!(h.client.protocol, quince_resp::Protocol::Resp3);
+    assert_eq!(h.run(&["RESET"]), Reply::Simple("RESET".into()));
+    assert_eq!(h.client.protocol, quince_resp::Protocol::Resp2);
+}
+
+#[test]
+fn command_table_is_consistent() {
+    let h = Harness::new();
+    for spec in h.engine.table.all() {
+        assert!(!spec.summary.is_empty(), "{} has a summary", spec.name);
+        assert!(spec.arity != 0, "{} has an arity", spec.name);
+        for sub in &spec.subcommands {
+            assert!(sub.name.starts_with(&format!("{}|", spec.name)));
+            assert!(sub.handler.is_some(), "{} has a handler", sub.name);
+        }
+        if spec.subcommands.is_empty() {
+            assert!(spec.handler.is_some(), "{} has a handler", spec.name);
+        }
+        // Keys in the legacy range agree with the first key spec.
+        let (first, _, _) = spec.legacy_key_range();
+        assert_eq!(first == 0, spec.key_specs.is_empty(), "{}", spec.name);
+    }
+}
+
+#[test]
+fn shutdown_sets_the_flag_and_closes() {
+    let mut h = Harness::new();
+    let args: Vec<&[u8]> = vec![b"SHUTDOWN", b"NOSAVE"];
+    let mut out = ReplyBuilder::new();
+    h.engine.execute(&mut h.client, &args, &mut out);
+    assert!(out.take().is_empty(), "a successful SHUTDOWN sends no reply");
+    assert!(h.engine.shutdown_requested());
+    assert!(h.client.close_after_reply);
+}

@@ -1,0 +1,186 @@
+//! quince-server over loopback: pipelining, hostile input, limits, startup and shutdown.
+
+use std::time::Duration;
+
+use quince_test_util::{encode_command, start_quince, which, RawClient};
+
+const QUINCE: &str = env!("CARGO_BIN_EXE_quince-server");
+
+#[test]
+fn pipelined_batch_gets_every_reply_in_order() {
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    let mut batch = Vec::new();
+    for i in 0..10_000 {
+        batch.extend(encode_command(&["SET", &format!("k{i}"), &format!("v{i}")]));
+        batch.extend(encode_command(&["GET", &format!("k{i}")]));
+    }
+    c.send_raw(&batch);
+    for i in 0..10_000 {
+        assert_eq!(c.read_reply(), b"+OK\r\n");
+        let v = format!("v{i}");
+        assert_eq!(c.read_reply(), format!("${}\r\n{v}\r\n", v.len()).as_bytes());
+    }
+    assert_eq!(c.call(&["DBSIZE"]), b":10000\r\n");
+}
+
+#[test]
+fn large_values_round_trip_in_pieces() {
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    let value = vec![b'x'; 5 << 20];
+    let request = encode_command(&[&b"SET"[..], b"big", &value]);
+    for chunk in request.chunks(100_000) {
+        c.send_raw(chunk);
+    }
+    assert_eq!(c.read_reply(), b"+OK\r\n");
+    let reply = c.call(&["GET", "big"]);
+    assert_eq!(reply.len(), value.len() + format!("${}\r\n\r\n", value.len()).len());
+}
+
+#[test]
+fn one_gigabyte_bulk_header_is_refused_and_closed() {
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    c.send_raw(b"*2\r\n$3\r\nSET\r\n$1073741824\r\n");
+    assert_eq!(c.read_to_close(), b"-ERR Protocol error: invalid bulk length\r\n");
+    assert_eq!(server.client().call(&["PING"]), b"+PONG\r\n");
+}
+
+/// Random and mutated input must never take the server down: after every hostile
+/// connection a fresh client still gets PONG.
+#[test]
+fn hostile_input_never_crashes_the_server() {
+    let server = start_quince(QUINCE, &[]);
+    let seeds: &[&[u8]] = &[
+        b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n",
+        b"*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n",
+        b"SET a \"b\\x41\" 'c'\r\n",
+        b"*-1\r\n*0\r\n$",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..300 {
+        let mut input = seeds[round % seeds.len()].repeat(1 + (next() % 4) as usize);
+        for _ in 0..(next() % 8) {
+            let at = (next() as usize) % input.len();
+            match next() % 3 {
+                0 => input[at] = next() as u8,
+                1 => input.insert(at, b"*$\r\n-0123456789"[(next() % 15) as usize]),
+                _ => input.truncate(at.max(1)),
+            }
+        }
+        let mut c = server.client();
+        c.send_raw(&input);
+        c.shutdown_write();
+        let _ = c.read_to_close();
+    }
+    assert_eq!(server.client().call(&["PING"]), b"+PONG\r\n");
+}
+
+#[test]
+fn maxclients_refuses_extra_connections() {
+    let server = start_quince(QUINCE, &["--maxclients", "2"]);
+    let mut a = server.client();
+    let mut b = server.client();
+    assert_eq!(a.call(&["PING"]), b"+PONG\r\n");
+    assert_eq!(b.call(&["PING"]), b"+PONG\r\n");
+    let mut extra = RawClient::connect(server.port);
+    assert_eq!(extra.read_to_close(), b"-ERR max number of clients reached\r\n");
+}
+
+#[test]
+fn idle_clients_are_closed_after_timeout() {
+    let server = start_quince(QUINCE, &["--timeout", "1"]);
+    let mut c = server.client();
+    assert_eq!(c.call(&["PING"]), b"+PONG\r\n");
+    std::thread::sleep(Duration::from_millis(2600));
+    assert_eq!(c.read_to_close(), b"");
+}
+
+#[test]
+fn requirepass_gates_commands() {
+    let server = start_quince(QUINCE, &["--requirepass", "secret"]);
+    let mut c = server.client();
+    assert_eq!(c.call(&["GET", "k"]), b"-NOAUTH Authentication required.\r\n");
+    assert_eq!(c.call(&["AUTH", "wrong"]), b"-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    assert_eq!(c.call(&["AUTH", "secret"]), b"+OK\r\n");
+    assert_eq!(c.call(&["GET", "k"]), b"$-1\r\n");
+    let mut h = server.client();
+    assert!(h.call(&["HELLO", "3"]).starts_with(b"-NOAUTH HELLO must be called"));
+    assert!(h.call(&["HELLO", "3", "AUTH", "default", "secret"]).starts_with(b"%7\r\n"));
+}
+
+#[test]
+fn active_expiry_removes_keys_nobody_reads() {
+    let server = start_quince(QUINCE, &["--hz", "50"]);
+    let mut c = server.client();
+    for i in 0..200 {
+        c.call(&["SET", &format!("k{i}"), "v", "PX", "30"]);
+    }
+    c.call(&["SET", "keep", "v"]);
+    std::thread::sleep(Duration::from_millis(800));
+    // DBSIZE does not expire keys itself, so only the background cycle can have removed them.
+    assert_eq!(c.call(&["DBSIZE"]), b":1\r\n");
+    let info = String::from_utf8(c.call(&["INFO", "stats"])).unwrap();
+    assert!(info.contains("expired_keys:200\r\n"), "{info}");
+}
+
+#[test]
+fn shutdown_command_stops_the_server() {
+    let mut server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    c.send(&["SHUTDOWN", "NOSAVE"]);
+    assert_eq!(c.read_to_close(), b"");
+    assert!(server.wait_exit(Duration::from_secs(5)), "server still running after SHUTDOWN");
+}
+
+#[test]
+fn sigterm_stops_the_server_and_logs_startup_facts() {
+    let log = std::env::temp_dir().join(format!("quince-test-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let mut server = start_quince(QUINCE, &["--logfile", log.to_str().unwrap(), "--threads", "3"]);
+    server.terminate();
+    assert!(server.wait_exit(Duration::from_secs(5)), "server still running after SIGTERM");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let startup = format!("port={} threads=3", server.port);
+    assert!(text.contains(&startup) && text.contains("pid=") && text.contains("redis 7.0.15"), "{text}");
+    assert!(text.contains("bye bye"), "{text}");
+}
+
+#[test]
+fn bad_config_refuses_to_start() {
+    let out = std::process::Command::new(QUINCE).args(["--port", "70000"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("FATAL CONFIG FILE ERROR") && err.contains("argument must be between 0 and 65535"), "{err}");
+    let out = std::process::Command::new(QUINCE).args(["--no-such-directive", "1"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Bad directive or wrong number of arguments"));
+}
+
+/// redis-benchmark is Redis's own load tool; it must run against quince with no errors.
+#[test]
+fn redis_benchmark_runs_clean() {
+    let Some(bench) = which("redis-benchmark") else {
+        assert!(!quince_test_util::redis_required(), "QUINCE_REQUIRE_REDIS=1 but redis-benchmark is missing");
+        eprintln!("SKIPPED: redis-benchmark not found on PATH");
+        return;
+    };
+    let server = start_quince(QUINCE, &[]);
+    let out = std::process::Command::new(bench)
+        .args(["-p", &server.port.to_string(), "-t", "ping,set,get", "-P", "16", "-n", "20000", "-q"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("ERR") && !text.contains("WARNING"), "{text}");
+    for test in ["PING_INLINE", "PING_MBULK", "SET", "GET"] {
+        assert!(text.contains(&format!("{test}: ")), "{test} missing from: {text}");
+    }
+}
