@@ -10,6 +10,8 @@ use crate::exec::Ctx;
 use crate::reply::ReplySink;
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]], &mut dyn ReplySink) -> CmdResult;
+/// Computes a command's key flags from its arguments (see `variable_flags`).
+pub type KeyFlagsFn = fn(&[&[u8]]) -> u32;
 
 /// Command flags, in the order COMMAND INFO lists them.
 pub const COMMAND_FLAG_NAMES: &[&str] = &[
@@ -216,7 +218,7 @@ pub struct CommandSpec {
     pub handler: Option<Handler>,
     /// For key specs flagged `variable_flags`: the actual key flags for given arguments
     /// (SET is `OW update`, or `RW access update` with GET).
-    pub variable_key_flags: Option<fn(&[&[u8]]) -> u32>,
+    pub variable_key_flags: Option<KeyFlagsFn>,
 }
 
 impl CommandSpec {
@@ -327,7 +329,7 @@ impl CommandSpec {
         self
     }
 
-    pub fn variable_key_flags(mut self, f: fn(&[&[u8]]) -> u32) -> Self {
+    pub fn variable_key_flags(mut self, f: KeyFlagsFn) -> Self {
         self.variable_key_flags = Some(f);
         self
     }

@@ -132,6 +132,45 @@ fn get_and_set() {
 }
 
 #[test]
+fn counters() {
+    run(
+        "counters",
+        &[
+            cmd(&["INCR", "n"]),
+            cmd(&["INCR", "n"]),
+            cmd(&["DECR", "n"]),
+            cmd(&["DECR", "fresh"]),
+            cmd(&["INCRBY", "n", "100"]),
+            cmd(&["DECRBY", "n", "-5"]),
+            cmd(&["INCRBY", "n", "abc"]),
+            cmd(&["INCRBY", "n", "1.5"]),
+            cmd(&["DECRBY", "n", "-9223372036854775808"]),
+            cmd(&["SET", "big", "9223372036854775807"]),
+            cmd(&["INCR", "big"]),
+            cmd(&["SET", "small", "-9223372036854775808"]),
+            cmd(&["DECR", "small"]),
+            cmd(&["INCRBY", "small", "-1"]),
+            cmd(&["SET", "s", "hello"]),
+            cmd(&["INCR", "s"]),
+            cmd(&["SET", "s", " 1"]),
+            cmd(&["INCR", "s"]),
+            cmd(&["SET", "s", "01"]),
+            cmd(&["INCR", "s"]),
+            cmd(&["SET", "s", "+1"]),
+            cmd(&["INCR", "s"]),
+            cmd(&["SET", "t", "10", "EX", "100"]),
+            cmd(&["INCR", "t"]),
+            cmd(&["TTL", "t"]),
+            cmd(&["GET", "t"]),
+            cmd(&["INCR"]),
+            cmd(&["INCRBY", "n"]),
+            cmd(&["COMMAND", "INFO", "incr", "decr", "incrby", "decrby"]),
+            cmd(&["COMMAND", "DOCS", "incr", "decr", "incrby", "decrby"]),
+        ],
+    );
+}
+
+#[test]
 fn keyspace_commands() {
     run(
         "keys",

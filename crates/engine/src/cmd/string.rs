@@ -135,8 +135,79 @@ fn set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult 
     Ok(())
 }
 
+/// The shared body of INCR, DECR, INCRBY and DECRBY (Redis's `incrDecrCommand`): the TTL
+/// is kept, a missing key counts as 0.
+fn incr_by(ctx: &mut Ctx<'_>, key: &[u8], delta: i64, out: &mut dyn ReplySink) -> CmdResult {
+    let now = ctx.now_ms;
+    let db = ctx.db(key);
+    let current = match db.get(key, now) {
+        None => 0,
+        Some(entry) => match &entry.value {
+            Value::Str(s) => parse_i64(s)?,
+        },
+    };
+    let value = current.checked_add(delta).ok_or_else(|| CmdError::msg("ERR increment or decrement would overflow"))?;
+    db.set(key, Value::Str(value.to_string().into_bytes()), TtlOnWrite::Keep, now);
+    out.integer(value);
+    Ok(())
+}
+
+/// INCR key — O(1).
+fn incr(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    incr_by(ctx, args[1], 1, out)
+}
+
+/// DECR key — O(1).
+fn decr(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    incr_by(ctx, args[1], -1, out)
+}
+
+/// INCRBY key increment — O(1).
+fn incrby(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let delta = parse_i64(args[2])?;
+    incr_by(ctx, args[1], delta, out)
+}
+
+/// DECRBY key decrement — O(1).
+fn decrby(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let delta = parse_i64(args[2])?;
+    let negated = delta.checked_neg().ok_or_else(|| CmdError::msg("ERR decrement would overflow"))?;
+    incr_by(ctx, args[1], negated, out)
+}
+
+fn counter_spec(
+    name: &str,
+    arity: i32,
+    handler: crate::command::Handler,
+    summary: &'static str,
+    amount: Option<&'static str>,
+) -> CommandSpec {
+    let mut args = vec![ArgDoc::key("key", 0)];
+    args.extend(amount.map(|a| ArgDoc::new(a, ArgType::Integer)));
+    CommandSpec::new(name, arity, "write denyoom fast", "string", handler)
+        .doc("string", "1.0.0", summary, "O(1)")
+        .keys("RW access update", 1, 0, 1)
+        .args(args)
+}
+
 pub fn register() -> Vec<CommandSpec> {
     vec![
+        counter_spec("incr", 2, incr, "Increment the integer value of a key by one", None),
+        counter_spec("decr", 2, decr, "Decrement the integer value of a key by one", None),
+        counter_spec(
+            "incrby",
+            3,
+            incrby,
+            "Increment the integer value of a key by the given amount",
+            Some("increment"),
+        ),
+        counter_spec(
+            "decrby",
+            3,
+            decrby,
+            "Decrement the integer value of a key by the given number",
+            Some("decrement"),
+        ),
         CommandSpec::new("get", 2, "readonly fast", "string", get)
             .doc("string", "1.0.0", "Get the value of a key", "O(1)")
             .keys("RO access", 1, 0, 1)
