@@ -314,6 +314,15 @@ fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, w
     Ok(())
 }
 
+/// Replies with the lines of a HELP subcommand, as status replies like Redis's addReplyHelp.
+fn reply_help(out: &mut dyn ReplySink, lines: &[&str]) -> CmdResult {
+    out.array(lines.len());
+    for line in lines {
+        out.simple(line);
+    }
+    Ok(())
+}
+
 /// COMMAND HELP — O(1).
 fn command_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     const LINES: &[&str] = &[
@@ -339,11 +348,7 @@ fn command_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) ->
         "HELP",
         "    Prints this help.",
     ];
-    out.array(LINES.len());
-    for line in LINES {
-        out.simple(line);
-    }
-    Ok(())
+    reply_help(out, LINES)
 }
 
 /// Redis glob matching (`*`, `?`, `[...]`, `\`), case-insensitive, for COMMAND LIST PATTERN.
@@ -389,13 +394,23 @@ const FLUSH_HISTORY: &[(&str, &str)] =
 
 /// CONFIG GET parameter [parameter ...] — O(N) in the number of known parameters.
 /// Patterns are Redis globs; each parameter is listed once however many patterns match it.
+/// A plain name (no glob characters) is echoed back as the caller spelled it, as Redis does.
 fn config_get(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let config = ctx.engine.config.read();
-    let matches: Vec<(&str, &str)> =
-        config.iter().filter(|(name, _)| args[2..].iter().any(|p| glob_match_nocase(p, name.as_bytes()))).collect();
+    let mut matches: Vec<(String, &str, &str)> = Vec::new();
+    for pattern in &args[2..] {
+        let is_glob = pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'['));
+        for (name, value) in config.iter() {
+            let hit = if is_glob { glob_match_nocase(pattern, name.as_bytes()) } else { is(pattern, name) };
+            if hit && !matches.iter().any(|(_, seen, _)| *seen == name) {
+                let shown = if is_glob { name.to_string() } else { String::from_utf8_lossy(pattern).into_owned() };
+                matches.push((shown, name, value));
+            }
+        }
+    }
     out.map(matches.len());
-    for (name, value) in matches {
-        out.bulk(name.as_bytes());
+    for (shown, _, value) in matches {
+        out.bulk(shown.as_bytes());
         out.bulk(value.as_bytes());
     }
     Ok(())
@@ -410,11 +425,7 @@ fn config_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> 
         "HELP",
         "    Prints this help.",
     ];
-    out.array(LINES.len());
-    for line in LINES {
-        out.simple(line);
-    }
-    Ok(())
+    reply_help(out, LINES)
 }
 
 pub fn register() -> Vec<CommandSpec> {
