@@ -87,6 +87,12 @@ fn hostile_input_never_crashes_the_server() {
 fn maxclients_refuses_extra_connections() {
     let server = start_quince(QUINCE, &["--maxclients", "2"]);
     let mut a = server.client();
+    // The start-up probe's connection may not be reaped yet; wait until only `a` is counted.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !String::from_utf8_lossy(&a.call(&["INFO", "clients"])).contains("connected_clients:1\r\n") {
+        assert!(std::time::Instant::now() < deadline, "probe connection never went away");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let mut b = server.client();
     assert_eq!(a.call(&["PING"]), b"+PONG\r\n");
     assert_eq!(b.call(&["PING"]), b"+PONG\r\n");
