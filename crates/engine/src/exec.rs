@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 
 use crate::command::{CommandSpec, Resolved};
 use crate::error::{truncate_c, CmdError};
-use crate::keyspace::{Db, Shard};
+use crate::keyspace::{AccessMode, Db, Shard};
 use crate::reply::ReplySink;
 use crate::Engine;
 use std::sync::atomic::Ordering;
@@ -38,6 +38,8 @@ pub struct Ctx<'a> {
     pub spec: &'a CommandSpec,
     /// One timestamp per command, so a command sees a consistent time (as Redis caches it).
     pub now_ms: i64,
+    /// How key lookups record access (LRU clock or LFU counter), fixed for the command.
+    pub access_mode: AccessMode,
     locked: SmallVec<[(usize, MutexGuard<'a, Shard>); 2]>,
 }
 
@@ -53,7 +55,24 @@ impl<'a> Ctx<'a> {
             .iter_mut()
             .find(|(s, _)| *s == shard)
             .unwrap_or_else(|| panic!("command {} touched an undeclared key", self.spec.name));
-        &mut guard.dbs[db]
+        let db = &mut guard.dbs[db];
+        db.access_mode = self.access_mode;
+        db
+    }
+
+    /// The database `db` (not the selected one) within the shard owning `key` (MOVE, COPY).
+    ///
+    /// INVARIANT: as for `db`.
+    pub fn db_at(&mut self, key: &[u8], db: usize) -> &mut Db {
+        let shard = self.engine.keyspace.shard_of(key);
+        let (_, guard) = self
+            .locked
+            .iter_mut()
+            .find(|(s, _)| *s == shard)
+            .unwrap_or_else(|| panic!("command {} touched an undeclared key", self.spec.name));
+        let db = &mut guard.dbs[db];
+        db.access_mode = self.access_mode;
+        db
     }
 
     pub fn hit(&self, found: bool) {
@@ -100,7 +119,8 @@ impl Engine {
         // Lock in ascending shard order: the global order that keeps multi-key commands
         // from deadlocking each other.
         let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
-        let mut ctx = Ctx { engine: self, client, spec, now_ms: self.clock.now_ms(), locked };
+        let access_mode = self.access_mode();
+        let mut ctx = Ctx { engine: self, client, spec, now_ms: self.clock.now_ms(), access_mode, locked };
         if let Err(e) = handler(&mut ctx, args, out) {
             out.error(&e.render(&spec.name));
         }

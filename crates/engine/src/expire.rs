@@ -28,6 +28,10 @@ impl Engine {
     pub fn active_expire_cycle(&self, budget_us: u64) -> CycleReport {
         let start = Instant::now();
         let mut report = CycleReport::default();
+        // DEBUG SET-ACTIVE-EXPIRE 0 turns the cycle off (Redis's tests rely on it).
+        if !self.hot.active_expire.load(Ordering::Relaxed) {
+            return report;
+        }
         let shards = self.keyspace.shard_count();
         let dbs = self.keyspace.databases();
         let first = self.expire_cursor.fetch_add(1, Ordering::Relaxed);

@@ -1,6 +1,9 @@
 //! The keyspace: `S` shards (a power of two), each holding every database's slice of the
 //! keys whose hash slot maps to it, behind its own lock.
 
+use std::borrow::Cow;
+use std::hash::{BuildHasher, Hasher};
+
 use hashbrown::HashMap;
 use indexmap::IndexSet;
 use parking_lot::{Mutex, MutexGuard};
@@ -9,19 +12,167 @@ use crate::slot::{key_hash_slot, SLOT_COUNT};
 
 pub type Key = Box<[u8]>;
 
+/// Strings up to this length are created in one allocation by Redis ("embstr").
+pub const EMBSTR_MAX_LEN: usize = 44;
+/// Redis shares the integer objects 0..10000 when no LRU/LFU eviction policy is active.
+pub const SHARED_INTEGERS: i64 = 10_000;
+
+/// A string value, in the encoding Redis would give it (OBJECT ENCODING reports it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StrValue {
+    /// A decimal integer without leading zeros or sign oddities, stored as a number.
+    Int(i64),
+    /// A short string created whole (SET, INCRBYFLOAT...).
+    Embstr(Vec<u8>),
+    /// A string modified in place (APPEND, SETRANGE, SETBIT...) or longer than 44 bytes.
+    Raw(Vec<u8>),
+}
+
+impl StrValue {
+    /// The encoding Redis's `tryObjectEncoding` picks for a value given by a client.
+    pub fn from_client(bytes: &[u8]) -> Self {
+        if bytes.len() <= 20 {
+            if let Some(n) = quince_resp::parse_i64_strict(bytes) {
+                return StrValue::Int(n);
+            }
+        }
+        Self::created(bytes.to_vec())
+    }
+
+    /// A string created by the server (`createStringObject`): embstr if short, else raw.
+    pub fn created(bytes: Vec<u8>) -> Self {
+        if bytes.len() <= EMBSTR_MAX_LEN {
+            StrValue::Embstr(bytes)
+        } else {
+            StrValue::Raw(bytes)
+        }
+    }
+
+    pub fn as_bytes(&self) -> Cow<'_, [u8]> {
+        match self {
+            StrValue::Int(n) => Cow::Owned(n.to_string().into_bytes()),
+            StrValue::Embstr(b) | StrValue::Raw(b) => Cow::Borrowed(b),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            StrValue::Int(n) => decimal_len(*n),
+            StrValue::Embstr(b) | StrValue::Raw(b) => b.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes, converted to the raw encoding for in-place modification.
+    pub fn make_raw(&mut self) -> &mut Vec<u8> {
+        if !matches!(self, StrValue::Raw(_)) {
+            let bytes = match std::mem::replace(self, StrValue::Raw(Vec::new())) {
+                StrValue::Int(n) => n.to_string().into_bytes(),
+                StrValue::Embstr(b) | StrValue::Raw(b) => b,
+            };
+            *self = StrValue::Raw(bytes);
+        }
+        match self {
+            StrValue::Raw(b) => b,
+            _ => unreachable!("converted above"),
+        }
+    }
+
+    /// The integer value, if the string holds one (Redis's `getLongLongFromObject`).
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            StrValue::Int(n) => Some(*n),
+            StrValue::Embstr(b) | StrValue::Raw(b) => quince_resp::parse_i64_strict(b),
+        }
+    }
+
+    pub fn encoding_name(&self) -> &'static str {
+        match self {
+            StrValue::Int(_) => "int",
+            StrValue::Embstr(_) => "embstr",
+            StrValue::Raw(_) => "raw",
+        }
+    }
+}
+
+/// Digits (and sign) of `n` in decimal.
+pub fn decimal_len(n: i64) -> usize {
+    let mut len = usize::from(n < 0);
+    let mut v = n.unsigned_abs();
+    loop {
+        len += 1;
+        v /= 10;
+        if v == 0 {
+            return len;
+        }
+    }
+}
+
 /// A stored value. Later issues add the collection types.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
-    Str(Vec<u8>),
+    Str(StrValue),
 }
 
 impl Value {
+    /// A string value from client bytes, encoded as Redis would.
+    pub fn string(bytes: &[u8]) -> Self {
+        Value::Str(StrValue::from_client(bytes))
+    }
+
     /// The name TYPE reports.
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
         }
     }
+
+    pub fn encoding_name(&self) -> &'static str {
+        match self {
+            Value::Str(s) => s.encoding_name(),
+        }
+    }
+}
+
+/// How lookups record access: Redis keeps either an LRU clock or an LFU counter per key,
+/// depending on the eviction policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessMode {
+    /// Record the LRU clock (seconds, 24 bits).
+    Lru,
+    /// Record LFU: a logarithmic counter with this log factor, decayed every `decay_minutes`.
+    Lfu { log_factor: u32, decay_minutes: u32 },
+}
+
+impl Default for AccessMode {
+    fn default() -> Self {
+        AccessMode::Lru
+    }
+}
+
+/// The 24-bit LRU clock: seconds, wrapping (LRU_CLOCK_MAX).
+pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
+pub const LFU_INIT_VAL: u32 = 5;
+
+pub fn lru_clock(now_ms: i64) -> u32 {
+    ((now_ms / 1000) as u64 & u64::from(LRU_CLOCK_MAX)) as u32
+}
+
+fn lfu_minutes(now_ms: i64) -> u32 {
+    ((now_ms / 60_000) as u64 & 0xffff) as u32
+}
+
+/// The LFU counter after decay (Redis's LFUDecrAndReturn), for a packed `access` field.
+pub fn lfu_decayed(access: u32, now_ms: i64, decay_minutes: u32) -> u32 {
+    let ldt = access >> 8;
+    let counter = access & 255;
+    let now = lfu_minutes(now_ms);
+    let elapsed = if now >= ldt { now - ldt } else { 65535 - ldt + now };
+    let periods = if decay_minutes > 0 { elapsed / decay_minutes } else { 0 };
+    counter.saturating_sub(periods)
 }
 
 #[derive(Debug, Clone)]
@@ -29,6 +180,17 @@ pub struct Entry {
     pub value: Value,
     /// Absolute expiry in Unix milliseconds.
     pub expire_at_ms: Option<i64>,
+    /// LRU clock of the last access, or LFU `minutes << 8 | counter` (see `AccessMode`).
+    pub access: u32,
+}
+
+impl Entry {
+    /// Idle seconds since the last access (OBJECT IDLETIME), from the LRU clock.
+    pub fn idle_seconds(&self, now_ms: i64) -> u64 {
+        let now = lru_clock(now_ms);
+        let diff = if now >= self.access { now - self.access } else { LRU_CLOCK_MAX - self.access + now };
+        u64::from(diff)
+    }
 }
 
 /// What a write does to the key's existing time to live.
@@ -39,6 +201,14 @@ pub enum TtlOnWrite {
     At(i64),
 }
 
+/// The order SCAN walks a shard in: a fixed 64-bit hash of the key. Iterating in hash
+/// order (not table order) is what keeps SCAN's guarantee across table resizes.
+pub fn scan_hash(key: &[u8]) -> u64 {
+    let mut h = std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().build_hasher();
+    h.write(key);
+    h.finish()
+}
+
 /// One database's keys within one shard.
 #[derive(Debug, Default)]
 pub struct Db {
@@ -47,6 +217,9 @@ pub struct Db {
     expires: IndexSet<Key>,
     /// Keys removed because their TTL passed (lazily or by the active cycle).
     pub expired_keys: u64,
+    /// How lookups record access; set by the executor before each use.
+    pub access_mode: AccessMode,
+    rng: Rng,
 }
 
 impl Db {
@@ -62,24 +235,49 @@ impl Db {
         self.expires.len()
     }
 
-    /// Looks a key up, deleting it first if its TTL has passed (lazy expiry).
+    /// Looks a key up and records the access, deleting it first if its TTL has passed.
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
-        self.expire_if_due(key, now_ms);
-        self.map.get(key)
+        self.get_mut(key, now_ms).map(|e| &*e)
     }
 
     pub fn get_mut(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
         self.expire_if_due(key, now_ms);
-        self.map.get_mut(key)
+        let mode = self.access_mode;
+        let entry = self.map.get_mut(key)?;
+        entry.access = match mode {
+            AccessMode::Lru => lru_clock(now_ms),
+            AccessMode::Lfu { log_factor, decay_minutes } => {
+                let counter = lfu_decayed(entry.access, now_ms, decay_minutes);
+                let counter = lfu_log_incr(counter, log_factor, &mut self.rng);
+                (lfu_minutes(now_ms) << 8) | counter
+            }
+        };
+        Some(entry)
+    }
+
+    /// Looks a key up without recording an access (Redis's LOOKUP_NOTOUCH).
+    pub fn peek(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
+        self.expire_if_due(key, now_ms);
+        self.map.get(key)
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
-        self.get(key, now_ms).is_some()
+        self.peek(key, now_ms).is_some()
+    }
+
+    /// The access field a new value starts with.
+    fn fresh_access(&self, now_ms: i64) -> u32 {
+        match self.access_mode {
+            AccessMode::Lru => lru_clock(now_ms),
+            AccessMode::Lfu { .. } => (lfu_minutes(now_ms) << 8) | LFU_INIT_VAL,
+        }
     }
 
     /// Stores `value` under `key`, replacing any previous value of any type.
     pub fn set(&mut self, key: &[u8], value: Value, ttl: TtlOnWrite, now_ms: i64) {
         self.expire_if_due(key, now_ms);
+        let fresh = self.fresh_access(now_ms);
+        let lfu = matches!(self.access_mode, AccessMode::Lfu { .. });
         // PERF: one hash lookup on overwrite; the key is only copied when new.
         let existing = self.map.get_mut(key);
         let old_expire = existing.as_ref().and_then(|e| e.expire_at_ms);
@@ -92,12 +290,30 @@ impl Db {
             Some(entry) => {
                 entry.value = value;
                 entry.expire_at_ms = expire_at_ms;
+                // An overwrite keeps the LFU history of the key, as Redis's dbOverwrite does.
+                if !lfu {
+                    entry.access = fresh;
+                }
             }
             None => {
-                self.map.insert(key.into(), Entry { value, expire_at_ms });
+                self.map.insert(key.into(), Entry { value, expire_at_ms, access: fresh });
             }
         }
-        match (old_expire.is_some(), expire_at_ms.is_some()) {
+        self.track_expire(key, old_expire.is_some(), expire_at_ms.is_some());
+    }
+
+    /// Inserts a whole entry (value, TTL, access data) for RENAME, MOVE, COPY and SWAPDB-like
+    /// moves, replacing any existing key.
+    pub fn insert_entry(&mut self, key: &[u8], entry: Entry, now_ms: i64) {
+        self.expire_if_due(key, now_ms);
+        let has_ttl = entry.expire_at_ms.is_some();
+        let old = self.map.insert(key.into(), entry);
+        let had_ttl = old.is_some_and(|o| o.expire_at_ms.is_some());
+        self.track_expire(key, had_ttl, has_ttl);
+    }
+
+    fn track_expire(&mut self, key: &[u8], had: bool, has: bool) {
+        match (had, has) {
             (true, false) => {
                 self.expires.swap_remove(key);
             }
@@ -110,8 +326,13 @@ impl Db {
 
     /// Removes a key; true if it existed (and had not expired).
     pub fn remove(&mut self, key: &[u8], now_ms: i64) -> bool {
+        self.take(key, now_ms).is_some()
+    }
+
+    /// Removes a key and returns its entry.
+    pub fn take(&mut self, key: &[u8], now_ms: i64) -> Option<Entry> {
         self.expire_if_due(key, now_ms);
-        self.remove_entry(key).is_some()
+        self.remove_entry(key)
     }
 
     fn remove_entry(&mut self, key: &[u8]) -> Option<Entry> {
@@ -161,6 +382,63 @@ impl Db {
         }
     }
 
+    /// Deletes every key whose TTL has passed (before a full walk such as KEYS).
+    pub fn expire_all_due(&mut self, now_ms: i64) {
+        let due: Vec<Key> = self
+            .expires
+            .iter()
+            .filter(|k| self.map.get(&k[..]).and_then(|e| e.expire_at_ms).is_some_and(|at| at <= now_ms))
+            .cloned()
+            .collect();
+        for key in due {
+            self.remove_entry(&key);
+            self.expired_keys += 1;
+        }
+    }
+
+    /// Every live key with its entry (expired ones are deleted first).
+    pub fn iter_live(&mut self, now_ms: i64) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.expire_all_due(now_ms);
+        self.map.iter()
+    }
+
+    /// One SCAN step within this shard: up to `count` live keys whose scan hash is at least
+    /// `from`, in hash order (plus any keys sharing the last hash, so none is skipped).
+    /// Returns the keys and the position to continue from (None when the shard is done).
+    /// Positions are the scan hash shifted right by `shift` (the cursor's shard bits).
+    pub fn scan(&mut self, from: u64, shift: u32, count: usize, now_ms: i64) -> (Vec<Key>, Option<u64>) {
+        let mut candidates: Vec<(u64, &Key, &Entry)> = self
+            .map
+            .iter()
+            .filter_map(|(k, e)| {
+                let h = scan_hash(k) >> shift;
+                (h >= from).then_some((h, k, e))
+            })
+            .collect();
+        let count = count.max(1);
+        let more = candidates.len() > count;
+        if more {
+            candidates.select_nth_unstable_by_key(count - 1, |c| c.0);
+            let last = candidates[count - 1].0;
+            // Keep ties with the last hash together on this page.
+            let (mut page, rest): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| c.0 <= last);
+            let done_after = rest.is_empty();
+            page.sort_unstable_by_key(|c| c.0);
+            let keys = page.iter().filter(|c| c.2.expire_at_ms.is_none_or(|at| at > now_ms)).map(|c| c.1.clone()).collect();
+            let next = if done_after { None } else { last.checked_add(1) };
+            return (keys, next);
+        }
+        candidates.sort_unstable_by_key(|c| c.0);
+        let keys =
+            candidates.iter().filter(|c| c.2.expire_at_ms.is_none_or(|at| at > now_ms)).map(|c| c.1.clone()).collect();
+        (keys, None)
+    }
+
+    /// The `n`-th key in table order (for RANDOMKEY), if any.
+    pub fn nth_key(&self, n: usize) -> Option<&Key> {
+        self.map.keys().nth(n)
+    }
+
     /// Checks up to `samples` random keys with a TTL and deletes the expired ones.
     /// Returns (sampled, expired).
     pub fn expire_sample(&mut self, samples: usize, now_ms: i64, rng: &mut Rng) -> (usize, usize) {
@@ -184,9 +462,30 @@ impl Db {
     }
 }
 
+/// Redis's LFULogIncr: the counter grows with probability 1/((counter-5)*factor+1).
+fn lfu_log_incr(counter: u32, log_factor: u32, rng: &mut Rng) -> u32 {
+    if counter >= 255 {
+        return 255;
+    }
+    let r = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let base = counter.saturating_sub(LFU_INIT_VAL) as f64;
+    let p = 1.0 / (base * f64::from(log_factor) + 1.0);
+    if r < p {
+        counter + 1
+    } else {
+        counter
+    }
+}
+
 /// A tiny xorshift generator for sampling; not for anything user-visible.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
+
+impl Default for Rng {
+    fn default() -> Self {
+        Self(0x9e37_79b9_7f4a_7c15)
+    }
+}
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
@@ -247,6 +546,33 @@ impl Keyspace {
         self.shards[shard].lock()
     }
 
+    /// SCAN cursors: the shard index in the top bits, a position in that shard's hash
+    /// order below. Returns (shard, position, shift).
+    pub fn decode_cursor(&self, cursor: u64) -> (usize, u64, u32) {
+        let bits = self.shards.len().trailing_zeros();
+        if bits == 0 {
+            return (0, cursor, 0);
+        }
+        ((cursor >> (64 - bits)) as usize, cursor & (u64::MAX >> bits), bits)
+    }
+
+    /// The cursor for continuing at `position` of `shard`; 0 once past the last shard.
+    pub fn encode_cursor(&self, shard: usize, position: Option<u64>) -> u64 {
+        let bits = self.shards.len().trailing_zeros();
+        let (shard, position) = match position {
+            Some(p) if bits == 0 || p <= u64::MAX >> bits => (shard, p),
+            _ => (shard + 1, 0),
+        };
+        if shard >= self.shards.len() {
+            return 0;
+        }
+        if bits == 0 {
+            position
+        } else {
+            ((shard as u64) << (64 - bits)) | position
+        }
+    }
+
     /// Locks every shard in ascending order (the global lock order).
     pub fn lock_all(&self) -> Vec<MutexGuard<'_, Shard>> {
         self.shards.iter().map(|s| s.lock()).collect()
@@ -263,7 +589,7 @@ mod tests {
     use super::*;
 
     fn s(v: &str) -> Value {
-        Value::Str(v.as_bytes().to_vec())
+        Value::string(v.as_bytes())
     }
 
     #[test]

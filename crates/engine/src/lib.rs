@@ -23,10 +23,14 @@ pub mod error;
 mod exec;
 mod expire;
 pub mod keyspace;
+#[path = "glob_shim.rs"]
+pub mod glob;
+#[path = "longdouble_shim.rs"]
+pub mod longdouble;
 pub mod reply;
 pub mod slot;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -37,7 +41,7 @@ pub use config::Config;
 pub use error::{CmdError, CmdResult};
 pub use exec::{Client, Ctx};
 pub use expire::CycleReport;
-pub use keyspace::Keyspace;
+pub use keyspace::{AccessMode, Keyspace};
 pub use reply::{Reply, ReplyBuilder, ReplySink};
 
 /// The version Quince reports as `redis_version`: the Redis release whose behaviour it follows.
@@ -85,6 +89,18 @@ pub struct ServerFacts {
     pub run_id: String,
 }
 
+/// Configuration values read on every command, cached in atomics so the hot path takes no
+/// lock. Refreshed by `Engine::config_changed`.
+#[derive(Debug, Default)]
+pub struct HotConfig {
+    pub lfu: AtomicBool,
+    pub lfu_log_factor: AtomicU32,
+    pub lfu_decay_time: AtomicU32,
+    /// Redis keeps shared integer objects unless an LRU/LFU policy needs per-key access data.
+    pub shared_integers: AtomicBool,
+    pub active_expire: AtomicBool,
+}
+
 pub struct Engine {
     pub keyspace: Keyspace,
     pub table: CommandTable,
@@ -92,6 +108,7 @@ pub struct Engine {
     pub config: RwLock<Config>,
     pub stats: Stats,
     pub server: RwLock<ServerFacts>,
+    pub hot: HotConfig,
     next_client_id: AtomicU64,
     expire_cursor: AtomicUsize,
     shutdown_requested: AtomicBool,
@@ -105,16 +122,45 @@ impl Engine {
             n => n,
         };
         let start_time_ms = options.clock.now_ms();
-        Self {
+        let engine = Self {
             keyspace: Keyspace::new(shards, databases),
             table: CommandTable::new(cmd::all_commands()),
             clock: options.clock,
             config: RwLock::new(options.config),
             stats: Stats::default(),
             server: RwLock::new(ServerFacts { start_time_ms, ..ServerFacts::default() }),
+            hot: HotConfig::default(),
             next_client_id: AtomicU64::new(1),
             expire_cursor: AtomicUsize::new(0),
             shutdown_requested: AtomicBool::new(false),
+        };
+        engine.hot.active_expire.store(true, Ordering::Relaxed);
+        engine.config_changed();
+        engine
+    }
+
+    /// Re-reads the configuration values cached in `hot`; call after changing `config`.
+    pub fn config_changed(&self) {
+        let config = self.config.read();
+        let policy = config.get("maxmemory-policy").unwrap_or("noeviction");
+        let lfu = policy.contains("lfu");
+        let int = |name: &str, default: i64| config.get(name).and_then(|v| v.parse().ok()).unwrap_or(default);
+        let maxmemory = int("maxmemory", 0);
+        self.hot.lfu.store(lfu, Ordering::Relaxed);
+        self.hot.shared_integers.store(maxmemory == 0 || !(lfu || policy.contains("lru")), Ordering::Relaxed);
+        self.hot.lfu_log_factor.store(int("lfu-log-factor", 10) as u32, Ordering::Relaxed);
+        self.hot.lfu_decay_time.store(int("lfu-decay-time", 1) as u32, Ordering::Relaxed);
+    }
+
+    /// How lookups record access under the current eviction policy.
+    pub fn access_mode(&self) -> AccessMode {
+        if self.hot.lfu.load(Ordering::Relaxed) {
+            AccessMode::Lfu {
+                log_factor: self.hot.lfu_log_factor.load(Ordering::Relaxed),
+                decay_minutes: self.hot.lfu_decay_time.load(Ordering::Relaxed),
+            }
+        } else {
+            AccessMode::Lru
         }
     }
 

@@ -1,9 +1,11 @@
-//! Generic keyspace commands. This subset: DEL EXISTS EXPIRE PEXPIRE EXPIREAT
-//! PEXPIREAT TTL PTTL PERSIST.
+//! Generic keyspace commands: DEL UNLINK EXISTS TYPE TOUCH RENAME RENAMENX MOVE COPY KEYS
+//! SCAN RANDOMKEY SWAPDB OBJECT, and the TTL family.
 
 use crate::command::{ArgDoc, ArgType, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
+use crate::glob::glob_match;
+use crate::keyspace::{Key, Rng};
 use crate::reply::ReplySink;
 
 use super::{is, parse_i64};
@@ -118,13 +120,19 @@ fn pexpireat(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdR
 
 /// Remaining TTL: -2 if the key is missing, -1 if it has no TTL.
 fn ttl_generic(ctx: &mut Ctx<'_>, key: &[u8], out: &mut dyn ReplySink, in_ms: bool) -> CmdResult {
+    ttl_or_time(ctx, key, out, in_ms, false)
+}
+
+/// TTL, PTTL, EXPIRETIME and PEXPIRETIME (Redis's `ttlGenericCommand`); seconds round to
+/// nearest.
+fn ttl_or_time(ctx: &mut Ctx<'_>, key: &[u8], out: &mut dyn ReplySink, in_ms: bool, absolute: bool) -> CmdResult {
     let now = ctx.now_ms;
-    let reply = match ctx.db(key).get(key, now) {
+    let reply = match ctx.db(key).peek(key, now) {
         None => -2,
         Some(entry) => match entry.expire_at_ms {
             None => -1,
             Some(at) => {
-                let ms = (at - now).max(0);
+                let ms = if absolute { at } else { at - now }.max(0);
                 if in_ms {
                     ms
                 } else {
@@ -155,6 +163,329 @@ fn persist(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     Ok(())
 }
 
+/// EXPIRETIME key — O(1).
+fn expiretime(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    ttl_or_time(ctx, args[1], out, false, true)
+}
+
+/// PEXPIRETIME key — O(1).
+fn pexpiretime(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    ttl_or_time(ctx, args[1], out, true, true)
+}
+
+/// TYPE key — O(1); `none` for a missing key. Does not count as an access.
+fn type_cmd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let now = ctx.now_ms;
+    let name = ctx.db(args[1]).peek(args[1], now).map_or("none", |e| e.value.type_name());
+    out.simple(name);
+    Ok(())
+}
+
+/// TOUCH key [key ...] — O(N): records an access, returns how many keys exist.
+fn touch(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let now = ctx.now_ms;
+    let found = args[1..].iter().filter(|key| ctx.db(key).get(key, now).is_some()).count();
+    out.integer(found as i64);
+    Ok(())
+}
+
+/// RENAME / RENAMENX key newkey — O(1): the value keeps its TTL and access data.
+fn rename_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, nx: bool) -> CmdResult {
+    let (from, to, now) = (args[1], args[2], ctx.now_ms);
+    if !ctx.db(from).contains(from, now) {
+        return Err(CmdError::msg("ERR no such key"));
+    }
+    if from == to {
+        reply_rename(out, nx, !nx);
+        return Ok(());
+    }
+    if nx && ctx.db(to).contains(to, now) {
+        out.integer(0);
+        return Ok(());
+    }
+    let entry = ctx.db(from).take(from, now).expect("checked above");
+    ctx.db(to).insert_entry(to, entry, now);
+    reply_rename(out, nx, true);
+    Ok(())
+}
+
+fn reply_rename(out: &mut dyn ReplySink, nx: bool, done: bool) {
+    if nx {
+        out.integer(i64::from(done));
+    } else {
+        out.simple("OK");
+    }
+}
+
+fn rename(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    rename_generic(ctx, args, out, false)
+}
+
+fn renamenx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    rename_generic(ctx, args, out, true)
+}
+
+/// A database index argument: an integer (else the integer error) within range.
+fn parse_db_index(ctx: &Ctx<'_>, arg: &[u8]) -> Result<usize, CmdError> {
+    let n = parse_i64(arg)?;
+    if n < i64::from(i32::MIN) || n > i64::from(i32::MAX) {
+        return Err(CmdError::NotInteger);
+    }
+    if n < 0 || n as usize >= ctx.engine.keyspace.databases() {
+        return Err(CmdError::DbIndexOutOfRange);
+    }
+    Ok(n as usize)
+}
+
+/// MOVE key db — O(1).
+fn move_cmd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let (key, now) = (args[1], ctx.now_ms);
+    let dst = parse_db_index(ctx, args[2])?;
+    if dst == ctx.client.db {
+        return Err(CmdError::msg("ERR source and destination objects are the same"));
+    }
+    if !ctx.db(key).contains(key, now) || ctx.db_at(key, dst).contains(key, now) {
+        out.integer(0);
+        return Ok(());
+    }
+    let entry = ctx.db(key).take(key, now).expect("checked above");
+    ctx.db_at(key, dst).insert_entry(key, entry, now);
+    out.integer(1);
+    Ok(())
+}
+
+/// COPY source destination [DB destination-db] [REPLACE] — O(N) in the value size.
+fn copy(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let (src, dst, now) = (args[1], args[2], ctx.now_ms);
+    let mut replace = false;
+    let mut dst_db = ctx.client.db;
+    let mut j = 3;
+    while j < args.len() {
+        if is(args[j], "REPLACE") {
+            replace = true;
+        } else if is(args[j], "DB") && j + 1 < args.len() {
+            dst_db = parse_db_index(ctx, args[j + 1]).map_err(|e| match e {
+                CmdError::NotInteger => e,
+                _ => CmdError::msg("ERR DB index is out of range"),
+            })?;
+            j += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        j += 1;
+    }
+    if src == dst && dst_db == ctx.client.db {
+        return Err(CmdError::msg("ERR source and destination objects are the same"));
+    }
+    let Some(entry) = ctx.db(src).get(src, now).cloned() else {
+        out.integer(0);
+        return Ok(());
+    };
+    let target = ctx.db_at(dst, dst_db);
+    if target.contains(dst, now) && !replace {
+        out.integer(0);
+        return Ok(());
+    }
+    target.insert_entry(dst, entry, now);
+    out.integer(1);
+    Ok(())
+}
+
+/// KEYS pattern — O(N): every shard of the selected database, one at a time.
+fn keys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let (pattern, now, db) = (args[1], ctx.now_ms, ctx.client.db);
+    let all = pattern == b"*";
+    let mut found: Vec<Key> = Vec::new();
+    for shard in 0..ctx.engine.keyspace.shard_count() {
+        let mut guard = ctx.engine.keyspace.lock(shard);
+        found.extend(guard.dbs[db].iter_live(now).filter(|(k, _)| all || glob_match(pattern, k, false)).map(|(k, _)| k.clone()));
+    }
+    out.array(found.len());
+    for key in &found {
+        out.bulk(key);
+    }
+    Ok(())
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] — O(1) per call in keys returned
+/// (O(shard size) to find them: shards are walked in hash order, see `Db::scan`).
+fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let cursor = parse_scan_cursor(args[1])?;
+    let mut count = 10usize;
+    let mut pattern: Option<&[u8]> = None;
+    let mut type_name: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        let more = args.len() - i >= 2;
+        if is(args[i], "COUNT") && more {
+            let n = parse_i64(args[i + 1])?;
+            if n < 1 {
+                return Err(CmdError::Syntax);
+            }
+            count = n.min(1 << 20) as usize;
+        } else if is(args[i], "MATCH") && more {
+            pattern = Some(args[i + 1]).filter(|p| *p != b"*");
+        } else if is(args[i], "TYPE") && more {
+            type_name = Some(args[i + 1]);
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 2;
+    }
+    let (now, db) = (ctx.now_ms, ctx.client.db);
+    let keyspace = &ctx.engine.keyspace;
+    let (mut shard, mut position, shift) = keyspace.decode_cursor(cursor);
+    let mut keys: Vec<Key> = Vec::new();
+    let mut next = 0;
+    while shard < keyspace.shard_count() {
+        let mut guard = keyspace.lock(shard);
+        let db = &mut guard.dbs[db];
+        let (page, resume) = db.scan(position, shift, count - keys.len().min(count - 1), now);
+        for key in page {
+            if pattern.is_some_and(|p| !glob_match(p, &key, false)) {
+                continue;
+            }
+            if let Some(t) = type_name {
+                let matches = db.peek(&key, now).is_some_and(|e| e.value.type_name().as_bytes().eq_ignore_ascii_case(t));
+                if !matches {
+                    continue;
+                }
+            }
+            keys.push(key);
+        }
+        drop(guard);
+        next = keyspace.encode_cursor(shard, resume);
+        if resume.is_some() || keys.len() >= count {
+            break;
+        }
+        shard += 1;
+        position = 0;
+    }
+    out.array(2);
+    out.bulk(next.to_string().as_bytes());
+    out.array(keys.len());
+    for key in &keys {
+        out.bulk(key);
+    }
+    Ok(())
+}
+
+/// A SCAN cursor as Redis's strtoul reads it: an unsigned decimal, else `invalid cursor`.
+pub fn parse_scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
+    std::str::from_utf8(arg).ok().and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| CmdError::msg("ERR invalid cursor"))
+}
+
+/// RANDOMKEY — O(N/shards) here: a uniformly random live key of the selected database.
+fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let (now, db) = (ctx.now_ms, ctx.client.db);
+    let keyspace = &ctx.engine.keyspace;
+    let mut rng = Rng::new(ctx.engine.clock.now_us() as u64 ^ ctx.client.id.rotate_left(17));
+    for _attempt in 0..100 {
+        let sizes: Vec<usize> = (0..keyspace.shard_count()).map(|s| keyspace.lock(s).dbs[db].len()).collect();
+        let total: usize = sizes.iter().sum();
+        if total == 0 {
+            break;
+        }
+        let mut pick = rng.below(total);
+        for (shard, size) in sizes.iter().enumerate() {
+            if pick >= *size {
+                pick -= size;
+                continue;
+            }
+            let mut guard = keyspace.lock(shard);
+            let db = &mut guard.dbs[db];
+            let Some(key) = db.nth_key(pick.min(db.len().saturating_sub(1))).cloned() else { break };
+            // A key whose TTL passed is deleted here and another one is drawn.
+            if db.contains(&key, now) {
+                out.bulk(&key);
+                return Ok(());
+            }
+            break;
+        }
+    }
+    out.null();
+    Ok(())
+}
+
+/// SWAPDB index1 index2 — O(shards): swaps the two databases in every shard at once.
+fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let parse = |arg: &[u8], which: &str| -> Result<i64, CmdError> {
+        parse_i64(arg)
+            .ok()
+            .filter(|n| i32::try_from(*n).is_ok())
+            .ok_or_else(|| CmdError::msg(format!("ERR invalid {which} DB index")))
+    };
+    let a = parse(args[1], "first")?;
+    let b = parse(args[2], "second")?;
+    let dbs = ctx.engine.keyspace.databases() as i64;
+    if a < 0 || a >= dbs || b < 0 || b >= dbs {
+        return Err(CmdError::DbIndexOutOfRange);
+    }
+    if a != b {
+        let mut all = ctx.engine.keyspace.lock_all();
+        for shard in all.iter_mut() {
+            shard.dbs.swap(a as usize, b as usize);
+        }
+    }
+    out.simple("OK");
+    Ok(())
+}
+
+/// OBJECT ENCODING|FREQ|IDLETIME|REFCOUNT key — O(1); none of them counts as an access.
+fn object_sub(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let (key, now) = (args[2], ctx.now_ms);
+    let lfu = ctx.engine.hot.lfu.load(std::sync::atomic::Ordering::Relaxed);
+    let shared_ints = ctx.engine.hot.shared_integers.load(std::sync::atomic::Ordering::Relaxed);
+    let decay = ctx.engine.hot.lfu_decay_time.load(std::sync::atomic::Ordering::Relaxed);
+    let sub = ctx.spec.name.rsplit('|').next().unwrap_or("");
+    let Some(entry) = ctx.db(key).peek(key, now) else {
+        out.null();
+        return Ok(());
+    };
+    match sub {
+        "encoding" => out.bulk(entry.value.encoding_name().as_bytes()),
+        "refcount" => {
+            let shared = matches!(&entry.value, crate::keyspace::Value::Str(crate::keyspace::StrValue::Int(n))
+                if shared_ints && (0..crate::keyspace::SHARED_INTEGERS).contains(n));
+            out.integer(if shared { i64::from(i32::MAX) } else { 1 });
+        }
+        "idletime" => {
+            if lfu {
+                return Err(CmdError::msg("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+            }
+            out.integer(entry.idle_seconds(now) as i64);
+        }
+        _ => {
+            if !lfu {
+                return Err(CmdError::msg("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+            }
+            out.integer(i64::from(crate::keyspace::lfu_decayed(entry.access, now, decay)));
+        }
+    }
+    Ok(())
+}
+
+fn object_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    super::server::reply_subcommand_help(
+        out,
+        "OBJECT",
+        &[
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+        ],
+    )
+}
+
 fn expire_spec(
     name: &str,
     handler: crate::command::Handler,
@@ -183,8 +514,97 @@ fn expire_spec(
         ])
 }
 
+fn object_spec(name: &str, summary: &'static str, since: &'static str) -> CommandSpec {
+    CommandSpec::new(name, 3, "readonly", "keyspace", object_sub)
+        .doc("generic", since, summary, "O(1)")
+        .tips(&["nondeterministic_output"])
+        .keys("RO", 2, 0, 1)
+        .args(vec![ArgDoc::key("key", 0)])
+}
+
 pub fn register() -> Vec<CommandSpec> {
     vec![
+        CommandSpec::new("unlink", -2, "write fast", "keyspace", del)
+            .doc("generic", "4.0.0", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.")
+            .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+            .keys("RM delete", 1, -1, 1)
+            .args(vec![ArgDoc::key("key", 0).multiple()]),
+        CommandSpec::new("type", 2, "readonly fast", "keyspace", type_cmd)
+            .doc("generic", "1.0.0", "Determine the type stored at key", "O(1)")
+            .keys("RO", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0)]),
+        CommandSpec::new("touch", -2, "readonly fast", "keyspace", touch)
+            .doc("generic", "3.2.1", "Alters the last access time of a key(s). Returns the number of existing keys specified.", "O(N) where N is the number of keys that will be touched.")
+            .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+            .keys("RO", 1, -1, 1)
+            .args(vec![ArgDoc::key("key", 0).multiple()]),
+        CommandSpec::new("rename", 3, "write", "keyspace", rename)
+            .doc("generic", "1.0.0", "Rename a key", "O(1)")
+            .keys("RW access delete", 1, 0, 1)
+            .keys("OW update", 2, 0, 1)
+            .args(vec![ArgDoc::key("key", 0), ArgDoc::key("newkey", 1)]),
+        CommandSpec::new("renamenx", 3, "write fast", "keyspace", renamenx)
+            .doc("generic", "1.0.0", "Rename a key, only if the new key does not exist", "O(1)")
+            .history(&[("3.2.0", "The command no longer returns an error when source and destination names are the same.")])
+            .keys("RW access delete", 1, 0, 1)
+            .keys("OW insert", 2, 0, 1)
+            .args(vec![ArgDoc::key("key", 0), ArgDoc::key("newkey", 1)]),
+        CommandSpec::new("move", 3, "write fast", "keyspace", move_cmd)
+            .doc("generic", "1.0.0", "Move a key to another database", "O(1)")
+            .keys("RW update", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0), ArgDoc::new("db", ArgType::Integer)]),
+        CommandSpec::new("copy", -3, "write denyoom", "keyspace", copy)
+            .doc("generic", "6.2.0", "Copy a key", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")
+            .keys("RO access", 1, 0, 1)
+            .keys("OW update", 2, 0, 1)
+            .args(vec![
+                ArgDoc::key("source", 0),
+                ArgDoc::key("destination", 1),
+                ArgDoc::new("destination-db", ArgType::Integer).after("DB").optional(),
+                ArgDoc::token("replace", "REPLACE").optional(),
+            ]),
+        CommandSpec::new("keys", 2, "readonly", "keyspace dangerous", keys)
+            .doc("generic", "1.0.0", "Find all keys matching the given pattern", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.")
+            .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
+            .args(vec![ArgDoc::new("pattern", ArgType::Pattern)]),
+        CommandSpec::new("scan", -2, "readonly", "keyspace", scan)
+            .doc("generic", "2.8.0", "Incrementally iterate the keys space", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
+            .history(&[("6.0.0", "Added the `TYPE` subcommand.")])
+            .tips(&["nondeterministic_output", "request_policy:special"])
+            .args(vec![
+                ArgDoc::new("cursor", ArgType::Integer),
+                ArgDoc::new("pattern", ArgType::Pattern).after("MATCH").optional(),
+                ArgDoc::new("count", ArgType::Integer).after("COUNT").optional(),
+                ArgDoc::new("type", ArgType::String).after("TYPE").optional(),
+            ]),
+        CommandSpec::new("randomkey", 1, "readonly", "keyspace", randomkey)
+            .doc("generic", "1.0.0", "Return a random key from the keyspace", "O(1)")
+            .tips(&["request_policy:all_shards", "nondeterministic_output"]),
+        CommandSpec::new("swapdb", 3, "write fast", "keyspace dangerous", swapdb)
+            .doc("server", "4.0.0", "Swaps two Redis databases", "O(N) where N is the count of clients watching or blocking on keys from both databases.")
+            .args(vec![ArgDoc::new("index1", ArgType::Integer), ArgDoc::new("index2", ArgType::Integer)]),
+        CommandSpec::new("expiretime", 2, "readonly fast", "keyspace", expiretime)
+            .doc("generic", "7.0.0", "Get the expiration Unix timestamp for a key", "O(1)")
+            .keys("RO access", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0)]),
+        CommandSpec::new("pexpiretime", 2, "readonly fast", "keyspace", pexpiretime)
+            .doc("generic", "7.0.0", "Get the expiration Unix timestamp for a key in milliseconds", "O(1)")
+            .keys("RO access", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0)]),
+        CommandSpec::container(
+            "object",
+            "",
+            "",
+            vec![
+                object_spec("encoding", "Inspect the internal encoding of a Redis object", "2.2.3"),
+                object_spec("freq", "Get the logarithmic access frequency counter of a Redis object", "4.0.0"),
+                object_spec("idletime", "Get the time since a Redis object was last accessed", "2.2.3"),
+                object_spec("refcount", "Get the number of references to the value of the key", "2.2.3"),
+                CommandSpec::new("help", 2, "loading stale", "keyspace", object_help)
+                    .doc("generic", "6.2.0", "Show helpful text about the different subcommands", "O(1)"),
+            ],
+        )
+        .doc("generic", "2.2.3", "A container for object introspection commands", "Depends on subcommand."),
         CommandSpec::new("del", -2, "write", "keyspace", del)
             .doc("generic", "1.0.0", "Delete a key", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).")
             .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])

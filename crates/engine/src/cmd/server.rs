@@ -315,11 +315,24 @@ fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, w
 }
 
 /// Replies with the lines of a HELP subcommand, as status replies like Redis's addReplyHelp.
-fn reply_help(out: &mut dyn ReplySink, lines: &[&str]) -> CmdResult {
+pub fn reply_help(out: &mut dyn ReplySink, lines: &[&str]) -> CmdResult {
     out.array(lines.len());
     for line in lines {
         out.simple(line);
     }
+    Ok(())
+}
+
+/// A HELP reply the way Redis's addReplyHelp builds it: a header naming the command, the
+/// given lines, and the HELP entry last.
+pub fn reply_subcommand_help(out: &mut dyn ReplySink, command: &str, lines: &[&str]) -> CmdResult {
+    out.array(lines.len() + 3);
+    out.simple(&format!("{command} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+    for line in lines {
+        out.simple(line);
+    }
+    out.simple("HELP");
+    out.simple("    Print this help.");
     Ok(())
 }
 

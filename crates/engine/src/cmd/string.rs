@@ -1,22 +1,27 @@
-//! String commands. This subset: GET and SET with all options.
+//! String commands: GET/SET and their variants, multi-key MGET/MSET, in-place edits
+//! (APPEND, SETRANGE), counters (INCR family, INCRBYFLOAT), ranges and LCS.
 
 use crate::command::{ArgDoc, ArgType, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
-use crate::keyspace::{TtlOnWrite, Value};
+use crate::keyspace::{Entry, StrValue, TtlOnWrite, Value};
+use crate::longdouble::LongDouble;
 use crate::reply::ReplySink;
 
 use super::{is, parse_i64};
 
-/// Options of SET, parsed as Redis's `parseExtendedStringArgumentsOrReply` does: each
-/// option may repeat, but conflicting ones (NX with XX, two expiry forms) are a syntax error.
+/// Options of SET and GETEX, parsed as Redis's `parseExtendedStringArgumentsOrReply` does:
+/// each option may repeat, but conflicting ones (NX with XX, two expiry forms) are a syntax
+/// error, and SET-only or GETEX-only options are rejected by the other command.
 #[derive(Debug, Default, Clone, Copy)]
 struct SetOptions {
     nx: bool,
     xx: bool,
     get: bool,
     keep_ttl: bool,
-    expire: Option<(ExpireUnit, i64)>,
+    persist: bool,
+    /// The expiry form and the index of its argument.
+    expire: Option<(ExpireUnit, usize)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,9 +32,16 @@ enum ExpireUnit {
     PxAt,
 }
 
-fn parse_set_options(args: &[&[u8]]) -> Result<SetOptions, CmdError> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OptionsFor {
+    Set,
+    GetEx,
+}
+
+fn parse_set_options(args: &[&[u8]], first: usize, command: OptionsFor) -> Result<SetOptions, CmdError> {
+    let set = command == OptionsFor::Set;
     let mut o = SetOptions::default();
-    let mut j = 3;
+    let mut j = first;
     while j < args.len() {
         let opt = args[j];
         let has_next = j + 1 < args.len();
@@ -38,19 +50,21 @@ fn parse_set_options(args: &[&[u8]]) -> Result<SetOptions, CmdError> {
                 .into_iter()
                 .find(|(name, _)| is(opt, name))
                 .map(|(_, u)| u);
-        if is(opt, "NX") && !o.xx {
+        if set && is(opt, "NX") && !o.xx {
             o.nx = true;
-        } else if is(opt, "XX") && !o.nx {
+        } else if set && is(opt, "XX") && !o.nx {
             o.xx = true;
-        } else if is(opt, "GET") {
+        } else if set && is(opt, "GET") {
             o.get = true;
-        } else if is(opt, "KEEPTTL") && o.expire.is_none() {
+        } else if set && is(opt, "KEEPTTL") && o.expire.is_none() {
             o.keep_ttl = true;
-        } else if let Some(unit) =
-            unit.filter(|u| has_next && !o.keep_ttl && o.expire.is_none_or(|(existing, _)| existing == *u))
-        {
+        } else if !set && is(opt, "PERSIST") && o.expire.is_none() {
+            o.persist = true;
+        } else if let Some(unit) = unit.filter(|u| {
+            has_next && !o.keep_ttl && !o.persist && o.expire.is_none_or(|(existing, _)| existing == *u)
+        }) {
             // The value is parsed later, after all options, as Redis does.
-            o.expire = Some((unit, j as i64 + 1));
+            o.expire = Some((unit, j + 1));
             j += 1;
         } else {
             return Err(CmdError::Syntax);
@@ -79,6 +93,69 @@ fn absolute_expire_ms(arg: &[u8], unit: ExpireUnit, now_ms: i64) -> Result<i64, 
     Ok(ms)
 }
 
+/// The string in an entry, or WRONGTYPE.
+pub fn as_str(entry: &Entry) -> Result<&StrValue, CmdError> {
+    match &entry.value {
+        Value::Str(s) => Ok(s),
+    }
+}
+
+pub fn as_str_mut(entry: &mut Entry) -> Result<&mut StrValue, CmdError> {
+    match &mut entry.value {
+        Value::Str(s) => Ok(s),
+    }
+}
+
+/// Redis's checkStringLength: a string may not grow past proto-max-bulk-len.
+pub fn check_string_length(ctx: &Ctx<'_>, size: u64, append: u64) -> CmdResult {
+    let max = ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse::<u64>().ok()).unwrap_or(512 << 20);
+    match size.checked_add(append) {
+        Some(total) if total <= max => Ok(()),
+        _ => Err(CmdError::msg("ERR string exceeds maximum allowed size (proto-max-bulk-len)")),
+    }
+}
+
+fn reply_str(out: &mut dyn ReplySink, s: &StrValue) {
+    match s {
+        StrValue::Int(n) => {
+            let mut buf = itoa_buf(*n);
+            out.bulk(buf.as_bytes_mut());
+        }
+        StrValue::Embstr(b) | StrValue::Raw(b) => out.bulk(b),
+    }
+}
+
+/// Formats an integer without a heap allocation.
+struct ItoaBuf {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl ItoaBuf {
+    fn as_bytes_mut(&mut self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+fn itoa_buf(n: i64) -> ItoaBuf {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    ItoaBuf { buf, start: i }
+}
+
 /// Replies with a key's string value or null; WRONGTYPE for other types.
 fn reply_get(ctx: &mut Ctx<'_>, key: &[u8], out: &mut dyn ReplySink) -> CmdResult {
     let now = ctx.now_ms;
@@ -87,12 +164,10 @@ fn reply_get(ctx: &mut Ctx<'_>, key: &[u8], out: &mut dyn ReplySink) -> CmdResul
             out.null();
             false
         }
-        Some(entry) => match &entry.value {
-            Value::Str(s) => {
-                out.bulk(s);
-                true
-            }
-        },
+        Some(entry) => {
+            reply_str(out, as_str(entry)?);
+            true
+        }
     };
     ctx.hit(found);
     Ok(())
@@ -105,11 +180,11 @@ fn get(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult 
 
 /// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ts-ms|KEEPTTL] — O(1).
 fn set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let opts = parse_set_options(args)?;
+    let opts = parse_set_options(args, 3, OptionsFor::Set)?;
     let (key, value) = (args[1], args[2]);
     let now = ctx.now_ms;
     let expire_at = match opts.expire {
-        Some((unit, pos)) => Some(absolute_expire_ms(args[pos as usize], unit, now)?),
+        Some((unit, pos)) => Some(absolute_expire_ms(args[pos], unit, now)?),
         None => None,
     };
     if opts.get {
@@ -128,11 +203,398 @@ fn set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult 
         (None, true) => TtlOnWrite::Keep,
         (None, false) => TtlOnWrite::Clear,
     };
-    db.set(key, Value::Str(value.to_vec()), ttl, now);
+    db.set(key, Value::string(value), ttl, now);
     if !opts.get {
         out.simple("OK");
     }
     Ok(())
+}
+
+/// SETNX key value — O(1).
+fn setnx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let now = ctx.now_ms;
+    let db = ctx.db(args[1]);
+    if db.contains(args[1], now) {
+        out.integer(0);
+    } else {
+        db.set(args[1], Value::string(args[2]), TtlOnWrite::Clear, now);
+        out.integer(1);
+    }
+    Ok(())
+}
+
+/// SETEX / PSETEX key time value — O(1).
+fn setex_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, unit: ExpireUnit) -> CmdResult {
+    let now = ctx.now_ms;
+    let at = absolute_expire_ms(args[2], unit, now)?;
+    ctx.db(args[1]).set(args[1], Value::string(args[3]), TtlOnWrite::At(at), now);
+    out.simple("OK");
+    Ok(())
+}
+
+fn setex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    setex_generic(ctx, args, out, ExpireUnit::Ex)
+}
+
+fn psetex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    setex_generic(ctx, args, out, ExpireUnit::Px)
+}
+
+/// GETSET key value — O(1): the old value, then SET (TTL cleared).
+fn getset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    reply_get(ctx, args[1], out)?;
+    let now = ctx.now_ms;
+    ctx.db(args[1]).set(args[1], Value::string(args[2]), TtlOnWrite::Clear, now);
+    Ok(())
+}
+
+/// GETDEL key — O(1).
+fn getdel(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    reply_get(ctx, args[1], out)?;
+    let now = ctx.now_ms;
+    ctx.db(args[1]).remove(args[1], now);
+    Ok(())
+}
+
+/// GETEX key [EX s|PX ms|EXAT ts|PXAT ts-ms|PERSIST] — O(1).
+fn getex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let opts = parse_set_options(args, 2, OptionsFor::GetEx)?;
+    let (key, now) = (args[1], ctx.now_ms);
+    let value = match ctx.db(key).get(key, now) {
+        None => None,
+        Some(entry) => Some(as_str(entry)?.clone()),
+    };
+    ctx.hit(value.is_some());
+    let Some(value) = value else {
+        out.null();
+        return Ok(());
+    };
+    let expire_at = match opts.expire {
+        Some((unit, pos)) => Some((unit, absolute_expire_ms(args[pos], unit, now)?)),
+        None => None,
+    };
+    reply_str(out, &value);
+    let db = ctx.db(key);
+    match expire_at {
+        Some((ExpireUnit::ExAt | ExpireUnit::PxAt, at)) if at <= now => {
+            db.remove(key, now);
+        }
+        Some((_, at)) => {
+            db.set_expire(key, at, now);
+        }
+        None if opts.persist => {
+            db.persist(key, now);
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+/// MGET key [key ...] — O(N); non-strings read as null.
+fn mget(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let now = ctx.now_ms;
+    out.array(args.len() - 1);
+    for key in &args[1..] {
+        let found = match ctx.db(key).get(key, now) {
+            Some(Entry { value: Value::Str(s), .. }) => {
+                reply_str(out, s);
+                true
+            }
+            None => {
+                out.null();
+                false
+            }
+        };
+        ctx.hit(found);
+    }
+    Ok(())
+}
+
+/// MSET key value [key value ...] — O(N).
+fn mset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(CmdError::msg(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
+    }
+    let now = ctx.now_ms;
+    for pair in args[1..].chunks_exact(2) {
+        ctx.db(pair[0]).set(pair[0], Value::string(pair[1]), TtlOnWrite::Clear, now);
+    }
+    out.simple("OK");
+    Ok(())
+}
+
+/// MSETNX key value [key value ...] — O(N): all or nothing.
+fn msetnx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(CmdError::msg(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
+    }
+    let now = ctx.now_ms;
+    if args[1..].chunks_exact(2).any(|pair| ctx.db(pair[0]).contains(pair[0], now)) {
+        out.integer(0);
+        return Ok(());
+    }
+    for pair in args[1..].chunks_exact(2) {
+        ctx.db(pair[0]).set(pair[0], Value::string(pair[1]), TtlOnWrite::Clear, now);
+    }
+    out.integer(1);
+    Ok(())
+}
+
+/// APPEND key value — O(1) amortized.
+fn append(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let (key, value, now) = (args[1], args[2], ctx.now_ms);
+    let current_len = match ctx.db(key).get(key, now) {
+        None => None,
+        Some(entry) => Some(as_str(entry)?.len()),
+    };
+    let new_len = match current_len {
+        None => {
+            ctx.db(key).set(key, Value::string(value), TtlOnWrite::Clear, now);
+            value.len()
+        }
+        Some(len) => {
+            check_string_length(ctx, len as u64, value.len() as u64)?;
+            let entry = ctx.db(key).get_mut(key, now).expect("looked up above");
+            let bytes = as_str_mut(entry)?.make_raw();
+            bytes.extend_from_slice(value);
+            bytes.len()
+        }
+    };
+    out.integer(new_len as i64);
+    Ok(())
+}
+
+/// STRLEN key — O(1).
+fn strlen(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let now = ctx.now_ms;
+    let len = match ctx.db(args[1]).get(args[1], now) {
+        None => 0,
+        Some(entry) => as_str(entry)?.len(),
+    };
+    out.integer(len as i64);
+    Ok(())
+}
+
+/// GETRANGE key start end (and its old name SUBSTR) — O(N) in the returned length.
+fn getrange(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let mut start = parse_i64(args[2])?;
+    let mut end = parse_i64(args[3])?;
+    let now = ctx.now_ms;
+    let Some(entry) = ctx.db(args[1]).get(args[1], now) else {
+        out.bulk(b"");
+        return Ok(());
+    };
+    let value = as_str(entry)?.as_bytes();
+    let len = value.len() as i64;
+    if start < 0 && end < 0 && start > end {
+        out.bulk(b"");
+        return Ok(());
+    }
+    if start < 0 {
+        start += len;
+    }
+    if end < 0 {
+        end += len;
+    }
+    start = start.max(0);
+    end = end.max(0).min(len - 1);
+    if start > end || len == 0 {
+        out.bulk(b"");
+    } else {
+        out.bulk(&value[start as usize..=end as usize]);
+    }
+    Ok(())
+}
+
+/// SETRANGE key offset value — O(1) plus the copy.
+fn setrange(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let offset = parse_i64(args[2])?;
+    if offset < 0 {
+        return Err(CmdError::msg("ERR offset is out of range"));
+    }
+    let (key, value, now) = (args[1], args[3], ctx.now_ms);
+    let offset = offset as u64;
+    let current_len = match ctx.db(key).get(key, now) {
+        None => None,
+        Some(entry) => Some(as_str(entry)?.len()),
+    };
+    if value.is_empty() {
+        out.integer(current_len.unwrap_or(0) as i64);
+        return Ok(());
+    }
+    check_string_length(ctx, offset, value.len() as u64)?;
+    let offset = offset as usize;
+    let db = ctx.db(key);
+    if current_len.is_none() {
+        db.set(key, Value::Str(StrValue::Raw(Vec::new())), TtlOnWrite::Clear, now);
+    }
+    let entry = db.get_mut(key, now).expect("present");
+    let bytes = as_str_mut(entry)?.make_raw();
+    if bytes.len() < offset + value.len() {
+        bytes.resize(offset + value.len(), 0);
+    }
+    bytes[offset..offset + value.len()].copy_from_slice(value);
+    out.integer(bytes.len() as i64);
+    Ok(())
+}
+
+/// INCRBYFLOAT key increment — O(1), computed in extended precision as Redis's long double.
+fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let (key, now) = (args[1], ctx.now_ms);
+    let current = match ctx.db(key).get(key, now) {
+        None => LongDouble::from_i64(0),
+        Some(entry) => {
+            let s = as_str(entry)?;
+            match s {
+                StrValue::Int(n) => LongDouble::from_i64(*n),
+                _ => LongDouble::parse(&s.as_bytes()).ok_or_else(|| CmdError::msg("ERR value is not a valid float"))?,
+            }
+        }
+    };
+    let incr = LongDouble::parse(args[2]).ok_or_else(|| CmdError::msg("ERR value is not a valid float"))?;
+    let value = current.add(incr);
+    if value.is_nan() || value.is_infinite() {
+        return Err(CmdError::msg("ERR increment would produce NaN or Infinity"));
+    }
+    let text = value.to_human_string().ok_or_else(|| CmdError::msg("ERR increment would produce NaN or Infinity"))?;
+    ctx.db(key).set(key, Value::Str(StrValue::created(text.clone().into_bytes())), TtlOnWrite::Keep, now);
+    out.bulk(text.as_bytes());
+    Ok(())
+}
+
+/// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN] — O(N*M).
+fn lcs(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let now = ctx.now_ms;
+    let mut strings: [Vec<u8>; 2] = Default::default();
+    for (i, key) in args[1..3].iter().enumerate() {
+        if let Some(entry) = ctx.db(key).get(key, now) {
+            strings[i] = as_str(entry)
+                .map_err(|_| CmdError::msg("ERR The specified keys must contain string values"))?
+                .as_bytes()
+                .into_owned();
+        }
+    }
+    let (mut get_len, mut get_idx, mut with_match_len, mut min_match_len) = (false, false, false, 0i64);
+    let mut j = 3;
+    while j < args.len() {
+        let more = j + 1 < args.len();
+        if is(args[j], "IDX") {
+            get_idx = true;
+        } else if is(args[j], "LEN") {
+            get_len = true;
+        } else if is(args[j], "WITHMATCHLEN") {
+            with_match_len = true;
+        } else if is(args[j], "MINMATCHLEN") && more {
+            min_match_len = parse_i64(args[j + 1])?.max(0);
+            j += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        j += 1;
+    }
+    if get_len && get_idx {
+        return Err(CmdError::msg("ERR If you want both the length and indexes, please just use IDX."));
+    }
+    let (a, b) = (&strings[0], &strings[1]);
+    let cells = (a.len() as u64 + 1) * (b.len() as u64 + 1);
+    let max = ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse::<u64>().ok()).unwrap_or(512 << 20);
+    if cells.saturating_mul(4) > max {
+        return Err(CmdError::msg("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"));
+    }
+    let result = lcs_table(a, b);
+    if get_len {
+        out.integer(result.len as i64);
+        return Ok(());
+    }
+    if !get_idx {
+        out.bulk(&result.string);
+        return Ok(());
+    }
+    let matches: Vec<&LcsMatch> = result.matches.iter().filter(|m| m.len as i64 >= min_match_len).collect();
+    out.map(2);
+    out.bulk(b"matches");
+    out.array(matches.len());
+    for m in matches {
+        out.array(2 + usize::from(with_match_len));
+        out.array(2);
+        out.integer(m.a.0 as i64);
+        out.integer(m.a.1 as i64);
+        out.array(2);
+        out.integer(m.b.0 as i64);
+        out.integer(m.b.1 as i64);
+        if with_match_len {
+            out.integer(m.len as i64);
+        }
+    }
+    out.bulk(b"len");
+    out.integer(result.len as i64);
+    Ok(())
+}
+
+struct LcsMatch {
+    a: (usize, usize),
+    b: (usize, usize),
+    len: usize,
+}
+
+struct LcsResult {
+    len: usize,
+    string: Vec<u8>,
+    /// Contiguous matching ranges, from the end of the strings backwards (Redis's order).
+    matches: Vec<LcsMatch>,
+}
+
+/// The classic dynamic-programming LCS, walked back from the end preferring to drop a byte
+/// of `b` on ties, so ranges come out exactly as Redis reports them.
+fn lcs_table(a: &[u8], b: &[u8]) -> LcsResult {
+    let w = b.len() + 1;
+    let mut t = vec![0u32; (a.len() + 1) * w];
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            t[i * w + j] = if a[i - 1] == b[j - 1] {
+                t[(i - 1) * w + j - 1] + 1
+            } else {
+                t[(i - 1) * w + j].max(t[i * w + j - 1])
+            };
+        }
+    }
+    let len = t[a.len() * w + b.len()] as usize;
+    let mut string = vec![0u8; len];
+    let mut matches = Vec::new();
+    let (mut i, mut j, mut idx) = (a.len(), b.len(), len);
+    let mut current: Option<LcsMatch> = None;
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            string[idx - 1] = a[i - 1];
+            match &mut current {
+                None => current = Some(LcsMatch { a: (i - 1, i - 1), b: (j - 1, j - 1), len: 1 }),
+                Some(m) if m.a.0 == i && m.b.0 == j => {
+                    m.a.0 -= 1;
+                    m.b.0 -= 1;
+                    m.len += 1;
+                }
+                Some(_) => emit = true,
+            }
+            if current.as_ref().is_some_and(|m| m.a.0 == 0 || m.b.0 == 0) {
+                emit = true;
+            }
+            idx -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if t[(i - 1) * w + j] > t[i * w + j - 1] {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = current.is_some();
+        }
+        if emit {
+            matches.extend(current.take());
+        }
+    }
+    LcsResult { len, string, matches }
 }
 
 /// The shared body of INCR, DECR, INCRBY and DECRBY (Redis's `incrDecrCommand`): the TTL
@@ -142,12 +604,10 @@ fn incr_by(ctx: &mut Ctx<'_>, key: &[u8], delta: i64, out: &mut dyn ReplySink) -
     let db = ctx.db(key);
     let current = match db.get(key, now) {
         None => 0,
-        Some(entry) => match &entry.value {
-            Value::Str(s) => parse_i64(s)?,
-        },
+        Some(entry) => as_str(entry)?.as_i64().ok_or(CmdError::NotInteger)?,
     };
     let value = current.checked_add(delta).ok_or_else(|| CmdError::msg("ERR increment or decrement would overflow"))?;
-    db.set(key, Value::Str(value.to_string().into_bytes()), TtlOnWrite::Keep, now);
+    db.set(key, Value::Str(StrValue::Int(value)), TtlOnWrite::Keep, now);
     out.integer(value);
     Ok(())
 }
@@ -208,6 +668,121 @@ pub fn register() -> Vec<CommandSpec> {
             "Decrement the integer value of a key by the given number",
             Some("decrement"),
         ),
+        CommandSpec::new("setnx", 3, "write denyoom fast", "string", setnx)
+            .doc("string", "1.0.0", "Set the value of a key, only if the key does not exist", "O(1)")
+            .keys("OW insert", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0), ArgDoc::new("value", ArgType::String)]),
+        CommandSpec::new("setex", 4, "write denyoom", "string", setex)
+            .doc("string", "2.0.0", "Set the value and expiration of a key", "O(1)")
+            .keys("OW update", 1, 0, 1)
+            .args(vec![
+                ArgDoc::key("key", 0),
+                ArgDoc::new("seconds", ArgType::Integer),
+                ArgDoc::new("value", ArgType::String),
+            ]),
+        CommandSpec::new("psetex", 4, "write denyoom", "string", psetex)
+            .doc("string", "2.6.0", "Set the value and expiration in milliseconds of a key", "O(1)")
+            .keys("OW update", 1, 0, 1)
+            .args(vec![
+                ArgDoc::key("key", 0),
+                ArgDoc::new("milliseconds", ArgType::Integer),
+                ArgDoc::new("value", ArgType::String),
+            ]),
+        CommandSpec::new("getset", 3, "write denyoom fast", "string", getset)
+            .doc("string", "1.0.0", "Set the string value of a key and return its old value", "O(1)")
+            .keys("RW access update", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0), ArgDoc::new("value", ArgType::String)]),
+        CommandSpec::new("getdel", 2, "write fast", "string", getdel)
+            .doc("string", "6.2.0", "Get the value of a key and delete the key", "O(1)")
+            .keys("RW access delete", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0)]),
+        CommandSpec::new("getex", -2, "write fast", "string", getex)
+            .doc("string", "6.2.0", "Get the value of a key and optionally set its expiration", "O(1)")
+            .keys("RW access update", 1, 0, 1)
+            .key_notes("RW and UPDATE because it changes the TTL")
+            .args(vec![
+                ArgDoc::key("key", 0),
+                ArgDoc::one_of(
+                    "expiration",
+                    vec![
+                        ArgDoc::new("seconds", ArgType::Integer).after("EX"),
+                        ArgDoc::new("milliseconds", ArgType::Integer).after("PX"),
+                        ArgDoc::new("unix-time-seconds", ArgType::UnixTime).after("EXAT"),
+                        ArgDoc::new("unix-time-milliseconds", ArgType::UnixTime).after("PXAT"),
+                        ArgDoc::token("persist", "PERSIST"),
+                    ],
+                )
+                .optional(),
+            ]),
+        CommandSpec::new("mget", -2, "readonly fast", "string", mget)
+            .doc("string", "1.0.0", "Get the values of all the given keys", "O(N) where N is the number of keys to retrieve.")
+            .tips(&["request_policy:multi_shard"])
+            .keys("RO access", 1, -1, 1)
+            .args(vec![ArgDoc::key("key", 0).multiple()]),
+        CommandSpec::new("mset", -3, "write denyoom", "string", mset)
+            .doc("string", "1.0.1", "Set multiple keys to multiple values", "O(N) where N is the number of keys to set.")
+            .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
+            .keys("OW update", 1, -1, 2)
+            .args(vec![ArgDoc::block(
+                "data",
+                vec![ArgDoc::key("key", 0), ArgDoc::new("value", ArgType::String)],
+            )
+            .multiple()]),
+        CommandSpec::new("msetnx", -3, "write denyoom", "string", msetnx)
+            .doc("string", "1.0.1", "Set multiple keys to multiple values, only if none of the keys exist", "O(N) where N is the number of keys to set.")
+            .keys("OW insert", 1, -1, 2)
+            .args(vec![ArgDoc::block(
+                "data",
+                vec![ArgDoc::key("key", 0), ArgDoc::new("value", ArgType::String)],
+            )
+            .multiple()]),
+        CommandSpec::new("append", 3, "write denyoom fast", "string", append)
+            .doc("string", "2.0.0", "Append a value to a key", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.")
+            .keys("RW insert", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0), ArgDoc::new("value", ArgType::String)]),
+        CommandSpec::new("strlen", 2, "readonly fast", "string", strlen)
+            .doc("string", "2.2.0", "Get the length of the value stored in a key", "O(1)")
+            .keys("RO", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0)]),
+        CommandSpec::new("getrange", 4, "readonly", "string", getrange)
+            .doc("string", "2.4.0", "Get a substring of the string stored at a key", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+            .keys("RO access", 1, 0, 1)
+            .args(vec![
+                ArgDoc::key("key", 0),
+                ArgDoc::new("start", ArgType::Integer),
+                ArgDoc::new("end", ArgType::Integer),
+            ]),
+        CommandSpec::new("substr", 4, "readonly", "string", getrange)
+            .doc("string", "1.0.0", "Get a substring of the string stored at a key", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+            .keys("RO access", 1, 0, 1)
+            .args(vec![
+                ArgDoc::key("key", 0),
+                ArgDoc::new("start", ArgType::Integer),
+                ArgDoc::new("end", ArgType::Integer),
+            ]),
+        CommandSpec::new("setrange", 4, "write denyoom", "string", setrange)
+            .doc("string", "2.2.0", "Overwrite part of a string at key starting at the specified offset", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.")
+            .keys("RW update", 1, 0, 1)
+            .args(vec![
+                ArgDoc::key("key", 0),
+                ArgDoc::new("offset", ArgType::Integer),
+                ArgDoc::new("value", ArgType::String),
+            ]),
+        CommandSpec::new("incrbyfloat", 3, "write denyoom fast", "string", incrbyfloat)
+            .doc("string", "2.6.0", "Increment the float value of a key by the given amount", "O(1)")
+            .keys("RW access update", 1, 0, 1)
+            .args(vec![ArgDoc::key("key", 0), ArgDoc::new("increment", ArgType::Double)]),
+        CommandSpec::new("lcs", -3, "readonly", "string", lcs)
+            .doc("string", "7.0.0", "Find longest common substring", "O(N*M) where N and M are the lengths of s1 and s2, respectively")
+            .keys("RO access", 1, 1, 1)
+            .args(vec![
+                ArgDoc::key("key1", 0),
+                ArgDoc::key("key2", 0),
+                ArgDoc::token("len", "LEN").optional(),
+                ArgDoc::token("idx", "IDX").optional(),
+                ArgDoc::new("len", ArgType::Integer).after("MINMATCHLEN").optional(),
+                ArgDoc::token("withmatchlen", "WITHMATCHLEN").optional(),
+            ]),
         CommandSpec::new("get", 2, "readonly fast", "string", get)
             .doc("string", "1.0.0", "Get the value of a key", "O(1)")
             .keys("RO access", 1, 0, 1)
@@ -255,7 +830,7 @@ mod tests {
     fn opts(args: &[&str]) -> Result<SetOptions, CmdError> {
         let mut all: Vec<&[u8]> = vec![b"SET", b"k", b"v"];
         all.extend(args.iter().map(|a| a.as_bytes()));
-        parse_set_options(&all)
+        parse_set_options(&all, 3, OptionsFor::Set)
     }
 
     #[test]
