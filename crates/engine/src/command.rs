@@ -219,6 +219,8 @@ pub struct CommandSpec {
     /// For key specs flagged `variable_flags`: the actual key flags for given arguments
     /// (SET is `OW update`, or `RW access update` with GET).
     pub variable_key_flags: Option<KeyFlagsFn>,
+    /// Index into the engine's per-command statistics; assigned by `CommandTable::new`.
+    pub id: usize,
 }
 
 impl CommandSpec {
@@ -267,6 +269,7 @@ impl CommandSpec {
             subcommands: Vec::new(),
             handler: Some(handler),
             variable_key_flags: None,
+            id: 0,
         }
     }
 
@@ -531,15 +534,40 @@ fn reply_arg_docs(out: &mut dyn ReplySink, args: &[ArgDoc]) {
 pub struct CommandTable {
     specs: Vec<CommandSpec>,
     by_name: HashMap<Vec<u8>, usize>,
+    id_count: usize,
 }
 
 /// Longest command name looked up without allocating.
 const NAME_BUF: usize = 32;
 
 impl CommandTable {
-    pub fn new(specs: Vec<CommandSpec>) -> Self {
+    pub fn new(mut specs: Vec<CommandSpec>) -> Self {
+        let mut next_id = 0;
+        for spec in &mut specs {
+            spec.id = next_id;
+            next_id += 1;
+            for sub in &mut spec.subcommands {
+                sub.id = next_id;
+                next_id += 1;
+            }
+        }
         let by_name = specs.iter().enumerate().map(|(i, s)| (s.name.as_bytes().to_vec(), i)).collect();
-        Self { specs, by_name }
+        Self { specs, by_name, id_count: next_id }
+    }
+
+    /// How many ids (commands plus subcommands) exist.
+    pub fn id_count(&self) -> usize {
+        self.id_count
+    }
+
+    /// Every command and subcommand, parents first.
+    pub fn all_flat(&self) -> impl Iterator<Item = &CommandSpec> {
+        self.specs.iter().flat_map(|s| std::iter::once(s).chain(s.subcommands.iter()))
+    }
+
+    /// The spec with a given id.
+    pub fn by_id(&self, id: usize) -> Option<&CommandSpec> {
+        self.all_flat().find(|s| s.id == id)
     }
 
     pub fn all(&self) -> &[CommandSpec] {

@@ -5,6 +5,9 @@ use parking_lot::MutexGuard;
 use quince_resp::Protocol;
 use smallvec::SmallVec;
 
+use std::sync::Arc;
+
+use crate::clients::ClientHandle;
 use crate::command::{CommandSpec, Resolved};
 use crate::error::{truncate_c, CmdError};
 use crate::keyspace::{AccessMode, Db, Shard};
@@ -18,15 +21,48 @@ pub struct Client {
     pub id: u64,
     pub db: usize,
     pub protocol: Protocol,
-    pub name: Option<Vec<u8>>,
     pub authenticated: bool,
     /// Set by QUIT (and protocol errors): reply, then close the connection.
     pub close_after_reply: bool,
+    /// CLIENT REPLY state.
+    pub reply_mode: ReplyMode,
+    /// What other threads see of this client (CLIENT LIST, KILL, MONITOR).
+    pub handle: Arc<ClientHandle>,
+}
+
+/// CLIENT REPLY ON|OFF|SKIP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Suppress the reply of the next command only.
+    SkipNext,
 }
 
 impl Client {
-    pub fn new(id: u64, authenticated: bool) -> Self {
-        Self { id, db: 0, protocol: Protocol::Resp2, name: None, authenticated, close_after_reply: false }
+    pub fn new(handle: Arc<ClientHandle>, authenticated: bool) -> Self {
+        Self {
+            id: handle.id,
+            db: 0,
+            protocol: Protocol::Resp2,
+            authenticated,
+            close_after_reply: false,
+            reply_mode: ReplyMode::On,
+            handle,
+        }
+    }
+
+    pub fn select(&mut self, db: usize) {
+        self.db = db;
+        self.handle.db.store(db, Ordering::Relaxed);
+    }
+
+    pub fn name(&self) -> Option<Vec<u8>> {
+        self.handle.name()
+    }
+
+    pub fn set_name(&self, name: Option<Vec<u8>>) {
+        *self.handle.name.lock() = name;
     }
 }
 
@@ -88,43 +124,199 @@ impl Engine {
             return;
         }
         self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
+        // CLIENT REPLY OFF/SKIP: run the command, throw its reply away.
+        let mut discard = NullSink(client.protocol);
+        let suppress = match client.reply_mode {
+            ReplyMode::On => false,
+            ReplyMode::SkipNext => {
+                client.reply_mode = ReplyMode::On;
+                true
+            }
+            ReplyMode::Off => !is_client_reply_on(args),
+        };
+        let out: &mut dyn ReplySink = if suppress { &mut discard } else { out };
         let spec = match self.table.resolve(args) {
             Resolved::Found(spec) => spec,
             Resolved::UnknownSubcommand(parent) => {
-                out.error(&CmdError::UnknownSubcommand(args[1].to_vec()).render(&parent.name));
+                self.reject(None, out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&parent.name));
                 return;
             }
             Resolved::Unknown => {
-                out.error(&unknown_command_error(args));
+                self.reject(None, out, &unknown_command_error(args));
                 return;
             }
         };
+        let handle = client.handle.clone();
+        handle.last_command.store(spec.id, Ordering::Relaxed);
         let argc = args.len() as i32;
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
-            out.error(&format!("ERR wrong number of arguments for '{}' command", spec.name));
+            self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
             return;
         }
         if !client.authenticated && !spec.has_flag("no_auth") {
-            out.error("NOAUTH Authentication required.");
+            self.reject(Some(spec), out, "NOAUTH Authentication required.");
             return;
         }
         let Some(handler) = spec.handler else {
-            out.error(&CmdError::UnknownSubcommand(args[1].to_vec()).render(&spec.name));
+            self.reject(Some(spec), out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&spec.name));
             return;
         };
         let mut shards: SmallVec<[usize; 4]> =
             spec.key_positions(args.len()).map(|p| self.keyspace.shard_of(args[p])).collect();
         shards.sort_unstable();
         shards.dedup();
-        // Lock in ascending shard order: the global order that keeps multi-key commands
-        // from deadlocking each other.
-        let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
-        let access_mode = self.access_mode();
-        let mut ctx = Ctx { engine: self, client, spec, now_ms: self.clock.now_ms(), access_mode, locked };
-        if let Err(e) = handler(&mut ctx, args, out) {
-            out.error(&e.render(&spec.name));
+        let start_us = self.clock.now_us();
+        let now_ms = start_us / 1000;
+        handle.last_interaction_ms.store(now_ms, Ordering::Relaxed);
+        let result = {
+            // Lock in ascending shard order: the global order that keeps multi-key commands
+            // from deadlocking each other.
+            let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
+            let access_mode = self.access_mode();
+            let mut ctx = Ctx { engine: self, client, spec, now_ms, access_mode, locked };
+            handler(&mut ctx, args, out)
+        };
+        let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
+        let stat = &self.observe.commands[spec.id];
+        stat.record(duration_us);
+        if let Err(e) = result {
+            let line = e.render(&spec.name);
+            stat.failed_calls.fetch_add(1, Ordering::Relaxed);
+            self.observe.errors.record(&line);
+            out.error(&line);
+        }
+        self.after_command(client, spec, args, start_us, duration_us);
+    }
+
+    /// Slow log, latency events and MONITOR feeds for a command that ran.
+    fn after_command(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]], start_us: i64, duration_us: u64) {
+        let threshold = self.observe.slowlog_threshold_us.load(Ordering::Relaxed);
+        if threshold >= 0 && duration_us >= threshold as u64 && !spec.has_flag("skip_slowlog") {
+            let max_len = self.observe.slowlog_max_len.load(Ordering::Relaxed) as usize;
+            let redacted = redacted_args(spec, args);
+            let args: Vec<&[u8]> = redacted.iter().map(|a| a.as_ref()).collect();
+            self.observe.slowlog.lock().push(
+                &args,
+                duration_us,
+                start_us / 1_000_000,
+                client.handle.conn.addr.clone(),
+                client.name().unwrap_or_default(),
+                max_len,
+            );
+        }
+        let latency_ms = self.observe.latency_threshold_ms.load(Ordering::Relaxed);
+        if latency_ms > 0 && duration_us / 1000 >= latency_ms {
+            let event = if spec.has_flag("fast") { "fast-command" } else { "command" };
+            self.observe.latency.lock().add(event, start_us / 1_000_000, duration_us / 1000);
+        }
+        if self.clients.has_monitors() && !spec.has_flag("admin") && !spec.has_flag("skip_monitor") {
+            self.feed_monitors(client, spec, args);
         }
     }
+
+    /// One MONITOR line: `+<secs>.<usecs> [<db> <addr>] "arg" ...`.
+    fn feed_monitors(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]]) {
+        let now_us = self.clock.now_us();
+        let mut line = format!("+{}.{:06} [{} {}]", now_us / 1_000_000, now_us % 1_000_000, client.db, client.handle.conn.addr);
+        for arg in redacted_args(spec, args) {
+            line.push(' ');
+            line.push_str(&quote_repr(&arg));
+        }
+        line.push_str("\r\n");
+        for monitor in self.clients.monitors() {
+            monitor.push_output(line.as_bytes());
+        }
+    }
+
+    /// An error before the command ran: counted as rejected (Redis's rejected_calls).
+    fn reject(&self, spec: Option<&CommandSpec>, out: &mut dyn ReplySink, line: &str) {
+        if let Some(spec) = spec {
+            self.observe.commands[spec.id].rejected_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        self.observe.errors.record(line);
+        out.error(line);
+    }
+}
+
+/// Arguments as the slow log and MONITOR show them: secrets replaced by `(redacted)`.
+fn redacted_args<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<std::borrow::Cow<'a, [u8]>> {
+    use std::borrow::Cow;
+    let redact_from = match spec.name.as_str() {
+        "auth" => Some(1),
+        "hello" => args.iter().position(|a| a.eq_ignore_ascii_case(b"AUTH")).map(|p| p + 1),
+        _ => None,
+    };
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let secret = match (spec.name.as_str(), redact_from) {
+                ("auth", Some(from)) => i >= from,
+                ("hello", Some(from)) => i == from || i == from + 1,
+                _ => false,
+            };
+            if secret {
+                Cow::Borrowed(&b"(redacted)"[..])
+            } else {
+                Cow::Borrowed(*a)
+            }
+        })
+        .collect()
+}
+
+/// Redis's sdscatrepr: a double-quoted string with C escapes for non-printable bytes.
+pub fn quote_repr(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() + 2);
+    s.push('"');
+    for &b in bytes {
+        match b {
+            b'\\' => s.push_str("\\\\"),
+            b'"' => s.push_str("\\\""),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\t' => s.push_str("\\t"),
+            7 => s.push_str("\\a"),
+            8 => s.push_str("\\b"),
+            0x20..=0x7e => s.push(b as char),
+            _ => s.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// Is this `CLIENT REPLY ON` (the one command whose reply gets through while replies are off)?
+fn is_client_reply_on(args: &[&[u8]]) -> bool {
+    args.len() == 3
+        && args[0].eq_ignore_ascii_case(b"client")
+        && args[1].eq_ignore_ascii_case(b"reply")
+        && args[2].eq_ignore_ascii_case(b"on")
+}
+
+/// A sink that drops everything (suppressed replies).
+struct NullSink(Protocol);
+
+impl ReplySink for NullSink {
+    fn protocol(&self) -> Protocol {
+        self.0
+    }
+    fn set_protocol(&mut self, protocol: Protocol) {
+        self.0 = protocol;
+    }
+    fn simple(&mut self, _: &str) {}
+    fn error(&mut self, _: &str) {}
+    fn integer(&mut self, _: i64) {}
+    fn bulk(&mut self, _: &[u8]) {}
+    fn null(&mut self) {}
+    fn null_array(&mut self) {}
+    fn array(&mut self, _: usize) {}
+    fn map(&mut self, _: usize) {}
+    fn set(&mut self, _: usize) {}
+    fn double(&mut self, _: f64) {}
+    fn boolean(&mut self, _: bool) {}
+    fn verbatim(&mut self, _: &[u8; 3], _: &[u8]) {}
+    fn attribute(&mut self, _: usize) {}
+    fn push(&mut self, _: usize) {}
+    fn big_number(&mut self, _: &[u8]) {}
 }
 
 /// `ERR unknown command '<name>', with args beginning with: '<a1>' '<a2>' ...`, with the

@@ -434,6 +434,19 @@ impl Db {
         (keys, None)
     }
 
+    /// Sum and count of the remaining TTLs (ms) of up to `n` keys with a TTL (INFO avg_ttl).
+    pub fn sample_ttls(&self, now_ms: i64, n: usize) -> (i64, i64) {
+        let mut sum = 0;
+        let mut count = 0;
+        for key in self.expires.iter().take(n) {
+            if let Some(at) = self.map.get(key).and_then(|e| e.expire_at_ms) {
+                sum += (at - now_ms).max(0);
+                count += 1;
+            }
+        }
+        (sum, count)
+    }
+
     /// The `n`-th key in table order (for RANDOMKEY), if any.
     pub fn nth_key(&self, n: usize) -> Option<&Key> {
         self.map.keys().nth(n)

@@ -15,6 +15,7 @@
 //! assert_eq!(replies.take(), [Reply::Simple("OK".into()), Reply::Bulk(b"hello".to_vec())]);
 //! ```
 
+pub mod clients;
 pub mod clock;
 pub mod cmd;
 pub mod command;
@@ -23,6 +24,7 @@ pub mod error;
 mod exec;
 mod expire;
 pub mod keyspace;
+pub mod observe;
 #[path = "glob_shim.rs"]
 pub mod glob;
 #[path = "longdouble_shim.rs"]
@@ -35,11 +37,13 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+pub use clients::{ClientHandle, ClientRegistry, ConnInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use command::{CommandSpec, CommandTable};
 pub use config::Config;
 pub use error::{CmdError, CmdResult};
-pub use exec::{Client, Ctx};
+pub use exec::{Client, Ctx, ReplyMode};
+pub use observe::Observe;
 pub use expire::CycleReport;
 pub use keyspace::{AccessMode, Keyspace};
 pub use reply::{Reply, ReplyBuilder, ReplySink};
@@ -109,6 +113,10 @@ pub struct Engine {
     pub stats: Stats,
     pub server: RwLock<ServerFacts>,
     pub hot: HotConfig,
+    pub clients: ClientRegistry,
+    pub observe: Observe,
+    memory_probe: RwLock<Option<fn() -> usize>>,
+    memory_peak: AtomicU64,
     next_client_id: AtomicU64,
     expire_cursor: AtomicUsize,
     shutdown_requested: AtomicBool,
@@ -122,14 +130,20 @@ impl Engine {
             n => n,
         };
         let start_time_ms = options.clock.now_ms();
+        let table = CommandTable::new(cmd::all_commands());
+        let table_ids = table.id_count();
         let engine = Self {
             keyspace: Keyspace::new(shards, databases),
-            table: CommandTable::new(cmd::all_commands()),
+            table,
             clock: options.clock,
             config: RwLock::new(options.config),
             stats: Stats::default(),
             server: RwLock::new(ServerFacts { start_time_ms, ..ServerFacts::default() }),
             hot: HotConfig::default(),
+            clients: ClientRegistry::default(),
+            observe: Observe::new(table_ids),
+            memory_probe: RwLock::new(None),
+            memory_peak: AtomicU64::new(0),
             next_client_id: AtomicU64::new(1),
             expire_cursor: AtomicUsize::new(0),
             shutdown_requested: AtomicBool::new(false),
@@ -150,6 +164,11 @@ impl Engine {
         self.hot.shared_integers.store(maxmemory == 0 || !(lfu || policy.contains("lru")), Ordering::Relaxed);
         self.hot.lfu_log_factor.store(int("lfu-log-factor", 10) as u32, Ordering::Relaxed);
         self.hot.lfu_decay_time.store(int("lfu-decay-time", 1) as u32, Ordering::Relaxed);
+        self.observe.slowlog_threshold_us.store(int("slowlog-log-slower-than", 10_000), Ordering::Relaxed);
+        let slowlog_max_len = int("slowlog-max-len", 128).max(0) as u64;
+        self.observe.slowlog_max_len.store(slowlog_max_len, Ordering::Relaxed);
+        self.observe.slowlog.lock().trim(slowlog_max_len as usize);
+        self.observe.latency_threshold_ms.store(int("latency-monitor-threshold", 0).max(0) as u64, Ordering::Relaxed);
     }
 
     /// How lookups record access under the current eviction policy.
@@ -164,11 +183,41 @@ impl Engine {
         }
     }
 
-    /// A new client with the next client id, in RESP2, database 0.
+    /// A new client with the next client id, in RESP2, database 0, not listed by CLIENT
+    /// LIST (for embedded use and tests).
     pub fn new_client(&self) -> Client {
         let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
         let authenticated = self.config.read().get("requirepass").is_none_or(str::is_empty);
-        Client::new(id, authenticated)
+        Client::new(Arc::new(ClientHandle::new(id, ConnInfo::default(), self.clock.now_ms())), authenticated)
+    }
+
+    /// A new network client, registered so CLIENT LIST/KILL and INFO see it. The server
+    /// must call `unregister_client` when the connection closes.
+    pub fn register_client(&self, conn: ConnInfo) -> Client {
+        let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
+        let authenticated = self.config.read().get("requirepass").is_none_or(str::is_empty);
+        let handle = Arc::new(ClientHandle::new(id, conn, self.clock.now_ms()));
+        self.clients.register(handle.clone());
+        Client::new(handle, authenticated)
+    }
+
+    pub fn unregister_client(&self, client: &Client) {
+        self.clients.unregister(client.id);
+    }
+
+    /// Installs how to read the process's allocated bytes (the server counts them in its
+    /// global allocator); INFO memory falls back to RSS without it.
+    pub fn set_memory_probe(&self, probe: fn() -> usize) {
+        *self.memory_probe.write() = Some(probe);
+    }
+
+    pub fn used_memory(&self) -> Option<u64> {
+        self.memory_probe.read().map(|probe| probe() as u64)
+    }
+
+    /// Records a memory reading and returns the peak so far.
+    pub fn note_memory_peak(&self, used: u64) -> u64 {
+        self.memory_peak.fetch_max(used, Ordering::Relaxed).max(used)
     }
 
     /// Set by SHUTDOWN; the host process watches it.
@@ -178,6 +227,13 @@ impl Engine {
 
     pub fn request_shutdown(&self) {
         self.shutdown_requested.store(true, Ordering::SeqCst);
+    }
+
+    /// CONFIG RESETSTAT: the expired-keys counters back to zero.
+    pub fn reset_expired_keys(&self) {
+        for s in 0..self.keyspace.shard_count() {
+            self.keyspace.lock(s).dbs.iter_mut().for_each(|db| db.expired_keys = 0);
+        }
     }
 
     /// Keys removed by expiry so far, over all shards and databases.

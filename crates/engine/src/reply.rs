@@ -20,6 +20,12 @@ pub trait ReplySink {
     fn double(&mut self, d: f64);
     fn boolean(&mut self, b: bool);
     fn verbatim(&mut self, format: &[u8; 3], data: &[u8]);
+    /// RESP3 attribute map preceding the next reply (callers only send it in RESP3).
+    fn attribute(&mut self, len: usize);
+    /// RESP3 push (out-of-band) aggregate.
+    fn push(&mut self, len: usize);
+    /// RESP3 big number (a bulk string in RESP2).
+    fn big_number(&mut self, digits: &[u8]);
 }
 
 impl ReplySink for Encoder<'_> {
@@ -65,6 +71,15 @@ impl ReplySink for Encoder<'_> {
     fn verbatim(&mut self, format: &[u8; 3], data: &[u8]) {
         Encoder::verbatim(self, format, data)
     }
+    fn attribute(&mut self, len: usize) {
+        Encoder::attribute(self, len)
+    }
+    fn push(&mut self, len: usize) {
+        Encoder::push(self, len)
+    }
+    fn big_number(&mut self, digits: &[u8]) {
+        Encoder::big_number(self, digits)
+    }
 }
 
 /// A reply as a value, for the embedded library and in-process tests.
@@ -81,6 +96,10 @@ pub enum Reply {
     Double(f64),
     Boolean(bool),
     Verbatim(String, Vec<u8>),
+    BigNumber(String),
+    Push(Vec<Reply>),
+    /// An attribute map; it is delivered as its own item before the reply it annotates.
+    Attribute(Vec<(Reply, Reply)>),
 }
 
 /// Builds `Reply` values from the sink calls of one or more commands.
@@ -109,8 +128,8 @@ impl ReplyBuilder {
                 return;
             };
             match agg {
-                Reply::Array(items) | Reply::Set(items) => items.push(v),
-                Reply::Map(pairs) => match pairs.last_mut() {
+                Reply::Array(items) | Reply::Set(items) | Reply::Push(items) => items.push(v),
+                Reply::Map(pairs) | Reply::Attribute(pairs) => match pairs.last_mut() {
                     Some((_, val @ Reply::Null)) if *remaining % 2 == 1 => *val = v,
                     _ => pairs.push((v, Reply::Null)),
                 },
@@ -173,5 +192,14 @@ impl ReplySink for ReplyBuilder {
     }
     fn verbatim(&mut self, format: &[u8; 3], data: &[u8]) {
         self.value(Reply::Verbatim(String::from_utf8_lossy(format).into_owned(), data.to_vec()))
+    }
+    fn attribute(&mut self, len: usize) {
+        self.open(Reply::Attribute(Vec::with_capacity(len)), len * 2)
+    }
+    fn push(&mut self, len: usize) {
+        self.open(Reply::Push(Vec::with_capacity(len)), len)
+    }
+    fn big_number(&mut self, digits: &[u8]) {
+        self.value(Reply::BigNumber(String::from_utf8_lossy(digits).into_owned()))
     }
 }

@@ -119,6 +119,12 @@ impl Connection {
                 Ok(Decoded::Request { len }) => {
                     // PERF: up to 8 arguments live on the stack; no allocation per request.
                     let args: SmallVec<[&[u8]; 8]> = self.decoder.args(pending).collect();
+                    // CLIENT LIST's qbuf: what is buffered, including this command.
+                    self.client.handle.qbuf.store(pending.len(), Ordering::Relaxed);
+                    self.client
+                        .handle
+                        .qbuf_free
+                        .store(self.read_buf.len() - self.read_end, Ordering::Relaxed);
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
                     engine.execute(&mut self.client, &args, &mut out);
                     self.read_start += len;
@@ -152,6 +158,11 @@ impl Connection {
                 self.read_buf = vec![0; READ_CHUNK];
             }
         }
+    }
+
+    /// Appends bytes produced elsewhere (MONITOR lines) to the output.
+    pub fn queue_output(&mut self, bytes: &[u8]) {
+        self.write_buf.extend_from_slice(bytes);
     }
 
     /// Writes pending output. Returns Close when the peer is gone, or when closing and done.

@@ -2,6 +2,7 @@
 //!
 //! Usage: `quince-server [/path/to/quince.conf] [--port 6380] [--bind ...] [--name value ...]`
 
+mod alloc;
 mod config;
 mod connection;
 mod log;
@@ -16,6 +17,9 @@ use quince_engine::{Engine, EngineOptions, QUINCE_VERSION, REDIS_VERSION};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::log::Level;
+
+#[global_allocator]
+static GLOBAL: alloc::CountingAlloc = alloc::CountingAlloc;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,6 +61,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     let hz = config.get_int("hz").max(1) as u64;
     let shards = config.get_int("shards") as usize;
     let engine = Arc::new(Engine::new(EngineOptions { config, shards, ..EngineOptions::default() }));
+    engine.set_memory_probe(alloc::allocated_bytes);
     {
         let mut facts = engine.server.write();
         facts.tcp_port = bound_port;

@@ -9,16 +9,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpListener;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
-use quince_engine::Engine;
+use quince_engine::{ConnInfo, Engine};
 
 use crate::connection::{Connection, Next};
 use crate::log::{log, Level};
 
 /// Listener tokens come after every possible connection token.
 const LISTENER_BASE: usize = usize::MAX / 2;
+/// Woken by other threads: a connection of ours was killed or has pushed output.
+const WAKER: Token = Token(LISTENER_BASE - 1);
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 
 pub struct Worker {
@@ -56,6 +58,7 @@ impl Worker {
         for (i, listener) in self.listeners.iter_mut().enumerate() {
             poll.registry().register(listener, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let mut events = Events::with_capacity(1024);
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();
@@ -69,8 +72,12 @@ impl Worker {
             let limits = Limits::read(&self.engine);
             for event in events.iter() {
                 let token = event.token().0;
+                if event.token() == WAKER {
+                    self.serve_wakeups(&poll, &mut conns);
+                    continue;
+                }
                 if token >= LISTENER_BASE {
-                    self.accept_all(token - LISTENER_BASE, &poll, &mut conns, &limits);
+                    self.accept_all(token - LISTENER_BASE, &poll, &mut conns, &limits, &waker);
                     continue;
                 }
                 let Some(conn) = conns.get_mut(token) else { continue };
@@ -80,6 +87,9 @@ impl Worker {
                 }
                 if next == Next::Keep && event.is_writable() && conn.wants_writable {
                     next = conn.flush(&self.engine);
+                }
+                if conn.client.handle.is_killed() {
+                    next = Next::Close;
                 }
                 self.settle(&poll, &mut conns, token, next);
             }
@@ -97,11 +107,33 @@ impl Worker {
         Ok(())
     }
 
+    /// Another thread killed some of our clients or queued output for them.
+    fn serve_wakeups(&self, poll: &Poll, conns: &mut Slab<Connection>) {
+        let tokens: Vec<usize> = conns.iter().map(|(t, _)| t).collect();
+        for token in tokens {
+            let conn = &mut conns[token];
+            let next = if conn.client.handle.is_killed() {
+                // A client killing itself still gets its reply first.
+                let _ = conn.flush(&self.engine);
+                Next::Close
+            } else {
+                let pushed = conn.client.handle.take_pushed();
+                if pushed.is_empty() {
+                    continue;
+                }
+                conn.queue_output(&pushed);
+                conn.flush(&self.engine)
+            };
+            self.settle(poll, conns, token, next);
+        }
+    }
+
     /// Re-arms interest after an event, or closes the connection.
     fn settle(&self, poll: &Poll, conns: &mut Slab<Connection>, token: usize, next: Next) {
         let conn = &mut conns[token];
         if next == Next::Close {
             let _ = poll.registry().deregister(&mut conn.stream);
+            self.engine.unregister_client(&conn.client);
             conns.remove(token);
             self.engine.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
             return;
@@ -110,7 +142,14 @@ impl Worker {
         let _ = poll.registry().reregister(&mut conn.stream, Token(token), interest);
     }
 
-    fn accept_all(&self, listener: usize, poll: &Poll, conns: &mut Slab<Connection>, limits: &Limits) {
+    fn accept_all(
+        &self,
+        listener: usize,
+        poll: &Poll,
+        conns: &mut Slab<Connection>,
+        limits: &Limits,
+        waker: &Arc<Waker>,
+    ) {
         loop {
             let (mut stream, peer) = match self.listeners[listener].accept() {
                 Ok(pair) => pair,
@@ -136,7 +175,17 @@ impl Worker {
                 continue;
             }
             stats.connected_clients.fetch_add(1, Ordering::Relaxed);
-            entry.insert(Connection::new(stream, self.engine.new_client(), limits.max_bulk_len));
+            let conn_info = ConnInfo {
+                addr: peer.to_string(),
+                laddr: stream.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+                fd: std::os::fd::AsRawFd::as_raw_fd(&stream),
+            };
+            let client = self.engine.register_client(conn_info);
+            let waker = waker.clone();
+            client.handle.set_waker(Box::new(move || {
+                let _ = waker.wake();
+            }));
+            entry.insert(Connection::new(stream, client, limits.max_bulk_len));
             log(Level::Verbose, &format!("Accepted {peer} on worker {}", self.index));
         }
     }

@@ -19,11 +19,11 @@ fn credentials_ok(ctx: &Ctx<'_>, user: &[u8], pass: &[u8]) -> bool {
 }
 
 /// Validates a client name as Redis's `clientSetNameOrReply` does; empty clears it.
-fn set_client_name(ctx: &mut Ctx<'_>, name: &[u8]) -> CmdResult {
+pub fn set_client_name(ctx: &mut Ctx<'_>, name: &[u8]) -> CmdResult {
     if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
         return Err(CmdError::msg("ERR Client names cannot contain spaces, newlines or special characters."));
     }
-    ctx.client.name = (!name.is_empty()).then(|| name.to_vec());
+    ctx.client.set_name((!name.is_empty()).then(|| name.to_vec()));
     Ok(())
 }
 
@@ -83,6 +83,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     }
     if let Some(v) = version {
         ctx.client.protocol = if v == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
+        ctx.client.handle.resp.store(v as u8, std::sync::atomic::Ordering::Relaxed);
         // HELLO's own reply already uses the protocol it selects.
         out.set_protocol(ctx.client.protocol);
     }
@@ -134,7 +135,7 @@ fn select(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     if index < 0 || index as usize >= ctx.engine.keyspace.databases() {
         return Err(CmdError::DbIndexOutOfRange);
     }
-    ctx.client.db = index as usize;
+    ctx.client.select(index as usize);
     out.simple("OK");
     Ok(())
 }
@@ -150,9 +151,15 @@ fn quit(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
 /// when a password is required.
 fn reset(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let authenticated = ctx.engine.config.read().get("requirepass").unwrap_or("").is_empty();
-    ctx.client.db = 0;
+    ctx.client.select(0);
     ctx.client.protocol = Protocol::Resp2;
-    ctx.client.name = None;
+    ctx.client.handle.resp.store(2, std::sync::atomic::Ordering::Relaxed);
+    ctx.client.reply_mode = crate::exec::ReplyMode::On;
+    ctx.client.set_name(None);
+    if ctx.client.handle.has_flag(crate::clients::flag::MONITOR) {
+        ctx.client.handle.set_flag(crate::clients::flag::MONITOR, false);
+        ctx.engine.clients.remove_monitor(ctx.client.id);
+    }
     ctx.client.authenticated = authenticated;
     out.simple("RESET");
     Ok(())

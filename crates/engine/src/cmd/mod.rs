@@ -1,9 +1,14 @@
 //! Command families, one module each: data operations first, handlers below, and a
 //! `register()` at the bottom declaring each command's spec.
 
+pub mod client;
 pub mod connection;
+pub mod debug;
+pub mod info;
 pub mod keys;
+pub mod latency;
 pub mod server;
+pub mod slowlog;
 pub mod string;
 
 use crate::command::CommandSpec;
@@ -16,6 +21,11 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(string::register());
     all.extend(keys::register());
     all.extend(server::register());
+    all.extend(client::register());
+    all.extend(debug::register());
+    all.extend(info::register());
+    all.extend(slowlog::register());
+    all.extend(latency::register());
     all
 }
 

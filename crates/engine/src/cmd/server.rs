@@ -1,14 +1,13 @@
 //! Server commands. This issue's subset: DBSIZE FLUSHDB FLUSHALL INFO SHUTDOWN and the
 //! COMMAND family (generated from the command table).
 
-use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 use crate::command::{reply_flag_set, ArgDoc, ArgType, CommandSpec, ACL_CATEGORY_NAMES, KEY_FLAG_NAMES};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::reply::ReplySink;
-use crate::{QUINCE_VERSION, REDIS_VERSION};
+
 
 use super::is;
 
@@ -78,108 +77,6 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdR
     ctx.client.close_after_reply = true;
     ctx.engine.request_shutdown();
     Ok(())
-}
-
-const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "stats", "replication", "cluster", "keyspace"];
-
-/// INFO [section ...] — O(1) per section (keyspace: O(shards x dbs)).
-fn info(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let requested: Vec<String> = args[1..].iter().map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()).collect();
-    let wants = |section: &str| {
-        requested.is_empty()
-            || requested.iter().any(|r| {
-                r == section
-                    || r == "all"
-                    || r == "everything"
-                    || (r == "default" && DEFAULT_SECTIONS.contains(&section))
-            })
-    };
-    let mut text = String::new();
-    for section in DEFAULT_SECTIONS {
-        if wants(section) {
-            if !text.is_empty() {
-                text.push_str("\r\n");
-            }
-            info_section(ctx, section, &mut text);
-        }
-    }
-    out.verbatim(b"txt", text.as_bytes());
-    Ok(())
-}
-
-fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
-    let engine = ctx.engine;
-    let stats = &engine.stats;
-    let now_ms = engine.clock.now_ms();
-    let facts = engine.server.read().clone();
-    let config = engine.config.read();
-    let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-    // `writeln!` into a String cannot fail.
-    let _ = match section {
-        "server" => {
-            let uptime = (now_ms - facts.start_time_ms).max(0) / 1000;
-            write!(
-                s,
-                "# Server\r\nredis_version:{REDIS_VERSION}\r\nquince_version:{QUINCE_VERSION}\r\n\
-                 redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_mode:standalone\r\nos:{}\r\n\
-                 arch_bits:{}\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\n\
-                 server_time_usec:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nhz:{}\r\n\
-                 configured_hz:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nquince_threads:{}\r\n\
-                 quince_shards:{}\r\n",
-                facts.os,
-                usize::BITS,
-                facts.process_id,
-                facts.run_id,
-                facts.tcp_port,
-                engine.clock.now_us(),
-                uptime / 86400,
-                config.get_int("hz"),
-                config.get_int("hz"),
-                facts.executable,
-                facts.config_file,
-                facts.threads,
-                engine.keyspace.shard_count(),
-            )
-        }
-        "clients" => write!(
-            s,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n",
-            load(&stats.connected_clients),
-            config.get_int("maxclients")
-        ),
-        "stats" => write!(
-            s,
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             total_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\n\
-             expired_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n",
-            load(&stats.total_connections_received),
-            load(&stats.total_commands_processed),
-            load(&stats.total_net_input_bytes),
-            load(&stats.total_net_output_bytes),
-            load(&stats.rejected_connections),
-            engine.expired_keys(),
-            load(&stats.keyspace_hits),
-            load(&stats.keyspace_misses),
-        ),
-        "replication" => write!(s, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"),
-        "cluster" => write!(s, "# Cluster\r\ncluster_enabled:0\r\n"),
-        "keyspace" => {
-            let _ = write!(s, "# Keyspace\r\n");
-            for db in 0..engine.keyspace.databases() {
-                let (mut keys, mut expires) = (0, 0);
-                for shard in 0..engine.keyspace.shard_count() {
-                    let guard = engine.keyspace.lock(shard);
-                    keys += guard.dbs[db].len();
-                    expires += guard.dbs[db].expires_len();
-                }
-                if keys > 0 {
-                    let _ = write!(s, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
-                }
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    };
 }
 
 /// COMMAND — O(N) in the number of commands.
@@ -536,11 +433,6 @@ pub fn register() -> Vec<CommandSpec> {
             .history(FLUSH_HISTORY)
             .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
             .args(flush_args()),
-        CommandSpec::new("info", -1, "loading stale", "dangerous", info)
-            .doc("server", "1.0.0", "Get information and statistics about the server", "O(1)")
-            .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
-            .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
-            .args(vec![ArgDoc::new("section", ArgType::String).optional().multiple()]),
         CommandSpec::new("shutdown", -1, "admin noscript loading stale no_multi allow_busy", "", shutdown)
             .doc("server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)")
             .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")])
@@ -560,12 +452,117 @@ pub fn register() -> Vec<CommandSpec> {
                     .doc("server", "2.0.0", "Get the values of configuration parameters", "O(N) when N is the number of configuration parameters provided")
                     .history(&[("7.0.0", "Added the ability to pass multiple pattern parameters in one call")])
                     .args(vec![ArgDoc::block("parameter", vec![ArgDoc::new("parameter", ArgType::String)]).multiple()]),
+                CommandSpec::new("set", -4, "admin noscript loading stale", "", config_set)
+                    .doc("server", "2.0.0", "Set configuration parameters to the given values", "O(N) when N is the number of configuration parameters provided")
+                    .history(&[("7.0.0", "Added the ability to set multiple parameters in one call.")])
+                    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::block(
+                        "data",
+                        vec![ArgDoc::new("parameter", ArgType::String), ArgDoc::new("value", ArgType::String)],
+                    )
+                    .multiple()]),
+                CommandSpec::new("resetstat", 2, "admin noscript loading stale", "", config_resetstat)
+                    .doc("server", "2.0.0", "Reset the stats returned by INFO", "O(1)")
+                    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
                 CommandSpec::new("help", 2, "loading stale", "", config_help)
                     .doc("server", "5.0.0", "Show helpful text about the different subcommands", "O(1)"),
             ],
         )
         .doc("server", "2.0.0", "A container for server configuration commands", "Depends on subcommand."),
+        CommandSpec::new("time", 1, "loading stale fast", "", time)
+            .doc("server", "2.6.0", "Return the current server time", "O(1)")
+            .tips(&["nondeterministic_output"]),
+        CommandSpec::new("lastsave", 1, "loading stale fast", "admin dangerous", lastsave)
+            .doc("server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", "O(1)")
+            .tips(&["nondeterministic_output"]),
+        CommandSpec::container(
+            "function",
+            "",
+            "",
+            vec![CommandSpec::new("flush", -2, "write noscript", "scripting", function_flush)
+                .doc("scripting", "7.0.0", "Deleting all functions", "O(N) where N is the number of functions deleted")
+                .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                .args(vec![ArgDoc::one_of(
+                    "flush-type",
+                    vec![ArgDoc::token("async", "ASYNC"), ArgDoc::token("sync", "SYNC")],
+                )
+                .optional()])],
+        )
+        .doc("scripting", "7.0.0", "A container for function commands", "Depends on subcommand."),
     ]
+}
+
+/// TIME — O(1): seconds and microseconds as two bulk strings.
+fn time(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let us = ctx.engine.clock.now_us();
+    out.array(2);
+    out.bulk((us / 1_000_000).to_string().as_bytes());
+    out.bulk((us % 1_000_000).to_string().as_bytes());
+    Ok(())
+}
+
+/// LASTSAVE — O(1). Without persistence the last "save" is the start of the process, which
+/// is what Redis reports before its first save too.
+fn lastsave(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    out.integer(ctx.engine.server.read().start_time_ms / 1000);
+    Ok(())
+}
+
+/// FUNCTION FLUSH [ASYNC|SYNC] — quince has no function libraries yet (scripting is a later
+/// issue), so there is never anything to delete; the other FUNCTION subcommands are unknown.
+fn function_flush(_ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    match args {
+        [_, _] => {}
+        [_, _, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
+        [_, _, _] => return Err(CmdError::msg("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")),
+        _ => return Err(CmdError::Syntax),
+    }
+    out.simple("OK");
+    Ok(())
+}
+
+/// CONFIG SET parameter value [parameter value ...] — all or nothing, applied live.
+fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if args.len() % 2 != 0 {
+        return Err(CmdError::msg(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
+    }
+    let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    {
+        // TEMPORARY until Config::set_many lands: validate on a copy, then swap.
+        let mut config = ctx.engine.config.write();
+        let mut copy = config.clone();
+        for (name, value) in &pairs {
+            let name = String::from_utf8_lossy(name).into_owned();
+            copy.set(&name, &[String::from_utf8_lossy(value).into_owned()]).map_err(|e| {
+                CmdError::msg(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {e}"))
+            })?;
+        }
+        *config = copy;
+    }
+    ctx.engine.config_changed();
+    out.simple("OK");
+    Ok(())
+}
+
+/// CONFIG RESETSTAT — O(1): command, error and connection statistics back to zero.
+fn config_resetstat(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let engine = ctx.engine;
+    engine.observe.reset_stats();
+    let stats = &engine.stats;
+    for counter in [
+        &stats.total_connections_received,
+        &stats.rejected_connections,
+        &stats.total_commands_processed,
+        &stats.keyspace_hits,
+        &stats.keyspace_misses,
+        &stats.total_net_input_bytes,
+        &stats.total_net_output_bytes,
+    ] {
+        counter.store(0, Ordering::Relaxed);
+    }
+    engine.reset_expired_keys();
+    out.simple("OK");
+    Ok(())
 }
 
 #[cfg(test)]

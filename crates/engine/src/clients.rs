@@ -1,0 +1,189 @@
+//! The registry of connected clients, shared by all worker threads: what CLIENT LIST/INFO
+//! show, how CLIENT KILL reaches a connection owned by another thread, and where MONITOR
+//! output for another thread's connection is queued.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// Where a connection comes from, as the server knows it.
+#[derive(Debug, Clone, Default)]
+pub struct ConnInfo {
+    /// `ip:port` of the peer.
+    pub addr: String,
+    /// `ip:port` of our side.
+    pub laddr: String,
+    pub fd: i32,
+}
+
+/// Client flags shown by CLIENT LIST (a subset of Redis's).
+pub mod flag {
+    pub const MONITOR: u32 = 1 << 0;
+    pub const PUBSUB: u32 = 1 << 1;
+    pub const MULTI: u32 = 1 << 2;
+    pub const BLOCKED: u32 = 1 << 3;
+    pub const CLOSE_AFTER_REPLY: u32 = 1 << 4;
+    pub const NO_EVICT: u32 = 1 << 5;
+}
+
+/// The part of a client other threads may read or act on.
+pub struct ClientHandle {
+    pub id: u64,
+    pub conn: ConnInfo,
+    pub created_ms: i64,
+    pub name: Mutex<Option<Vec<u8>>>,
+    pub db: AtomicUsize,
+    pub resp: AtomicU8,
+    pub last_interaction_ms: AtomicI64,
+    /// Table id of the last command run (usize::MAX: none yet).
+    pub last_command: AtomicUsize,
+    /// Unprocessed query bytes, including the command being run (CLIENT LIST `qbuf`).
+    pub qbuf: AtomicUsize,
+    pub qbuf_free: AtomicUsize,
+    /// Pending output bytes (CLIENT LIST `omem`).
+    pub output_bytes: AtomicUsize,
+    pub flags: AtomicU32,
+    /// Set by CLIENT KILL; the owning worker closes the connection when it sees it.
+    pub killed: AtomicBool,
+    /// Output queued by other threads (MONITOR lines), written by the owning worker.
+    pushed: Mutex<Vec<u8>>,
+    waker: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for ClientHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientHandle").field("id", &self.id).field("conn", &self.conn).finish_non_exhaustive()
+    }
+}
+
+impl ClientHandle {
+    pub fn new(id: u64, conn: ConnInfo, now_ms: i64) -> Self {
+        Self {
+            id,
+            conn,
+            created_ms: now_ms,
+            name: Mutex::new(None),
+            db: AtomicUsize::new(0),
+            resp: AtomicU8::new(2),
+            last_interaction_ms: AtomicI64::new(now_ms),
+            last_command: AtomicUsize::new(usize::MAX),
+            qbuf: AtomicUsize::new(0),
+            qbuf_free: AtomicUsize::new(0),
+            output_bytes: AtomicUsize::new(0),
+            flags: AtomicU32::new(0),
+            killed: AtomicBool::new(false),
+            pushed: Mutex::new(Vec::new()),
+            waker: Mutex::new(None),
+        }
+    }
+
+    pub fn has_flag(&self, f: u32) -> bool {
+        self.flags.load(Ordering::Relaxed) & f != 0
+    }
+
+    pub fn set_flag(&self, f: u32, on: bool) {
+        if on {
+            self.flags.fetch_or(f, Ordering::Relaxed);
+        } else {
+            self.flags.fetch_and(!f, Ordering::Relaxed);
+        }
+    }
+
+    /// Installs how to wake the worker that owns this connection.
+    pub fn set_waker(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        *self.waker.lock() = Some(wake);
+    }
+
+    pub fn wake(&self) {
+        if let Some(wake) = self.waker.lock().as_ref() {
+            wake();
+        }
+    }
+
+    /// Asks the owning worker to close the connection.
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Relaxed)
+    }
+
+    /// Queues bytes for the connection (from any thread) and wakes its worker.
+    pub fn push_output(&self, bytes: &[u8]) {
+        self.pushed.lock().extend_from_slice(bytes);
+        self.wake();
+    }
+
+    /// Takes the queued bytes (owning worker only).
+    pub fn take_pushed(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.pushed.lock())
+    }
+
+    pub fn name(&self) -> Option<Vec<u8>> {
+        self.name.lock().clone()
+    }
+}
+
+/// All registered clients by id (ascending, as CLIENT LIST shows them).
+#[derive(Debug, Default)]
+pub struct ClientRegistry {
+    clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
+    monitors: Mutex<Vec<Arc<ClientHandle>>>,
+    has_monitors: AtomicBool,
+}
+
+impl ClientRegistry {
+    pub fn register(&self, handle: Arc<ClientHandle>) {
+        self.clients.lock().insert(handle.id, handle);
+    }
+
+    pub fn unregister(&self, id: u64) {
+        self.clients.lock().remove(&id);
+        let mut monitors = self.monitors.lock();
+        monitors.retain(|m| m.id != id);
+        self.has_monitors.store(!monitors.is_empty(), Ordering::Relaxed);
+    }
+
+    pub fn all(&self) -> Vec<Arc<ClientHandle>> {
+        self.clients.lock().values().cloned().collect()
+    }
+
+    pub fn get(&self, id: u64) -> Option<Arc<ClientHandle>> {
+        self.clients.lock().get(&id).cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        self.clients.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn add_monitor(&self, handle: Arc<ClientHandle>) {
+        let mut monitors = self.monitors.lock();
+        if !monitors.iter().any(|m| m.id == handle.id) {
+            monitors.push(handle);
+        }
+        self.has_monitors.store(true, Ordering::Relaxed);
+    }
+
+    pub fn remove_monitor(&self, id: u64) {
+        let mut monitors = self.monitors.lock();
+        monitors.retain(|m| m.id != id);
+        self.has_monitors.store(!monitors.is_empty(), Ordering::Relaxed);
+    }
+
+    /// Cheap check for the command path: is anyone monitoring?
+    pub fn has_monitors(&self) -> bool {
+        self.has_monitors.load(Ordering::Relaxed)
+    }
+
+    pub fn monitors(&self) -> Vec<Arc<ClientHandle>> {
+        self.monitors.lock().clone()
+    }
+}

@@ -1,0 +1,288 @@
+//! DEBUG: the subcommands Redis's own test suite relies on, behind `enable-debug-command`
+//! exactly as in Redis (`no` by default; `local` allows loopback clients only).
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::Ordering;
+
+use crate::command::CommandSpec;
+use crate::error::{CmdError, CmdResult};
+use crate::exec::Ctx;
+use crate::keyspace::{Entry, StrValue, TtlOnWrite, Value};
+use crate::reply::ReplySink;
+
+use super::{is, parse_i64};
+
+fn debug_allowed(ctx: &Ctx<'_>) -> bool {
+    let setting = ctx.engine.config.read().get("enable-debug-command").unwrap_or("no").to_string();
+    match setting.as_str() {
+        "yes" => true,
+        "local" => {
+            let addr = &ctx.client.handle.conn.addr;
+            addr.is_empty() || addr.starts_with("127.0.0.1:") || addr.starts_with("[::1]:")
+        }
+        _ => false,
+    }
+}
+
+/// A 64-bit hash of some bytes under a domain tag (for DEBUG DIGEST).
+fn hash64(tag: u8, parts: &[&[u8]]) -> u64 {
+    let mut h = std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().build_hasher();
+    h.write_u8(tag);
+    for p in parts {
+        h.write_usize(p.len());
+        h.write(p);
+    }
+    h.finish()
+}
+
+/// A 20-byte digest of one key's value and TTL. Order-independent mixing (xor) across keys
+/// makes the dataset digest independent of iteration order, as Redis's is.
+fn entry_digest(key: &[u8], entry: &Entry) -> [u8; 20] {
+    let value = match &entry.value {
+        Value::Str(s) => s.as_bytes().into_owned(),
+    };
+    let ttl = entry.expire_at_ms.map(|t| t.to_le_bytes()).unwrap_or_default();
+    let type_tag = entry.value.type_name().as_bytes();
+    let mut out = [0u8; 20];
+    for (i, chunk) in out.chunks_mut(8).enumerate() {
+        let h = hash64(i as u8, &[key, type_tag, &value, &ttl]).to_le_bytes();
+        chunk.copy_from_slice(&h[..chunk.len()]);
+    }
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Approximately what the value takes serialized in an RDB file.
+fn serialized_len(entry: &Entry) -> usize {
+    match &entry.value {
+        Value::Str(StrValue::Int(n)) => match n {
+            -128..=127 => 2,
+            -32768..=32767 => 3,
+            -2_147_483_648..=2_147_483_647 => 5,
+            _ => 1 + crate::keyspace::decimal_len(*n) + 1,
+        },
+        Value::Str(s) => {
+            let len = s.len();
+            len + if len < 64 {
+                1
+            } else if len < 16384 {
+                2
+            } else {
+                5
+            }
+        }
+    }
+}
+
+fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if !debug_allowed(ctx) {
+        return Err(CmdError::msg(
+            "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it \
+             from a local connection, otherwise you need to set this option in the configuration file, and then \
+             restart the server.",
+        ));
+    }
+    let sub = args[1];
+    let argc = args.len();
+    if is(sub, "HELP") && argc == 2 {
+        return debug_help(out);
+    } else if is(sub, "SLEEP") && argc == 3 {
+        let secs: f64 = std::str::from_utf8(args[2]).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0.0);
+        if secs > 0.0 && secs.is_finite() {
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+        }
+        out.simple("OK");
+    } else if is(sub, "SET-ACTIVE-EXPIRE") && argc == 3 {
+        let on = parse_i64(args[2])? != 0;
+        ctx.engine.hot.active_expire.store(on, Ordering::Relaxed);
+        out.simple("OK");
+    } else if is(sub, "CHANGE-REPL-ID") && argc == 2 {
+        out.simple("OK");
+    } else if is(sub, "OBJECT") && argc == 3 {
+        let key = args[2];
+        let db = ctx.client.db;
+        let now = ctx.now_ms;
+        let shard = ctx.engine.keyspace.shard_of(key);
+        let mut guard = ctx.engine.keyspace.lock(shard);
+        let Some(entry) = guard.dbs[db].peek(key, now) else { return Err(CmdError::msg("ERR no such key")) };
+        let shared = matches!(&entry.value, Value::Str(StrValue::Int(n))
+            if ctx.engine.hot.shared_integers.load(Ordering::Relaxed) && (0..crate::keyspace::SHARED_INTEGERS).contains(n));
+        let line = format!(
+            "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+            &entry.value as *const Value,
+            if shared { i32::MAX } else { 1 },
+            entry.value.encoding_name(),
+            serialized_len(entry),
+            entry.access,
+            entry.idle_seconds(now),
+        );
+        out.simple(&line);
+    } else if is(sub, "DIGEST") && argc == 2 {
+        let mut digest = [0u8; 20];
+        let now = ctx.now_ms;
+        for shard in 0..ctx.engine.keyspace.shard_count() {
+            let mut guard = ctx.engine.keyspace.lock(shard);
+            for (dbi, db) in guard.dbs.iter_mut().enumerate() {
+                for (key, entry) in db.iter_live(now) {
+                    let d = entry_digest(key, entry);
+                    let salt = hash64(0xdb, &[&(dbi as u64).to_le_bytes()]).to_le_bytes();
+                    for (i, b) in d.iter().enumerate() {
+                        digest[i] ^= b ^ salt[i % 8];
+                    }
+                }
+            }
+        }
+        out.bulk(hex(&digest).as_bytes());
+    } else if is(sub, "DIGEST-VALUE") && argc >= 2 {
+        let now = ctx.now_ms;
+        let db = ctx.client.db;
+        out.array(argc - 2);
+        for key in &args[2..] {
+            let shard = ctx.engine.keyspace.shard_of(key);
+            let mut guard = ctx.engine.keyspace.lock(shard);
+            let digest = guard.dbs[db].peek(key, now).map_or([0u8; 20], |e| {
+                // The value only: the key name and TTL do not count.
+                let mut e = e.clone();
+                e.expire_at_ms = None;
+                entry_digest(b"", &e)
+            });
+            out.bulk(hex(&digest).as_bytes());
+        }
+    } else if is(sub, "POPULATE") && (3..=5).contains(&argc) {
+        let count = parse_i64(args[2])?;
+        if count < 0 {
+            return Err(CmdError::msg("ERR count must be greater than or equal to 0"));
+        }
+        let prefix = args.get(3).copied().unwrap_or(b"key");
+        let size = match args.get(4) {
+            Some(a) => Some(parse_i64(a)?.max(0) as usize),
+            None => None,
+        };
+        let (db, now) = (ctx.client.db, ctx.now_ms);
+        for i in 0..count {
+            let mut key = prefix.to_vec();
+            key.extend_from_slice(format!(":{i}").as_bytes());
+            let shard = ctx.engine.keyspace.shard_of(&key);
+            let mut guard = ctx.engine.keyspace.lock(shard);
+            let target = &mut guard.dbs[db];
+            if target.contains(&key, now) {
+                continue;
+            }
+            let mut value = format!("value:{i}").into_bytes();
+            if let Some(size) = size {
+                value.resize(size, 0);
+            }
+            target.set(&key, Value::string(&value), TtlOnWrite::Clear, now);
+        }
+        out.simple("OK");
+    } else if is(sub, "PROTOCOL") && argc == 3 {
+        return debug_protocol(args[2], out);
+    } else if is(sub, "RELOAD") || is(sub, "LOADAOF") {
+        return Err(CmdError::msg("ERR DEBUG RELOAD and LOADAOF need persistence, which quince does not have yet"));
+    } else {
+        return Err(CmdError::UnknownSubcommand(sub.to_vec()));
+    }
+    Ok(())
+}
+
+/// DEBUG PROTOCOL <type>: one reply of each RESP type, for client tests.
+fn debug_protocol(name: &[u8], out: &mut dyn ReplySink) -> CmdResult {
+    let resp3 = out.protocol() == quince_resp::Protocol::Resp3;
+    if is(name, "string") {
+        out.bulk(b"Hello World");
+    } else if is(name, "integer") {
+        out.integer(12345);
+    } else if is(name, "double") {
+        out.double(3.141);
+    } else if is(name, "bignum") {
+        out.big_number(b"1234567999999999999999999999999999999");
+    } else if is(name, "null") {
+        out.null();
+    } else if is(name, "array") {
+        out.array(3);
+        (0..3).for_each(|j| out.integer(j));
+    } else if is(name, "set") {
+        out.set(3);
+        (0..3).for_each(|j| out.integer(j));
+    } else if is(name, "map") {
+        out.map(3);
+        for j in 0..3 {
+            out.integer(j);
+            out.boolean(j == 1);
+        }
+    } else if is(name, "attrib") {
+        if resp3 {
+            out.attribute(1);
+            out.bulk(b"key-popularity");
+            out.array(2);
+            out.bulk(b"key:123");
+            out.integer(90);
+        }
+        out.bulk(b"Some real reply following the attribute");
+    } else if is(name, "push") {
+        if !resp3 {
+            return Err(CmdError::msg("ERR RESP2 is not supported by this command"));
+        }
+        out.push(2);
+        out.bulk(b"server-cpu-usage");
+        out.integer(42);
+        out.bulk(b"Some real reply following the push reply");
+    } else if is(name, "true") {
+        out.boolean(true);
+    } else if is(name, "false") {
+        out.boolean(false);
+    } else if is(name, "verbatim") {
+        out.verbatim(b"txt", b"This is a verbatim\nstring");
+    } else {
+        return Err(CmdError::msg(
+            "ERR Wrong protocol type name. Please use one of the following: \
+             string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
+        ));
+    }
+    Ok(())
+}
+
+fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
+    super::server::reply_subcommand_help(
+        out,
+        "DEBUG",
+        &[
+            "CHANGE-REPL-ID",
+            "    Change the replication IDs of the instance.",
+            "    Dangerous: should be used only for testing the replication subsystem.",
+            "DIGEST",
+            "    Output a hex signature representing the current DB content.",
+            "DIGEST-VALUE <key> [<key> ...]",
+            "    Output a hex signature of the values of all the specified keys.",
+            "OBJECT <key>",
+            "    Show low level info about the `key` and associated value.",
+            "POPULATE <count> [<prefix>] [<size>]",
+            "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+            "    it is used instead of the 'key' prefix. These are not propagated to",
+            "    replicas. Cluster slots are not respected so keys not belonging to the",
+            "    current node can be created in cluster mode.",
+            "PROTOCOL <type>",
+            "    Reply with a test value of the specified type. <type> can be: string,",
+            "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+            "    true, false.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Setting it to 0 disables expiring keys in background when they are not",
+            "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+            "    default.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+        ],
+    )
+}
+
+pub fn register() -> Vec<CommandSpec> {
+    vec![CommandSpec::new("debug", -2, "admin noscript loading stale", "", debug).doc(
+        "server",
+        "1.0.0",
+        "A container for debugging commands",
+        "Depends on subcommand.",
+    )]
+}

@@ -1,0 +1,303 @@
+//! What the server records about the commands it runs: per-command call counts and time
+//! (INFO commandstats), latency histograms (LATENCY HISTOGRAM, INFO latencystats), error
+//! counts by code (INFO errorstats), the slow log (SLOWLOG) and latency events (LATENCY).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+/// Everything recorded about command execution, owned by the engine.
+#[derive(Debug)]
+pub struct Observe {
+    /// Indexed by command-table id.
+    pub commands: Box<[CommandStat]>,
+    pub errors: ErrorStats,
+    pub slowlog: Mutex<SlowLog>,
+    pub latency: Mutex<LatencyMonitor>,
+    /// `slowlog-log-slower-than` (microseconds; negative: off) and `slowlog-max-len`.
+    pub slowlog_threshold_us: std::sync::atomic::AtomicI64,
+    pub slowlog_max_len: AtomicU64,
+    /// `latency-monitor-threshold` in milliseconds (0: off).
+    pub latency_threshold_ms: AtomicU64,
+}
+
+impl Observe {
+    pub fn new(command_ids: usize) -> Self {
+        Self {
+            commands: (0..command_ids).map(|_| CommandStat::default()).collect(),
+            errors: ErrorStats::default(),
+            slowlog: Mutex::new(SlowLog::default()),
+            latency: Mutex::new(LatencyMonitor::default()),
+            slowlog_threshold_us: std::sync::atomic::AtomicI64::new(10_000),
+            slowlog_max_len: AtomicU64::new(128),
+            latency_threshold_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// CONFIG RESETSTAT: command and error statistics back to zero.
+    pub fn reset_stats(&self) {
+        self.commands.iter().for_each(CommandStat::reset);
+        self.errors.reset();
+    }
+}
+
+/// Latency buckets: bucket `i` counts calls that took less than 2^i microseconds (the last
+/// bucket takes everything longer).
+pub const HISTOGRAM_BUCKETS: usize = 40;
+
+/// Counters for one command (or subcommand).
+#[derive(Debug)]
+pub struct CommandStat {
+    pub calls: AtomicU64,
+    pub usec: AtomicU64,
+    /// Rejected before running (arity, auth, ...).
+    pub rejected_calls: AtomicU64,
+    /// Ran and replied with an error.
+    pub failed_calls: AtomicU64,
+    pub histogram: [AtomicU64; HISTOGRAM_BUCKETS],
+}
+
+impl Default for CommandStat {
+    fn default() -> Self {
+        Self {
+            calls: AtomicU64::new(0),
+            usec: AtomicU64::new(0),
+            rejected_calls: AtomicU64::new(0),
+            failed_calls: AtomicU64::new(0),
+            histogram: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+impl CommandStat {
+    pub fn record(&self, usec: u64) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.usec.fetch_add(usec, Ordering::Relaxed);
+        let bucket = (u64::BITS - usec.leading_zeros()) as usize;
+        self.histogram[bucket.min(HISTOGRAM_BUCKETS - 1)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn reset(&self) {
+        for c in [&self.calls, &self.usec, &self.rejected_calls, &self.failed_calls] {
+            c.store(0, Ordering::Relaxed);
+        }
+        self.histogram.iter().for_each(|b| b.store(0, Ordering::Relaxed));
+    }
+
+    /// Cumulative counts at power-of-two microsecond bounds (1, 2, 4, ...), up to the bucket
+    /// holding the slowest call, as LATENCY HISTOGRAM reports them.
+    pub fn cumulative_histogram(&self) -> Vec<(u64, u64)> {
+        let counts: Vec<u64> = self.histogram.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+        let Some(last) = counts.iter().rposition(|&c| c > 0) else { return Vec::new() };
+        let mut total = 0;
+        (0..=last)
+            .filter_map(|i| {
+                total += counts[i];
+                // Bucket i holds durations below 2^i us; it is reported at bound 2^i.
+                (total > 0).then_some((1u64 << i.max(0), total))
+            })
+            .collect()
+    }
+
+    /// The smallest power-of-two bound below which `pct` percent of calls fall.
+    pub fn percentile(&self, pct: f64) -> f64 {
+        let counts: Vec<u64> = self.histogram.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return 0.0;
+        }
+        let wanted = ((pct / 100.0) * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, c) in counts.iter().enumerate() {
+            seen += c;
+            if seen >= wanted {
+                return (1u64 << i) as f64;
+            }
+        }
+        (1u64 << (HISTOGRAM_BUCKETS - 1)) as f64
+    }
+}
+
+/// Error replies counted by their code (the first word, e.g. `ERR`, `WRONGTYPE`).
+#[derive(Debug, Default)]
+pub struct ErrorStats {
+    by_code: Mutex<BTreeMap<String, u64>>,
+    pub total: AtomicU64,
+}
+
+/// Redis stops adding new error codes to the table past this many.
+const ERROR_STATS_MAX: usize = 128;
+
+impl ErrorStats {
+    pub fn record(&self, error_line: &str) {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        let code = error_line.split(' ').next().unwrap_or("ERR");
+        let mut map = self.by_code.lock();
+        if let Some(n) = map.get_mut(code) {
+            *n += 1;
+        } else if map.len() < ERROR_STATS_MAX {
+            map.insert(code.to_string(), 1);
+        }
+    }
+
+    pub fn snapshot(&self) -> Vec<(String, u64)> {
+        self.by_code.lock().iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+
+    pub fn reset(&self) {
+        self.by_code.lock().clear();
+        self.total.store(0, Ordering::Relaxed);
+    }
+}
+
+/// One slow log entry.
+#[derive(Debug, Clone)]
+pub struct SlowEntry {
+    pub id: u64,
+    pub time_s: i64,
+    pub duration_us: u64,
+    pub args: Vec<Vec<u8>>,
+    pub peer: String,
+    pub client_name: Vec<u8>,
+}
+
+/// Most arguments and bytes per argument a slow log entry keeps (as Redis).
+pub const SLOWLOG_MAX_ARGC: usize = 32;
+pub const SLOWLOG_MAX_STRING: usize = 128;
+
+#[derive(Debug, Default)]
+pub struct SlowLog {
+    entries: VecDeque<SlowEntry>,
+    next_id: u64,
+}
+
+impl SlowLog {
+    /// Adds an entry (newest first), trimming arguments as Redis does, and the log to `max_len`.
+    pub fn push(&mut self, args: &[&[u8]], duration_us: u64, time_s: i64, peer: String, name: Vec<u8>, max_len: usize) {
+        let keep = args.len().min(SLOWLOG_MAX_ARGC);
+        let mut stored = Vec::with_capacity(keep);
+        for (i, arg) in args.iter().take(keep).enumerate() {
+            if keep != args.len() && i == keep - 1 {
+                stored.push(format!("... ({} more arguments)", args.len() - keep + 1).into_bytes());
+            } else if arg.len() > SLOWLOG_MAX_STRING {
+                let mut a = arg[..SLOWLOG_MAX_STRING].to_vec();
+                a.extend_from_slice(format!("... ({} more bytes)", arg.len() - SLOWLOG_MAX_STRING).as_bytes());
+                stored.push(a);
+            } else {
+                stored.push(arg.to_vec());
+            }
+        }
+        let entry = SlowEntry { id: self.next_id, time_s, duration_us, args: stored, peer, client_name: name };
+        self.next_id += 1;
+        self.entries.push_front(entry);
+        self.entries.truncate(max_len);
+    }
+
+    pub fn trim(&mut self, max_len: usize) {
+        self.entries.truncate(max_len);
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn reset(&mut self) {
+        self.entries.clear();
+    }
+
+    pub fn newest(&self, n: usize) -> impl Iterator<Item = &SlowEntry> {
+        self.entries.iter().take(n)
+    }
+}
+
+/// Samples kept per latency event.
+pub const LATENCY_HISTORY_LEN: usize = 160;
+
+#[derive(Debug, Default, Clone)]
+pub struct LatencySeries {
+    /// (unix seconds, milliseconds), oldest first; one sample per second at most.
+    pub samples: VecDeque<(i64, u64)>,
+    pub max: u64,
+}
+
+/// LATENCY monitor events, by name.
+#[derive(Debug, Default)]
+pub struct LatencyMonitor {
+    events: BTreeMap<String, LatencySeries>,
+}
+
+impl LatencyMonitor {
+    /// Records `ms` for `event`; samples in the same second keep the larger value.
+    pub fn add(&mut self, event: &str, time_s: i64, ms: u64) {
+        let series = self.events.entry(event.to_string()).or_default();
+        series.max = series.max.max(ms);
+        match series.samples.back_mut() {
+            Some(last) if last.0 == time_s => last.1 = last.1.max(ms),
+            _ => {
+                series.samples.push_back((time_s, ms));
+                if series.samples.len() > LATENCY_HISTORY_LEN {
+                    series.samples.pop_front();
+                }
+            }
+        }
+    }
+
+    pub fn events(&self) -> impl Iterator<Item = (&String, &LatencySeries)> {
+        self.events.iter()
+    }
+
+    pub fn get(&self, event: &[u8]) -> Option<&LatencySeries> {
+        std::str::from_utf8(event).ok().and_then(|e| self.events.get(e))
+    }
+
+    /// Forgets one event (or all with None); returns how many were reset.
+    pub fn reset(&mut self, event: Option<&[u8]>) -> usize {
+        match event {
+            None => {
+                let n = self.events.len();
+                self.events.clear();
+                n
+            }
+            Some(e) => std::str::from_utf8(e).ok().and_then(|e| self.events.remove(e)).map_or(0, |_| 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slowlog_trims_like_redis() {
+        let mut log = SlowLog::default();
+        let long = vec![b'x'; 200];
+        let many: Vec<&[u8]> = (0..40).map(|_| &b"a"[..]).collect();
+        log.push(&[b"set", &long], 5, 1, "p".into(), vec![], 10);
+        log.push(&many, 5, 1, "p".into(), vec![], 10);
+        let newest: Vec<_> = log.newest(2).collect();
+        assert_eq!(newest[0].args.len(), 32);
+        assert_eq!(newest[0].args[31], b"... (9 more arguments)");
+        assert!(newest[1].args[1].ends_with(b"... (72 more bytes)"));
+        assert_eq!(newest[1].id, 0);
+        log.trim(1);
+        assert_eq!(log.len(), 1);
+    }
+
+    #[test]
+    fn histogram_is_cumulative() {
+        let s = CommandStat::default();
+        s.record(0);
+        s.record(3);
+        s.record(3);
+        s.record(100);
+        let h = s.cumulative_histogram();
+        assert_eq!(h.first(), Some(&(1, 1)));
+        assert_eq!(h.last(), Some(&(128, 4)));
+        assert_eq!(s.percentile(50.0), 4.0);
+    }
+}
