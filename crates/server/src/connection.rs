@@ -150,6 +150,7 @@ impl Connection {
                 }
             }
         }
+        self.client.handle.qbuf.store(self.read_end - self.read_start, Ordering::Relaxed);
         if self.read_start == self.read_end {
             self.read_start = 0;
             self.read_end = 0;

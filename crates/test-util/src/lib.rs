@@ -199,6 +199,32 @@ pub enum Compare {
     IntWithin(i64),
     /// Byte for byte after masking the `id` field of a HELLO reply.
     MaskHelloId,
+    /// The same multiset of elements in a flat array reply (KEYS and other unordered replies).
+    Unordered,
+}
+
+/// Splits a flat RESP array (or set) of simple items into its element frames, sorted.
+fn sorted_elements(r: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+    let line_end = |from: usize| r[from..].windows(2).position(|w| w == b"\r\n").map(|p| from + p);
+    let head_end = line_end(0)?;
+    let head = r[..head_end + 2].to_vec();
+    if !matches!(r.first(), Some(b'*' | b'~')) {
+        return None;
+    }
+    let mut items = Vec::new();
+    let mut at = head_end + 2;
+    while at < r.len() {
+        let end = line_end(at)?;
+        let mut next = end + 2;
+        if r[at] == b'$' {
+            let len: usize = std::str::from_utf8(&r[at + 1..end]).ok()?.parse().ok()?;
+            next += len + 2;
+        }
+        items.push(r.get(at..next)?.to_vec());
+        at = next;
+    }
+    items.sort();
+    Some((head, items))
 }
 
 fn parse_int_reply(r: &[u8]) -> Option<i64> {
@@ -249,8 +275,8 @@ pub struct Differential {
 impl Differential {
     /// Starts both servers; None (after printing why) when redis-server is unavailable.
     pub fn start(quince_binary: &str) -> Option<Self> {
-        let redis = start_redis(&[])?;
-        let quince = start_quince(quince_binary, &[]);
+        let redis = start_redis(&["--enable-debug-command", "yes"])?;
+        let quince = start_quince(quince_binary, &["--enable-debug-command", "yes"]);
         Some(Self { quince, redis })
     }
 
@@ -281,6 +307,10 @@ impl Differential {
                                 _ => qr == rr,
                             },
                             Compare::MaskHelloId => mask_hello_id(&qr) == mask_hello_id(&rr),
+                            Compare::Unordered => match (sorted_elements(&qr), sorted_elements(&rr)) {
+                                (Some(a), Some(b)) => a == b,
+                                _ => qr == rr,
+                            },
                         };
                         assert!(
                             same,

@@ -7,6 +7,7 @@ pub mod debug;
 pub mod info;
 pub mod keys;
 pub mod latency;
+pub mod memory;
 pub mod server;
 pub mod slowlog;
 pub mod string;
@@ -26,6 +27,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(info::register());
     all.extend(slowlog::register());
     all.extend(latency::register());
+    all.extend(memory::register());
     all
 }
 

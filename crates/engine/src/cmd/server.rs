@@ -229,7 +229,7 @@ pub fn reply_subcommand_help(out: &mut dyn ReplySink, command: &str, lines: &[&s
         out.simple(line);
     }
     out.simple("HELP");
-    out.simple("    Print this help.");
+    out.simple("    Prints this help.");
     Ok(())
 }
 

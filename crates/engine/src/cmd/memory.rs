@@ -1,0 +1,71 @@
+//! MEMORY USAGE and MEMORY HELP: per-key memory estimates.
+
+use crate::command::{ArgDoc, ArgType, CommandSpec};
+use crate::error::{CmdError, CmdResult};
+use crate::exec::Ctx;
+use crate::keyspace::{Entry, StrValue, Value};
+use crate::reply::ReplySink;
+
+use super::{is, parse_i64};
+
+/// Bytes a key and its value take: the key, the value's payload and the fixed per-entry
+/// overhead of the table slot (entry struct plus hash-table bookkeeping).
+pub fn entry_usage(key: &[u8], entry: &Entry) -> usize {
+    let slot = std::mem::size_of::<Entry>() + std::mem::size_of::<Box<[u8]>>() + 8;
+    let value = match &entry.value {
+        Value::Str(StrValue::Int(_)) => 0,
+        Value::Str(StrValue::Embstr(b) | StrValue::Raw(b)) => b.capacity(),
+    };
+    let ttl = if entry.expire_at_ms.is_some() { key.len() + 16 } else { 0 };
+    slot + key.len() + value + ttl
+}
+
+/// MEMORY USAGE key [SAMPLES count] — O(1) for strings.
+fn memory_usage(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let mut j = 3;
+    while j < args.len() {
+        if is(args[j], "SAMPLES") && j + 1 < args.len() {
+            if parse_i64(args[j + 1])? < 0 {
+                return Err(CmdError::Syntax);
+            }
+            j += 2;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let (key, now) = (args[2], ctx.now_ms);
+    match ctx.db(key).peek(key, now) {
+        Some(entry) => out.integer(entry_usage(key, entry) as i64),
+        None => out.null(),
+    }
+    Ok(())
+}
+
+fn memory_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    super::server::reply_subcommand_help(
+        out,
+        "MEMORY",
+        &[
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+        ],
+    )
+}
+
+pub fn register() -> Vec<CommandSpec> {
+    vec![CommandSpec::container(
+        "memory",
+        "",
+        "",
+        vec![
+            CommandSpec::new("usage", -3, "readonly", "", memory_usage)
+                .doc("server", "4.0.0", "Estimate the memory usage of a key", "O(N) where N is the number of samples.")
+                .keys("RO", 2, 0, 1)
+                .args(vec![ArgDoc::key("key", 0), ArgDoc::new("count", ArgType::Integer).after("SAMPLES").optional()]),
+            CommandSpec::new("help", 2, "loading stale", "", memory_help)
+                .doc("server", "4.0.0", "Show helpful text about the different subcommands", "O(1)"),
+        ],
+    )
+    .doc("server", "4.0.0", "A container for memory diagnostics commands", "Depends on subcommand.")]
+}

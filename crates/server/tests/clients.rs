@@ -1,0 +1,135 @@
+//! Connection management across connections and worker threads: CLIENT LIST/INFO/KILL,
+//! CLIENT REPLY, MONITOR, SLOWLOG and the statistics INFO reports.
+
+use std::time::Duration;
+
+use quince_test_util::{start_quince, RawClient};
+
+const QUINCE: &str = env!("CARGO_BIN_EXE_quince-server");
+
+fn text(reply: &[u8]) -> String {
+    String::from_utf8_lossy(reply).into_owned()
+}
+
+/// The bulk payload of a `$len\r\n...\r\n` reply.
+fn bulk(reply: &[u8]) -> String {
+    let s = text(reply);
+    s.split_once("\r\n").map(|(_, rest)| rest.trim_end_matches("\r\n").to_string()).unwrap_or_default()
+}
+
+#[test]
+fn client_list_and_info_describe_connections() {
+    let server = start_quince(QUINCE, &["--threads", "2"]);
+    let mut a = server.client();
+    let mut b = server.client();
+    assert_eq!(b.call(&["CLIENT", "SETNAME", "bee"]), b"+OK\r\n");
+    assert_eq!(b.call(&["SELECT", "3"]), b"+OK\r\n");
+    let list = bulk(&a.call(&["CLIENT", "LIST"]));
+    let lines: Vec<&str> = list.lines().collect();
+    assert!(lines.len() >= 2, "{list}");
+    let me = lines.iter().find(|l| l.contains("cmd=client|list")).expect("own line");
+    assert!(me.contains(" qbuf=26 "), "{me}");
+    assert!(me.contains(" flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 "), "{me}");
+    assert!(me.ends_with("user=default redir=-1 resp=2"), "{me}");
+    let other = lines.iter().find(|l| l.contains("name=bee")).expect("named client listed");
+    assert!(other.contains(" db=3 ") && other.contains("cmd=select"), "{other}");
+    let id = text(&a.call(&["CLIENT", "ID"])).trim_start_matches(':').trim().to_string();
+    let info = bulk(&a.call(&["CLIENT", "INFO"]));
+    assert!(info.starts_with(&format!("id={id} ")) && info.contains("cmd=client|info"), "{info}");
+    let by_id = bulk(&a.call(&["CLIENT", "LIST", "ID", &id, "999999"]));
+    assert_eq!(by_id.lines().count(), 1);
+}
+
+#[test]
+fn client_kill_closes_other_connections_and_optionally_self() {
+    let server = start_quince(QUINCE, &["--threads", "2"]);
+    let mut me = server.client();
+    let mut victims: Vec<RawClient> = (0..3).map(|_| server.client()).collect();
+    for v in &mut victims {
+        assert_eq!(v.call(&["PING"]), b"+PONG\r\n");
+    }
+    assert_eq!(me.call(&["CLIENT", "KILL", "SKIPME", "YES"]), b":3\r\n");
+    for v in &mut victims {
+        assert_eq!(v.read_to_close(), b"", "killed connection is closed without a reply");
+    }
+    // The old form targets one address and may kill the caller itself: reply first, then close.
+    let info = bulk(&me.call(&["CLIENT", "INFO"]));
+    let addr = info.split(' ').find_map(|f| f.strip_prefix("addr=")).expect("addr").to_string();
+    assert_eq!(me.call(&["CLIENT", "KILL", &addr]), b"+OK\r\n");
+    assert_eq!(me.read_to_close(), b"");
+    assert_eq!(server.client().call(&["CLIENT", "KILL", "1.2.3.4:5"]), b"-ERR No such client\r\n");
+}
+
+#[test]
+fn client_reply_off_and_skip_suppress_replies() {
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    c.send(&["CLIENT", "REPLY", "OFF"]);
+    c.send(&["SET", "a", "1"]);
+    c.send(&["GET", "a"]);
+    assert_eq!(c.call(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
+    c.send(&["CLIENT", "REPLY", "SKIP"]);
+    c.send(&["PING", "skipped"]);
+    assert_eq!(c.call(&["PING", "seen"]), b"$4\r\nseen\r\n");
+}
+
+#[test]
+fn monitor_streams_commands_from_other_connections() {
+    let server = start_quince(QUINCE, &["--threads", "2"]);
+    let mut monitor = server.client();
+    assert_eq!(monitor.call(&["MONITOR"]), b"+OK\r\n");
+    let mut c = server.client();
+    c.call(&["set", "foo", "bar"]);
+    c.call(&["auth", "secret"]);
+    c.call(&["get", "foo"]);
+    let first = text(&monitor.read_reply());
+    assert!(first.starts_with('+') && first.contains(" [0 127.0.0.1:") && first.ends_with("] \"set\" \"foo\" \"bar\"\r\n"), "{first}");
+    let second = text(&monitor.read_reply());
+    assert!(second.ends_with("\"auth\" \"(redacted)\"\r\n"), "{second}");
+    let third = text(&monitor.read_reply());
+    assert!(third.ends_with("\"get\" \"foo\"\r\n"), "{third}");
+}
+
+#[test]
+fn slowlog_records_slow_commands_with_client_details() {
+    let server = start_quince(QUINCE, &["--enable-debug-command", "yes"]);
+    let mut c = server.client();
+    c.call(&["CONFIG", "SET", "slowlog-log-slower-than", "100000"]);
+    c.call(&["CLIENT", "SETNAME", "slowpoke"]);
+    c.call(&["SLOWLOG", "RESET"]);
+    c.call(&["DEBUG", "SLEEP", "0.2"]);
+    c.call(&["PING"]);
+    assert_eq!(c.call(&["SLOWLOG", "LEN"]), b":1\r\n");
+    let entry = text(&c.call(&["SLOWLOG", "GET"]));
+    assert!(entry.contains("$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$3\r\n0.2\r\n"), "{entry}");
+    assert!(entry.contains("$8\r\nslowpoke\r\n"), "{entry}");
+    c.call(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    let long = "x".repeat(200);
+    c.call(&["SET", "k", &long]);
+    let entry = text(&c.call(&["SLOWLOG", "GET", "1"]));
+    assert!(entry.contains("... (72 more bytes)"), "{entry}");
+}
+
+#[test]
+fn info_reports_command_and_error_stats() {
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    c.call(&["CONFIG", "RESETSTAT"]);
+    c.call(&["SET", "a", "1"]);
+    c.call(&["SET", "a"]);
+    c.call(&["NOSUCHCOMMAND"]);
+    c.call(&["INCR", "nope", "x"]);
+    c.call(&["SET", "s", "x"]);
+    c.call(&["INCR", "s"]);
+    let info = bulk(&c.call(&["INFO", "commandstats", "errorstats"]));
+    assert!(info.contains("cmdstat_set:calls=2,"), "{info}");
+    assert!(info.contains(",rejected_calls=1,failed_calls=0"), "{info}");
+    assert!(info.contains("cmdstat_incr:calls=1,") && info.contains("rejected_calls=1,failed_calls=1"), "{info}");
+    assert!(info.contains("errorstat_ERR:count=4"), "{info}");
+    let default = bulk(&c.call(&["INFO"]));
+    for field in ["redis_version:", "used_memory:", "used_cpu_user:", "loading:0", "total_error_replies:4"] {
+        assert!(default.contains(field), "missing {field}");
+    }
+    assert!(!default.contains("rejected_calls"));
+    std::thread::sleep(Duration::from_millis(10));
+}
