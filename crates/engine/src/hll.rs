@@ -29,7 +29,7 @@
 //! even write it. [`Sds`] models that byte for the duration of one command so that malformed
 //! values behave as in Redis too. Nothing in this module panics on any input bytes.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// Default of the `hll-sparse-max-bytes` config: the largest sparse value (header included)
 /// before the value is promoted to the dense encoding.
@@ -48,7 +48,7 @@ const HLL_REGISTER_MAX: u32 = (1 << HLL_BITS) - 1;
 /// Header size: magic, encoding, three unused bytes, cached cardinality.
 const HLL_HDR_SIZE: usize = 16;
 /// Bytes of the dense register area.
-const HLL_DENSE_REGS_SIZE: usize = (HLL_REGISTERS * HLL_BITS + 7) / 8;
+const HLL_DENSE_REGS_SIZE: usize = (HLL_REGISTERS * HLL_BITS).div_ceil(8);
 /// Exact length of every dense value.
 const HLL_DENSE_SIZE: usize = HLL_HDR_SIZE + HLL_DENSE_REGS_SIZE;
 /// Encoding byte of dense values.
@@ -77,6 +77,8 @@ const SPARSE_XZERO_MAX_LEN: usize = 16384;
 const HLL_ALPHA_INF: f64 = 0.721_347_520_444_481_7;
 /// Seed Redis uses for MurmurHash64A.
 const HASH_SEED: u64 = 0xadc8_3b19;
+/// 2^63: the first magnitude a C `long long` cannot hold.
+const I64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 /// Redis's `hllSparseSet` merges adjacent VAL opcodes over at most this many opcodes.
 const MERGE_SCAN_OPCODES: usize = 5;
 
@@ -293,30 +295,14 @@ fn walk_sparse(ops: &[u8], term: u8, mut f: impl FnMut(usize, u8)) -> bool {
     idx == HLL_REGISTERS
 }
 
-/// Histogram of register values of sparse opcodes, or `None` when the opcodes do not cover
-/// exactly 16384 registers (the PFCOUNT validity test, stricter than [`walk_sparse`] about
-/// trailing opcodes).
+/// Histogram of register values of sparse opcodes, or `None` when they are not valid by
+/// [`walk_sparse`]'s rules (which PFCOUNT applies too).
 fn sparse_histogram(ops: &[u8], term: u8) -> Option<[u32; 64]> {
     let mut histo = [0u32; 64];
-    let mut idx = 0usize;
-    let mut p = 0usize;
-    while p < ops.len() {
-        let b = ops[p];
-        let (value, run, size) = if is_zero(b) {
-            (0, zero_len(b), 1)
-        } else if is_xzero(b) {
-            (0, xzero_len(b, ops.get(p + 1).copied().unwrap_or(term)), 2)
-        } else {
-            (usize::from(val_value(b)), val_len(b), 1)
-        };
-        idx += run;
-        if idx > HLL_REGISTERS {
-            return None;
-        }
-        histo[value] += run as u32;
-        p += size;
-    }
-    (idx == HLL_REGISTERS).then_some(histo)
+    let valid = walk_sparse(ops, term, |_, v| histo[usize::from(v)] += 1);
+    let nonzero: u32 = histo.iter().sum();
+    histo[0] = (HLL_REGISTERS as u32).saturating_sub(nonzero);
+    valid.then_some(histo)
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -370,8 +356,15 @@ fn estimate(histo: &[u32; 64]) -> u64 {
         z *= 0.5;
     }
     z += m * sigma(f64::from(histo[0]) / m);
-    // llroundl: round half away from zero.
-    (HLL_ALPHA_INF * m * m / z).round() as u64
+    // Redis rounds with llroundl (half away from zero) into a long long. Out of range (only when
+    // z is 0, i.e. a crafted dense value whose registers are all 51 or more) x86-64 yields
+    // LLONG_MIN, which Redis then reinterprets as an unsigned count.
+    let e = (HLL_ALPHA_INF * m * m / z).round();
+    if e.is_finite() && e.abs() < I64_LIMIT {
+        e as i64 as u64
+    } else {
+        1 << 63
+    }
 }
 
 /// Computes the cardinality of a checked value (`term` is the byte following it).
@@ -725,6 +718,7 @@ pub fn add(hll: &mut Vec<u8>, elements: &[&[u8]], sparse_max_bytes: usize) -> Re
 /// PFCOUNT of a single key: returns the cached cardinality when it is valid; otherwise computes it
 /// and stores it into the header. Returns `(count, updated)`; when `updated` the caller must store
 /// the value back (Redis treats that as a modification of the key).
+#[allow(clippy::ptr_arg)] // a Vec like the other mutating entry points, for a uniform API
 pub fn count_cached(hll: &mut Vec<u8>) -> Result<(u64, bool), HllError> {
     check(hll)?;
     let mut card = [0u8; 8];
@@ -747,7 +741,7 @@ pub fn count_union(hlls: &[&[u8]]) -> Result<u64, HllError> {
         merge_into(&mut max, value)?;
     }
     let mut histo = [0u32; 64];
-    for &r in max.iter() {
+    for &r in &max {
         histo[usize::from(r & 63)] += 1;
     }
     Ok(estimate(&histo))
@@ -803,16 +797,17 @@ pub fn debug_decode(hll: &[u8]) -> Result<String, String> {
     let mut p = 0;
     while p < ops.len() {
         let b = ops[p];
-        if is_zero(b) {
-            out.push_str(&format!("z:{} ", zero_len(b)));
+        // Writing to a String cannot fail.
+        let _ = if is_zero(b) {
             p += 1;
+            write!(out, "z:{} ", zero_len(b))
         } else if is_xzero(b) {
-            out.push_str(&format!("Z:{} ", xzero_len(b, ops.get(p + 1).copied().unwrap_or(0))));
             p += 2;
+            write!(out, "Z:{} ", xzero_len(b, ops.get(p - 1).copied().unwrap_or(0)))
         } else {
-            out.push_str(&format!("v:{},{} ", val_value(b), val_len(b)));
             p += 1;
-        }
+            write!(out, "v:{},{} ", val_value(b), val_len(b))
+        };
     }
     Ok(out.trim_matches(' ').to_string())
 }
@@ -934,11 +929,42 @@ fn selftest_run(cycles: usize, elements: u64, sparse_max_bytes: usize, seed: u64
 mod tests {
     use super::*;
 
-    /// Builds a value by PFADDing `elements` to a new key, as PFADD does.
+    const MAX: usize = HLL_SPARSE_MAX_BYTES_DEFAULT;
+
+    /// Decodes a hex string (test vectors captured from redis-server 7.0.15).
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
+    }
+
+    /// FNV-1a 64, to compare whole dense values against a short fingerprint.
+    fn fnv1a(bytes: &[u8]) -> u64 {
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    }
+
+    /// PFADD to a missing key.
     fn pfadd_new(elements: &[&[u8]]) -> Vec<u8> {
         let mut v = new_hll();
-        add(&mut v, elements, HLL_SPARSE_MAX_BYTES_DEFAULT).unwrap();
+        add(&mut v, elements, MAX).unwrap();
         v
+    }
+
+    /// PFADD of `el:0` .. `el:{n-1}` in batches of 1000, as the golden vectors were produced.
+    fn numbered(n: usize, sparse_max_bytes: usize) -> Vec<u8> {
+        let mut v = new_hll();
+        let names: Vec<String> = (0..n).map(|j| format!("el:{j}")).collect();
+        for batch in names.chunks(1000) {
+            let refs: Vec<&[u8]> = batch.iter().map(|s| s.as_bytes()).collect();
+            add(&mut v, &refs, sparse_max_bytes).unwrap();
+        }
+        v
+    }
+
+    /// An 8-byte element (a little-endian counter) whose pattern length is 33.
+    const COUNT33: [u8; 8] = 3_130_853_818u64.to_le_bytes();
+
+    /// Deterministic xorshift for the fuzz tests.
+    fn rng(seed: u64) -> XorShift {
+        XorShift(seed | 1)
     }
 
     #[test]
@@ -947,10 +973,371 @@ mod tests {
     }
 
     #[test]
+    fn murmur_and_pattern_match_redis() {
+        assert_eq!(murmurhash64a(b"", HASH_SEED), 0xd8df_ea65_85bc_9732);
+        assert_eq!(murmurhash64a(b"a", HASH_SEED), 0x53d2_470a_9b43_b1a7);
+        assert_eq!(murmurhash64a(b"hello world!", HASH_SEED), 0x0fc4_4401_1f57_220c);
+        assert_eq!(murmurhash64a(b"0123456789abcdef", HASH_SEED), 0x9f85_6542_8eaa_573d);
+        assert_eq!(pat_len(b"a"), (12711, 2));
+        assert_eq!(pat_len(b"b"), (15780, 1));
+        assert_eq!(pat_len(b"c"), (8436, 1));
+        assert_eq!(pat_len(b"el:99999"), (10919, 1));
+        assert_eq!(pat_len(&COUNT33), (3655, 33));
+    }
+
+    #[test]
+    fn dense_registers_round_trip() {
+        let mut regs = vec![0u8; HLL_DENSE_REGS_SIZE];
+        let mut r = rng(7);
+        let values: Vec<u8> = (0..HLL_REGISTERS).map(|_| (r.next() & 63) as u8).collect();
+        for (i, &v) in values.iter().enumerate() {
+            dense_set(&mut regs, i, v);
+        }
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!(dense_get(&regs, i), v, "register {i}");
+        }
+        assert!(selftest_run(3, 0, MAX, 99).is_ok());
+    }
+
+    #[test]
     fn new_hll_bytes() {
         let v = new_hll();
-        assert_eq!(v, b"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff");
+        assert_eq!(v, hex("48594c4c0100000000000000000000807fff"));
+        assert_eq!(check(&v), Ok(()));
         assert_eq!(debug_decode(&v).unwrap(), "Z:16384");
         assert_eq!(encoding_name(&v), "sparse");
+        let mut v2 = v.clone();
+        assert_eq!(count_cached(&mut v2), Ok((0, true)));
+        assert_eq!(v2, hex("48594c4c0100000000000000000000007fff"));
+    }
+
+    #[test]
+    fn pfadd_sparse_golden() {
+        let mut v = pfadd_new(&[b"a", b"b", b"c"]);
+        assert_eq!(v, hex("48594c4c01000000000000000000008060f38050b1844bfb80425a"));
+        assert_eq!(debug_decode(&v).unwrap(), "Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603");
+        assert_eq!(count_cached(&mut v), Ok((3, true)));
+        assert_eq!(v, hex("48594c4c01000000030000000000000060f38050b1844bfb80425a"));
+        assert_eq!(count_cached(&mut v), Ok((3, false)));
+
+        let g2 = pfadd_new(&[b"b", b"c", b"d", b"e", b"f", b"g"]);
+        assert_eq!(g2, hex("48594c4c010000000000000000000080466d80560c80443c8438805a3f80426d80425a"));
+        assert_eq!(
+            debug_decode(&g2).unwrap(),
+            "Z:1646 v:1,1 Z:5645 v:1,1 Z:1085 v:2,1 z:57 v:1,1 Z:6720 v:1,1 Z:622 v:1,1 Z:603"
+        );
+    }
+
+    #[test]
+    fn pfadd_return_values_and_cache() {
+        let mut v = new_hll();
+        assert_eq!(add(&mut v, &[], MAX), Ok(false));
+        assert_eq!(v, new_hll());
+        assert_eq!(add(&mut v, &[b"a", b"b", b"c"], MAX), Ok(true));
+        assert_eq!(count_cached(&mut v), Ok((3, true)));
+        assert_eq!(v[15], 0);
+        assert_eq!(add(&mut v, &[b"a", b"b", b"c"], MAX), Ok(false));
+        assert_eq!(v[15], 0, "no change keeps the cache");
+        assert_eq!(add(&mut v, &[], MAX), Ok(false));
+        assert_eq!(add(&mut v, &[b""], MAX), Ok(true));
+        assert_eq!(v[15], 0x80);
+        assert_eq!(add(&mut v, &[b"1", b"2", b"3"], MAX), Ok(true));
+        assert_eq!(v[15], 0x80);
+
+        let mut v = pfadd_new(&[b"1", b"2", b"3", b"4", b"5"]);
+        assert_eq!(count_cached(&mut v).unwrap().0, 5);
+        add(&mut v, &[b"6", b"7", b"8", b"8", b"9", b"10"], MAX).unwrap();
+        assert_eq!(count_cached(&mut v).unwrap().0, 10);
+    }
+
+    #[test]
+    fn adjacent_val_opcodes_merge() {
+        // q57661 .. q2894 hit registers 0..=5 with value 1.
+        let els: [&[u8]; 6] = [b"q57661", b"q33549", b"q52225", b"q18211", b"q6256", b"q2894"];
+        let mut v = new_hll();
+        let steps = ["807ffe", "817ffd", "827ffc", "837ffb", "83807ffa", "83817ff9"];
+        for (e, step) in els.iter().zip(steps) {
+            add(&mut v, &[e], MAX).unwrap();
+            assert_eq!(v[HLL_HDR_SIZE..], hex(step)[..]);
+        }
+        let shuffled = pfadd_new(&[els[5], els[3], els[1], els[0], els[2], els[4]]);
+        assert_eq!(shuffled, v);
+        assert_eq!(debug_decode(&v).unwrap(), "v:1,4 v:1,2 Z:16378");
+        let mut up = shuffled;
+        assert_eq!(add(&mut up, &[b"q61486"], MAX), Ok(true));
+        assert_eq!(up[HLL_HDR_SIZE..], hex("8184827ff9")[..]);
+    }
+
+    #[test]
+    fn cardinalities_and_promotion_golden() {
+        // (n, encoding, PFCOUNT, length, FNV-1a of the value after PFCOUNT), from redis-server.
+        let cases: [(usize, &str, u64, usize, u64); 7] = [
+            (10, "sparse", 10, 48, 0xf09b_0b0c_4349_60b4),
+            (100, "sparse", 100, 289, 0xa521_bddb_7dde_b587),
+            (1000, "sparse", 999, 1892, 0x5037_165b_dd54_d0fa),
+            (2000, "dense", 1987, 12304, 0x9355_a8cb_3876_c858),
+            (5000, "dense", 4959, 12304, 0x7c74_678f_bb78_dab7),
+            (10000, "dense", 10019, 12304, 0xbcd9_d99f_071a_ad11),
+            (100_000, "dense", 98893, 12304, 0x44f4_03e1_c04b_3f92),
+        ];
+        for (n, enc, card, len, fp) in cases {
+            let mut v = numbered(n, MAX);
+            assert_eq!(encoding_name(&v), enc, "n={n}");
+            assert_eq!(count_cached(&mut v), Ok((card, true)), "n={n}");
+            assert_eq!(v.len(), len, "n={n}");
+            assert_eq!(fnv1a(&v), fp, "n={n}");
+        }
+        let n10 = numbered(10, MAX);
+        assert_eq!(
+            n10[..40],
+            hex("48594c4c010000000000000000000080" /* cache not yet computed */)
+                .into_iter()
+                .chain(hex("43f78040d2884c868851158442a48841338048cf8041428c"))
+                .collect::<Vec<u8>>()[..]
+        );
+    }
+
+    #[test]
+    fn small_sparse_max_bytes() {
+        let v = numbered(5, 40);
+        assert_eq!(v, hex("48594c4c01000000000000000000008043f7804d5a8853bb8841338059278c408f"));
+        let v = numbered(12, 40);
+        assert_eq!(encoding_name(&v), "dense");
+        assert_eq!(fnv1a(&v), 0xeb9a_1d2a_1ce8_1297);
+        // With no room at all the first register change promotes.
+        let mut v = new_hll();
+        add(&mut v, &[b"a"], 0).unwrap();
+        assert_eq!(encoding_name(&v), "dense");
+    }
+
+    #[test]
+    fn value_too_large_for_sparse_promotes() {
+        let mut v = pfadd_new(&[b"a", b"b", b"c"]);
+        assert_eq!(add(&mut v, &[&COUNT33, b"d"], MAX), Ok(true));
+        assert_eq!(encoding_name(&v), "dense");
+        assert_eq!(fnv1a(&v), 0x7416_0ca4_735b_7c41);
+        let regs = debug_getreg(&mut v.clone()).unwrap();
+        assert_eq!(regs[3655], 33);
+        let mut dest = pfadd_new(&[b"a"]);
+        dest = merge(Some(&dest), &[&v], MAX).unwrap();
+        assert_eq!(fnv1a(&dest), 0x7416_0ca4_735b_7c41);
+        assert_eq!(count_cached(&mut v), Ok((5, true)));
+        assert_eq!(v[..16], hex("48594c4c000000000500000000000000")[..]);
+    }
+
+    #[test]
+    fn merge_golden() {
+        let g1 = pfadd_new(&[b"a", b"b", b"c"]);
+        let g2 = pfadd_new(&[b"b", b"c", b"d", b"e", b"f", b"g"]);
+        let mut m = merge(None, &[&g1, &g2], MAX).unwrap();
+        assert_eq!(m, hex("48594c4c010000000000000000000080466d80560c80443c84388050b184498c80426d80425a"));
+        assert_eq!(count_cached(&mut m).unwrap().0, 7);
+
+        let n100 = numbered(100, MAX);
+        let n1000 = numbered(1000, MAX);
+        let n10000 = numbered(10000, MAX);
+        assert_eq!(count_union(&[&n1000, &g2, &n100]), Ok(1005));
+
+        let md = merge(None, &[&g1, &n10000], MAX).unwrap();
+        assert_eq!((md.len(), fnv1a(&md)), (12304, 0x3ecb_2535_b531_6697));
+        let ms = merge(None, &[&n1000, &n100, &g2], MAX).unwrap();
+        assert_eq!((encoding_name(&ms), ms.len(), fnv1a(&ms)), ("sparse", 1904, 0xfa78_b21b_962e_ea04));
+
+        // PFMERGE with only a destination, missing or existing, and the destination as a source.
+        assert_eq!(merge(None, &[], MAX).unwrap(), new_hll());
+        let mut e3 = pfadd_new(&[b"a"]);
+        count_cached(&mut e3).unwrap();
+        assert_eq!(e3, hex("48594c4c01000000010000000000000071a6844e57"));
+        let again = merge(Some(&e3), &[&e3], MAX).unwrap();
+        assert_eq!(again, hex("48594c4c01000000010000000000008071a6844e57"));
+        assert_eq!(merge(Some(&e3), &[], MAX).unwrap(), again);
+    }
+
+    #[test]
+    fn errors_and_their_order() {
+        assert_eq!(HllError::NotHll.message(), "WRONGTYPE Key is not a valid HyperLogLog string value.");
+        assert_eq!(HllError::Corrupted.message(), "INVALIDOBJ Corrupted HLL object detected");
+        assert_eq!(check(b"foobar"), Err(HllError::NotHll));
+        let good = pfadd_new(&[b"a", b"b", b"c"]);
+
+        let mut tail = good.clone();
+        tail.extend_from_slice(b"hello");
+        assert_eq!(count_cached(&mut tail.clone()), Err(HllError::Corrupted));
+        // PFADD still finds its register before the junk, as Redis does.
+        let mut t = tail.clone();
+        assert_eq!(add(&mut t, &[b"zz"], MAX), Ok(true));
+        assert_eq!(t, hex("48594c4c0100000000000000000000804ad98056188050b1844bfb80425a68656c6c6f"));
+
+        let mut magic = good.clone();
+        magic[..4].copy_from_slice(b"0123");
+        assert_eq!(count_cached(&mut magic), Err(HllError::NotHll));
+        let mut enc = good.clone();
+        enc[4] = b'x';
+        assert_eq!(count_cached(&mut enc), Err(HllError::NotHll));
+        let mut dense_len = good.clone();
+        dense_len[4] = 0;
+        assert_eq!(count_cached(&mut dense_len), Err(HllError::NotHll));
+        assert_eq!(add(&mut dense_len.clone(), &[b"x"], MAX), Err(HllError::NotHll));
+
+        // First bad value decides, destination first for PFMERGE.
+        assert_eq!(count_union(&[&good, &tail, b"foo"]), Err(HllError::Corrupted));
+        assert_eq!(count_union(&[&good, b"foo", &tail]), Err(HllError::NotHll));
+        assert_eq!(merge(Some(&tail), &[b"foo"], MAX), Err(HllError::Corrupted));
+        assert_eq!(merge(Some(b"foo"), &[&tail], MAX), Err(HllError::NotHll));
+        assert_eq!(merge(Some(&good), &[&tail], MAX), Err(HllError::Corrupted));
+    }
+
+    #[test]
+    fn opcodes_past_the_last_register() {
+        // All registers then a VAL: rejected by every full walk, but PFADD still works on it.
+        let v = hex("48594c4c0100000000000000000000807fff80");
+        assert_eq!(count_cached(&mut v.clone()), Err(HllError::Corrupted));
+        assert_eq!(count_union(&[&v]), Err(HllError::Corrupted));
+        assert_eq!(merge(None, &[&v], MAX), Err(HllError::Corrupted));
+        let mut d = v.clone();
+        assert_eq!(to_dense(&mut d), Err(HllError::Corrupted));
+        assert_eq!(d, v);
+        assert_eq!(debug_getreg(&mut d), Err(HllError::Corrupted));
+        let mut a = v.clone();
+        assert_eq!(add(&mut a, &[b"a"], MAX), Ok(true));
+        assert_eq!(a, hex("48594c4c01000000000000000000008071a6844e5780"));
+        // Too few registers, or a run crossing the end.
+        for ops in ["7ffe", "7ffe01", "7ffe81", "7fff00", "7fff4000", ""] {
+            let mut v = hex("48594c4c010000000000000000000080");
+            v.extend(hex(ops));
+            assert_eq!(count_cached(&mut v.clone()), Err(HllError::Corrupted), "{ops}");
+            assert_eq!(merge(None, &[&v], MAX), Err(HllError::Corrupted), "{ops}");
+        }
+        // PFADD only needs the opcode covering its register.
+        let mut short = hex("48594c4c0100000000000000000000807ffe");
+        assert_eq!(add(&mut short, &[b"a"], MAX), Ok(true));
+        assert_eq!(short, hex("48594c4c01000000000000000000008071a6844e56"));
+        let mut empty = hex("48594c4c010000000000000000000080");
+        assert_eq!(add(&mut empty, &[b"a"], MAX), Err(HllError::Corrupted));
+    }
+
+    #[test]
+    fn xzero_cut_in_half_reads_the_terminator() {
+        // XZERO 16127, then a lone XZERO byte whose low byte is the (zero) terminator: 257 zeros.
+        let mut v = hex("48594c4c0100000000000000000000807efe41");
+        assert_eq!(debug_decode(&v).unwrap(), "Z:16127 Z:257");
+        assert_eq!(count_cached(&mut v.clone()), Ok((0, true)));
+        // e53 hits register 16200 (value 3): Redis splits the half opcode and keeps the last byte
+        // of the new sequence in its terminator only.
+        assert_eq!(add(&mut v, &[b"e53"], MAX), Ok(true));
+        assert_eq!(v[HLL_HDR_SIZE..], hex("7efe40488840")[..]);
+    }
+
+    #[test]
+    fn debug_helpers() {
+        let mut v = pfadd_new(&[b"a", b"b", b"c"]);
+        count_cached(&mut v).unwrap();
+        let mut d = v.clone();
+        assert_eq!(to_dense(&mut d), Ok(true));
+        assert_eq!(d.len(), HLL_DENSE_SIZE);
+        assert_eq!(d[..16], hex("48594c4c000000000300000000000000")[..], "header and cache kept");
+        assert_eq!(to_dense(&mut d), Ok(false));
+        assert_eq!(encoding_name(&d), "dense");
+        assert_eq!(debug_decode(&d), Err("ERR HLL encoding is not sparse".to_string()));
+        assert_eq!(count_cached(&mut d), Ok((3, false)));
+        let mut g = v.clone();
+        let regs = debug_getreg(&mut g).unwrap();
+        assert_eq!(g, d);
+        assert_eq!(regs.len(), HLL_REGISTERS);
+        let set: Vec<(usize, u8)> = regs.iter().enumerate().filter(|(_, &r)| r != 0).map(|(i, &r)| (i, r)).collect();
+        assert_eq!(set, [(8436, 1), (12711, 2), (15780, 1)]);
+    }
+
+    #[test]
+    fn all_registers_51_overflow_like_redis() {
+        // z is 0, llroundl overflows to LLONG_MIN; Redis stores it, so the cache stays invalid.
+        let mut v = vec![0u8; HLL_DENSE_SIZE];
+        v[..4].copy_from_slice(HLL_MAGIC);
+        v[CARD_FLAG_OFFSET] = CARD_INVALID_BIT;
+        for i in 0..HLL_REGISTERS {
+            dense_set(&mut v[HLL_HDR_SIZE..], i, 51);
+        }
+        assert_eq!(count_cached(&mut v), Ok((1 << 63, true)));
+        assert_eq!(count_cached(&mut v), Ok((1 << 63, true)));
+        assert_eq!(count_union(&[&v]), Ok(1 << 63));
+    }
+
+    #[test]
+    fn sparse_and_dense_agree() {
+        let mut r = rng(42);
+        for round in 0..300 {
+            let n = (r.next() % 100) as usize;
+            let els: Vec<Vec<u8>> = (0..n).map(|_| r.next().to_string().into_bytes()).collect();
+            let refs: Vec<&[u8]> = els.iter().map(|e| e.as_slice()).collect();
+            let mut sparse = new_hll();
+            let mut dense = new_hll();
+            to_dense(&mut dense).unwrap();
+            add(&mut sparse, &refs, MAX).unwrap();
+            add(&mut dense, &refs, MAX).unwrap();
+            assert_eq!(encoding_name(&sparse), "sparse");
+            let regs = debug_getreg(&mut sparse.clone()).unwrap();
+            assert_eq!(regs, debug_getreg(&mut dense.clone()).unwrap(), "round {round}");
+            assert_eq!(count_cached(&mut sparse).unwrap().0, count_cached(&mut dense).unwrap().0);
+            assert_eq!(merge(None, &[&sparse], MAX).unwrap()[HLL_HDR_SIZE..], sparse[HLL_HDR_SIZE..]);
+        }
+    }
+
+    #[test]
+    fn fuzzed_values_never_panic() {
+        let mut r = rng(2024);
+        for round in 0..400 {
+            let n = (r.next() % 600) as usize;
+            let els: Vec<Vec<u8>> = (0..n).map(|_| r.next().to_le_bytes().to_vec()).collect();
+            let refs: Vec<&[u8]> = els.iter().map(|e| e.as_slice()).collect();
+            let mut v = new_hll();
+            add(&mut v, &refs, if round % 3 == 0 { 300 } else { MAX }).unwrap();
+            for _ in 0..1 + r.next() % 5 {
+                match r.next() % 4 {
+                    0 => {
+                        let pos = (r.next() % v.len() as u64) as usize;
+                        v[pos] = r.next() as u8;
+                    }
+                    1 => v.push(r.next() as u8),
+                    2 if v.len() > 17 => {
+                        v.pop();
+                    }
+                    _ => {
+                        let pos = HLL_HDR_SIZE + (r.next() % (v.len() - HLL_HDR_SIZE) as u64) as usize;
+                        v[pos] = [0x40, 0x41, 0x7f, 0x00, 0x3f, 0x80, 0xfc, 0x83][(r.next() % 8) as usize];
+                    }
+                }
+            }
+            let other = pfadd_new(&[b"x", b"y"]);
+            let _ = check(&v);
+            let _ = count_cached(&mut v.clone());
+            let _ = count_union(&[&v, &other]);
+            let _ = merge(Some(&v), &[&other], 50);
+            let _ = merge(Some(&other), &[&v], MAX);
+            let _ = add(&mut v.clone(), &refs[..refs.len().min(20)], 20);
+            let _ = add(&mut v.clone(), &[&COUNT33], MAX);
+            let _ = debug_decode(&v);
+            let _ = debug_getreg(&mut v.clone());
+            let _ = to_dense(&mut v.clone());
+            let _ = encoding_name(&v);
+        }
+        for len in 0..40 {
+            let mut v = new_hll();
+            v.resize(len, 0x41);
+            let _ = add(&mut v.clone(), &[b"a"], MAX);
+            let _ = count_cached(&mut v.clone());
+            let _ = merge(Some(&v), &[], MAX);
+            let _ = to_dense(&mut v);
+        }
+    }
+
+    #[test]
+    fn selftest_small() {
+        assert_eq!(selftest_run(2, 200_000, MAX, 12345), Ok(()));
+    }
+
+    #[test]
+    #[cfg_attr(debug_assertions, ignore = "ten million adds: run with optimizations")]
+    fn selftest_full() {
+        assert_eq!(selftest(), Ok(()));
     }
 }

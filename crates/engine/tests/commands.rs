@@ -141,3 +141,99 @@ fn shutdown_sets_the_flag_and_closes() {
     assert!(h.engine.shutdown_requested());
     assert!(h.client.close_after_reply);
 }
+
+/// Runs a full SCAN, calling `between` after every step (to mutate the keyspace mid-scan).
+fn full_scan(h: &mut Harness, count: &str, mut between: impl FnMut(&mut Harness, usize)) -> Vec<String> {
+    let mut cursor = "0".to_string();
+    let mut seen = Vec::new();
+    let mut step = 0;
+    loop {
+        let reply = h.run(&["SCAN", &cursor, "COUNT", count]);
+        let Reply::Array(parts) = reply else { panic!("SCAN reply {reply:?}") };
+        let (Reply::Bulk(next), Reply::Array(keys)) = (&parts[0], &parts[1]) else { panic!("SCAN parts") };
+        for k in keys {
+            let Reply::Bulk(k) = k else { panic!("key") };
+            seen.push(String::from_utf8(k.clone()).unwrap());
+        }
+        cursor = String::from_utf8(next.clone()).unwrap();
+        step += 1;
+        between(h, step);
+        if cursor == "0" {
+            return seen;
+        }
+        assert!(step < 100_000, "SCAN does not terminate");
+    }
+}
+
+#[test]
+fn scan_returns_every_key_present_for_the_whole_scan_despite_writes() {
+    let mut h = Harness::new();
+    for i in 0..2000 {
+        h.run(&["SET", &format!("stable:{i}"), "v"]);
+    }
+    // Keys added and removed while scanning; the table grows through several resizes.
+    let seen = full_scan(&mut h, "7", |h, step| {
+        for j in 0..20 {
+            h.run(&["SET", &format!("added:{step}:{j}"), "v"]);
+        }
+        h.run(&["DEL", &format!("added:{}:0", step.saturating_sub(1))]);
+    });
+    let seen: std::collections::HashSet<String> = seen.into_iter().collect();
+    for i in 0..2000 {
+        assert!(seen.contains(&format!("stable:{i}")), "stable:{i} missed");
+    }
+}
+
+#[test]
+fn scan_with_tiny_count_terminates_and_covers_everything() {
+    let mut h = Harness::new();
+    for i in 0..300 {
+        h.run(&["SET", &format!("k{i}"), "v"]);
+    }
+    let seen = full_scan(&mut h, "1", |_, _| {});
+    let unique: std::collections::HashSet<&String> = seen.iter().collect();
+    assert_eq!(unique.len(), 300);
+}
+
+#[test]
+fn string_encodings_follow_redis() {
+    let mut h = Harness::new();
+    let enc = |h: &mut Harness, k: &str| h.run(&["OBJECT", "ENCODING", k]);
+    h.run(&["SET", "i", "12345"]);
+    assert_eq!(enc(&mut h, "i"), bulk("int"));
+    h.run(&["SET", "z", "0123"]);
+    assert_eq!(enc(&mut h, "z"), bulk("embstr"));
+    h.run(&["SET", "l", &"x".repeat(45)]);
+    assert_eq!(enc(&mut h, "l"), bulk("raw"));
+    h.run(&["APPEND", "i", "6"]);
+    assert_eq!(enc(&mut h, "i"), bulk("raw"));
+    assert_eq!(h.run(&["INCR", "i"]), Reply::Integer(123457));
+    assert_eq!(enc(&mut h, "i"), bulk("int"));
+    h.run(&["SETRANGE", "s", "2", "ab"]);
+    assert_eq!(enc(&mut h, "s"), bulk("raw"));
+    assert_eq!(h.run(&["GET", "s"]), Reply::Bulk(b"\0\0ab".to_vec()));
+}
+
+#[test]
+fn object_idletime_and_lfu_freq_follow_the_clock() {
+    let mut h = Harness::new();
+    h.run(&["SET", "k", "v"]);
+    h.clock.advance_ms(5_000);
+    assert_eq!(h.run(&["OBJECT", "IDLETIME", "k"]), Reply::Integer(5));
+    h.run(&["TTL", "k"]);
+    h.run(&["TYPE", "k"]);
+    h.run(&["EXISTS", "k"]);
+    assert_eq!(h.run(&["OBJECT", "IDLETIME", "k"]), Reply::Integer(5), "TTL/TYPE/EXISTS do not touch");
+    h.run(&["GET", "k"]);
+    assert_eq!(h.run(&["OBJECT", "IDLETIME", "k"]), Reply::Integer(0));
+    assert!(matches!(h.run(&["OBJECT", "FREQ", "k"]), Reply::Error(_)));
+    assert_eq!(h.run(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]), ok());
+    h.run(&["SET", "f", "v"]);
+    assert_eq!(h.run(&["OBJECT", "FREQ", "f"]), Reply::Integer(5));
+    for _ in 0..200 {
+        h.run(&["GET", "f"]);
+    }
+    let Reply::Integer(freq) = h.run(&["OBJECT", "FREQ", "f"]) else { panic!() };
+    assert!(freq > 5, "frequent access raises the counter: {freq}");
+    assert!(matches!(h.run(&["OBJECT", "IDLETIME", "f"]), Reply::Error(_)));
+}
