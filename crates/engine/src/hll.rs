@@ -1244,7 +1244,7 @@ mod tests {
         let regs = debug_getreg(&mut g).unwrap();
         assert_eq!(g, d);
         assert_eq!(regs.len(), HLL_REGISTERS);
-        let set: Vec<(usize, u8)> = regs.iter().enumerate().filter(|(_, &r)| r != 0).map(|(i, &r)| (i, r)).collect();
+        let set: Vec<(usize, u8)> = regs.iter().enumerate().filter(|(_, r)| **r != 0).map(|(i, &r)| (i, r)).collect();
         assert_eq!(set, [(8436, 1), (12711, 2), (15780, 1)]);
     }
 
