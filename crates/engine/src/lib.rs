@@ -21,6 +21,7 @@ pub mod cmd;
 pub mod command;
 pub mod config;
 pub mod error;
+pub mod hll;
 mod exec;
 mod expire;
 pub mod keyspace;

@@ -315,3 +315,51 @@ fn server_introspection() {
         ],
     );
 }
+
+#[test]
+fn hyperloglog_values_are_byte_identical() {
+    let mut steps = vec![
+        cmd(&["PFADD", "h", "a", "b", "c"]),
+        cmd(&["GET", "h"]),
+        cmd(&["PFCOUNT", "h"]),
+        cmd(&["GET", "h"]),
+        cmd(&["PFADD", "h", "a"]),
+        cmd(&["PFADD", "h"]),
+        cmd(&["PFADD", "empty"]),
+        cmd(&["GET", "empty"]),
+        cmd(&["PFCOUNT", "missing"]),
+        cmd(&["PFCOUNT", "h", "missing", "empty"]),
+        cmd(&["SET", "str", "not an hll"]),
+        cmd(&["PFADD", "str", "x"]),
+        cmd(&["PFCOUNT", "str"]),
+        cmd(&["PFMERGE", "m", "str"]),
+        cmd(&["SET", "int", "12345"]),
+        cmd(&["PFCOUNT", "int"]),
+        cmd(&["PFDEBUG", "ENCODING", "h"]),
+        cmd(&["PFDEBUG", "DECODE", "h"]),
+        cmd(&["PFDEBUG", "NOPE", "h"]),
+        cmd(&["PFDEBUG", "ENCODING", "missing"]),
+        cmd(&["PFSELFTEST"]),
+    ];
+    // Grow past the sparse limit so the value turns dense; compare the bytes as it goes.
+    for round in 0..6 {
+        let elements: Vec<String> = (0..400).map(|i| format!("e{round}-{i}")).collect();
+        let mut args = vec!["PFADD".to_string(), "big".to_string()];
+        args.extend(elements);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        steps.push(cmd(&args));
+        steps.push(cmd(&["PFCOUNT", "big"]));
+        steps.push(cmd(&["GET", "big"]));
+    }
+    steps.extend([
+        cmd(&["PFDEBUG", "ENCODING", "big"]),
+        cmd(&["PFMERGE", "merged", "h", "big", "missing"]),
+        cmd(&["GET", "merged"]),
+        cmd(&["PFMERGE", "h"]),
+        cmd(&["GET", "h"]),
+        cmd(&["PFDEBUG", "TODENSE", "h"]),
+        cmd(&["GET", "h"]),
+        cmd(&["PFCOUNT", "h", "big", "merged"]),
+    ]);
+    run("hyperloglog", &steps);
+}

@@ -4,6 +4,7 @@
 pub mod client;
 pub mod connection;
 pub mod debug;
+pub mod hyperloglog;
 pub mod info;
 pub mod keys;
 pub mod latency;
@@ -28,6 +29,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(slowlog::register());
     all.extend(latency::register());
     all.extend(memory::register());
+    all.extend(hyperloglog::register());
     all
 }
 
