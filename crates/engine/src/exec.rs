@@ -217,7 +217,8 @@ impl Engine {
     /// One MONITOR line: `+<secs>.<usecs> [<db> <addr>] "arg" ...`.
     fn feed_monitors(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]]) {
         let now_us = self.clock.now_us();
-        let mut line = format!("+{}.{:06} [{} {}]", now_us / 1_000_000, now_us % 1_000_000, client.db, client.handle.conn.addr);
+        let mut line =
+            format!("+{}.{:06} [{} {}]", now_us / 1_000_000, now_us % 1_000_000, client.db, client.handle.conn.addr);
         for arg in redacted_args(spec, args) {
             line.push(' ');
             line.push_str(&quote_repr(&arg));

@@ -139,18 +139,13 @@ impl Value {
 
 /// How lookups record access: Redis keeps either an LRU clock or an LFU counter per key,
 /// depending on the eviction policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AccessMode {
     /// Record the LRU clock (seconds, 24 bits).
+    #[default]
     Lru,
     /// Record LFU: a logarithmic counter with this log factor, decayed every `decay_minutes`.
     Lfu { log_factor: u32, decay_minutes: u32 },
-}
-
-impl Default for AccessMode {
-    fn default() -> Self {
-        AccessMode::Lru
-    }
 }
 
 /// The 24-bit LRU clock: seconds, wrapping (LRU_CLOCK_MAX).
@@ -171,7 +166,7 @@ pub fn lfu_decayed(access: u32, now_ms: i64, decay_minutes: u32) -> u32 {
     let counter = access & 255;
     let now = lfu_minutes(now_ms);
     let elapsed = if now >= ldt { now - ldt } else { 65535 - ldt + now };
-    let periods = if decay_minutes > 0 { elapsed / decay_minutes } else { 0 };
+    let periods = elapsed.checked_div(decay_minutes).unwrap_or(0);
     counter.saturating_sub(periods)
 }
 
@@ -424,7 +419,8 @@ impl Db {
             let (mut page, rest): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| c.0 <= last);
             let done_after = rest.is_empty();
             page.sort_unstable_by_key(|c| c.0);
-            let keys = page.iter().filter(|c| c.2.expire_at_ms.is_none_or(|at| at > now_ms)).map(|c| c.1.clone()).collect();
+            let keys =
+                page.iter().filter(|c| c.2.expire_at_ms.is_none_or(|at| at > now_ms)).map(|c| c.1.clone()).collect();
             let next = if done_after { None } else { last.checked_add(1) };
             return (keys, next);
         }

@@ -21,15 +21,15 @@ pub mod cmd;
 pub mod command;
 pub mod config;
 pub mod error;
-pub mod hll;
 mod exec;
 mod expire;
-pub mod keyspace;
-pub mod observe;
 #[path = "glob_shim.rs"]
 pub mod glob;
+pub mod hll;
+pub mod keyspace;
 #[path = "longdouble_shim.rs"]
 pub mod longdouble;
+pub mod observe;
 pub mod reply;
 pub mod slot;
 
@@ -44,9 +44,9 @@ pub use command::{CommandSpec, CommandTable};
 pub use config::Config;
 pub use error::{CmdError, CmdResult};
 pub use exec::{Client, Ctx, ReplyMode};
-pub use observe::Observe;
 pub use expire::CycleReport;
 pub use keyspace::{AccessMode, Keyspace};
+pub use observe::Observe;
 pub use reply::{Reply, ReplyBuilder, ReplySink};
 
 /// The version Quince reports as `redis_version`: the Redis release whose behaviour it follows.

@@ -1,4 +1,5 @@
 //! TEMPORARY f64 stand-in until longdouble.rs lands.
+#![allow(clippy::should_implement_trait)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LongDouble(f64);
 impl LongDouble {

@@ -95,7 +95,7 @@ impl CommandStat {
             .filter_map(|i| {
                 total += counts[i];
                 // Bucket i holds durations below 2^i us; it is reported at bound 2^i.
-                (total > 0).then_some((1u64 << i.max(0), total))
+                (total > 0).then_some((1u64 << i, total))
             })
             .collect()
     }

@@ -101,8 +101,8 @@ pub fn load(args: &[String]) -> Result<StartupConfig, String> {
     }
     apply_text(&mut config, &args_to_lines(options).join("\n")).map_err(|e| e.to_string())?;
     // Redis keeps the absolute path, so CONFIG REWRITE works after a chdir (`dir`).
-    let config_file = config_file
-        .map(|p| std::fs::canonicalize(&p).map(|a| a.to_string_lossy().into_owned()).unwrap_or(p));
+    let config_file =
+        config_file.map(|p| std::fs::canonicalize(&p).map(|a| a.to_string_lossy().into_owned()).unwrap_or(p));
     Ok(StartupConfig { config, config_file })
 }
 

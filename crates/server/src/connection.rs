@@ -121,10 +121,7 @@ impl Connection {
                     let args: SmallVec<[&[u8]; 8]> = self.decoder.args(pending).collect();
                     // CLIENT LIST's qbuf: what is buffered, including this command.
                     self.client.handle.qbuf.store(pending.len(), Ordering::Relaxed);
-                    self.client
-                        .handle
-                        .qbuf_free
-                        .store(self.read_buf.len() - self.read_end, Ordering::Relaxed);
+                    self.client.handle.qbuf_free.store(self.read_buf.len() - self.read_end, Ordering::Relaxed);
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
                     engine.execute(&mut self.client, &args, &mut out);
                     self.read_start += len;

@@ -323,7 +323,14 @@ fn monitor(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
     Ok(())
 }
 
-fn sub(name: &str, arity: i32, flags: &str, handler: crate::command::Handler, since: &'static str, summary: &'static str) -> CommandSpec {
+fn sub(
+    name: &str,
+    arity: i32,
+    flags: &str,
+    handler: crate::command::Handler,
+    since: &'static str,
+    summary: &'static str,
+) -> CommandSpec {
     CommandSpec::new(name, arity, flags, "connection", handler).doc("connection", since, summary, "O(1)")
 }
 
@@ -334,34 +341,87 @@ pub fn register() -> Vec<CommandSpec> {
             "",
             "",
             vec![
-                sub("id", 2, "noscript loading stale", client_id, "5.0.0", "Returns the client ID for the current connection"),
-                sub("info", 2, "noscript loading stale", client_info, "6.2.0", "Returns information about the current client connection.")
-                    .tips(&["nondeterministic_output"]),
-                sub("list", -2, "admin noscript loading stale", client_list, "2.4.0", "Get the list of client connections")
-                    .tips(&["nondeterministic_output"])
-                    .history(&[
-                        ("2.8.12", "Added unique client `id` field."),
-                        ("5.0.0", "Added optional `TYPE` filter."),
-                        ("6.0.0", "Added `user` field."),
-                        ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
-                        ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
-                        ("7.0.3", "Added `ssub` field."),
-                    ]),
-                sub("kill", -3, "admin noscript loading stale", client_kill, "2.4.0", "Kill the connection of a client"),
+                sub(
+                    "id",
+                    2,
+                    "noscript loading stale",
+                    client_id,
+                    "5.0.0",
+                    "Returns the client ID for the current connection",
+                ),
+                sub(
+                    "info",
+                    2,
+                    "noscript loading stale",
+                    client_info,
+                    "6.2.0",
+                    "Returns information about the current client connection.",
+                )
+                .tips(&["nondeterministic_output"]),
+                sub(
+                    "list",
+                    -2,
+                    "admin noscript loading stale",
+                    client_list,
+                    "2.4.0",
+                    "Get the list of client connections",
+                )
+                .tips(&["nondeterministic_output"])
+                .history(&[
+                    ("2.8.12", "Added unique client `id` field."),
+                    ("5.0.0", "Added optional `TYPE` filter."),
+                    ("6.0.0", "Added `user` field."),
+                    ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
+                    ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
+                    ("7.0.3", "Added `ssub` field."),
+                ]),
+                sub(
+                    "kill",
+                    -3,
+                    "admin noscript loading stale",
+                    client_kill,
+                    "2.4.0",
+                    "Kill the connection of a client",
+                ),
                 sub("setname", 3, "noscript loading stale", client_setname, "2.6.9", "Set the current connection name"),
                 sub("getname", 2, "noscript loading stale", client_getname, "2.6.9", "Get the current connection name"),
-                sub("reply", 3, "noscript loading stale", client_reply, "3.2.0", "Instruct the server whether to reply to commands")
-                    .args(vec![ArgDoc::one_of(
-                        "on-off-skip",
-                        vec![ArgDoc::token("on", "ON"), ArgDoc::token("off", "OFF"), ArgDoc::token("skip", "SKIP")],
-                    )]),
-                sub("no-evict", 3, "admin noscript loading stale", client_no_evict, "7.0.0", "Set client eviction mode for the current connection")
-                    .args(vec![ArgDoc::one_of("enabled", vec![ArgDoc::token("on", "ON"), ArgDoc::token("off", "OFF")])]),
-                sub("help", 2, "loading stale", client_help, "5.0.0", "Show helpful text about the different subcommands"),
+                sub(
+                    "reply",
+                    3,
+                    "noscript loading stale",
+                    client_reply,
+                    "3.2.0",
+                    "Instruct the server whether to reply to commands",
+                )
+                .args(vec![ArgDoc::one_of(
+                    "on-off-skip",
+                    vec![ArgDoc::token("on", "ON"), ArgDoc::token("off", "OFF"), ArgDoc::token("skip", "SKIP")],
+                )]),
+                sub(
+                    "no-evict",
+                    3,
+                    "admin noscript loading stale",
+                    client_no_evict,
+                    "7.0.0",
+                    "Set client eviction mode for the current connection",
+                )
+                .args(vec![ArgDoc::one_of("enabled", vec![ArgDoc::token("on", "ON"), ArgDoc::token("off", "OFF")])]),
+                sub(
+                    "help",
+                    2,
+                    "loading stale",
+                    client_help,
+                    "5.0.0",
+                    "Show helpful text about the different subcommands",
+                ),
             ],
         )
         .doc("connection", "2.4.0", "A container for client connection commands", "Depends on subcommand."),
-        CommandSpec::new("monitor", 1, "admin noscript loading stale", "", monitor)
-            .doc("server", "1.0.0", "Listen for all requests received by the server in real time", ""),
+        CommandSpec::new("monitor", 1, "admin noscript loading stale", "", monitor).doc(
+            "server",
+            "1.0.0",
+            "Listen for all requests received by the server in real time",
+            "",
+        ),
     ]
 }

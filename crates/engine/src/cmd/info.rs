@@ -59,7 +59,8 @@ fn info(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
 /// `1.23K`-style sizes as Redis's bytesToHuman prints them.
 pub fn bytes_to_human(n: u64) -> String {
     let n = n as f64;
-    let units = [(1024f64.powi(5), 'P'), (1024f64.powi(4), 'T'), (1024f64.powi(3), 'G'), (1024f64.powi(2), 'M'), (1024.0, 'K')];
+    let units =
+        [(1024f64.powi(5), 'P'), (1024f64.powi(4), 'T'), (1024f64.powi(3), 'G'), (1024f64.powi(2), 'M'), (1024.0, 'K')];
     for (size, unit) in units {
         if n >= size {
             return format!("{:.2}{unit}", n / size);

@@ -298,7 +298,9 @@ fn keys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     let mut found: Vec<Key> = Vec::new();
     for shard in 0..ctx.engine.keyspace.shard_count() {
         let mut guard = ctx.engine.keyspace.lock(shard);
-        found.extend(guard.dbs[db].iter_live(now).filter(|(k, _)| all || glob_match(pattern, k, false)).map(|(k, _)| k.clone()));
+        found.extend(
+            guard.dbs[db].iter_live(now).filter(|(k, _)| all || glob_match(pattern, k, false)).map(|(k, _)| k.clone()),
+        );
     }
     out.array(found.len());
     for key in &found {
@@ -346,7 +348,8 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
                 continue;
             }
             if let Some(t) = type_name {
-                let matches = db.peek(&key, now).is_some_and(|e| e.value.type_name().as_bytes().eq_ignore_ascii_case(t));
+                let matches =
+                    db.peek(&key, now).is_some_and(|e| e.value.type_name().as_bytes().eq_ignore_ascii_case(t));
                 if !matches {
                     continue;
                 }

@@ -25,7 +25,8 @@ fn latency_latest(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 
 fn latency_history(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let monitor = ctx.engine.observe.latency.lock();
-    let samples: Vec<(i64, u64)> = monitor.get(args[2]).map(|s| s.samples.iter().copied().collect()).unwrap_or_default();
+    let samples: Vec<(i64, u64)> =
+        monitor.get(args[2]).map(|s| s.samples.iter().copied().collect()).unwrap_or_default();
     out.array(samples.len());
     for (time, ms) in samples {
         out.array(2);
@@ -37,7 +38,8 @@ fn latency_history(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
 
 fn latency_reset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let mut monitor = ctx.engine.observe.latency.lock();
-    let resets = if args.len() == 2 { monitor.reset(None) } else { args[2..].iter().map(|e| monitor.reset(Some(e))).sum() };
+    let resets =
+        if args.len() == 2 { monitor.reset(None) } else { args[2..].iter().map(|e| monitor.reset(Some(e))).sum() };
     out.integer(resets as i64);
     Ok(())
 }
@@ -52,10 +54,13 @@ fn latency_graph(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> 
         )));
     };
     let now = ctx.now_ms / 1000;
-    let mut text = format!("{} - high {} ms, low {} ms (all time high {} ms)\n", String::from_utf8_lossy(args[2]),
+    let mut text = format!(
+        "{} - high {} ms, low {} ms (all time high {} ms)\n",
+        String::from_utf8_lossy(args[2]),
         series.samples.iter().map(|s| s.1).max().unwrap_or(0),
         series.samples.iter().map(|s| s.1).min().unwrap_or(0),
-        series.max);
+        series.max
+    );
     text.push_str(&"-".repeat(80));
     text.push('\n');
     for (time, ms) in &series.samples {
@@ -74,7 +79,9 @@ fn latency_doctor(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
     if events.is_empty() {
         text.push_str("No latency spike was observed since the monitor was last reset.");
         if threshold == 0 {
-            text.push_str(" The latency monitor is disabled: set latency-monitor-threshold (in milliseconds) to enable it.");
+            text.push_str(
+                " The latency monitor is disabled: set latency-monitor-threshold (in milliseconds) to enable it.",
+            );
         }
         text.push('\n');
     } else {
@@ -173,8 +180,11 @@ pub fn register() -> Vec<CommandSpec> {
         "",
         "",
         vec![
-            sub("latest", 2, latency_latest, "2.8.13", "Return the latest latency samples for all events.")
-                .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+            sub("latest", 2, latency_latest, "2.8.13", "Return the latest latency samples for all events.").tips(&[
+                "nondeterministic_output",
+                "request_policy:all_nodes",
+                "response_policy:special",
+            ]),
             sub("history", 3, latency_history, "2.8.13", "Return timestamp-latency samples for the event.")
                 .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
                 .args(vec![ArgDoc::new("event", ArgType::String)]),
@@ -184,13 +194,26 @@ pub fn register() -> Vec<CommandSpec> {
             sub("graph", 3, latency_graph, "2.8.13", "Return a latency graph for the event.")
                 .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
                 .args(vec![ArgDoc::new("event", ArgType::String)]),
-            sub("doctor", 2, latency_doctor, "2.8.13", "Return a human readable latency analysis report.")
-                .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
-            sub("histogram", -2, latency_histogram, "7.0.0", "Return the cumulative distribution of latencies of a subset of commands or all commands.")
-                .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
-                .args(vec![ArgDoc::new("command", ArgType::String).optional().multiple()]),
-            CommandSpec::new("help", 2, "loading stale", "", latency_help)
-                .doc("server", "2.8.13", "Show helpful text about the different subcommands.", "O(1)"),
+            sub("doctor", 2, latency_doctor, "2.8.13", "Return a human readable latency analysis report.").tips(&[
+                "nondeterministic_output",
+                "request_policy:all_nodes",
+                "response_policy:special",
+            ]),
+            sub(
+                "histogram",
+                -2,
+                latency_histogram,
+                "7.0.0",
+                "Return the cumulative distribution of latencies of a subset of commands or all commands.",
+            )
+            .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
+            .args(vec![ArgDoc::new("command", ArgType::String).optional().multiple()]),
+            CommandSpec::new("help", 2, "loading stale", "", latency_help).doc(
+                "server",
+                "2.8.13",
+                "Show helpful text about the different subcommands.",
+                "O(1)",
+            ),
         ],
     )
     .doc("server", "2.8.13", "A container for latency diagnostics commands", "Depends on subcommand.")]

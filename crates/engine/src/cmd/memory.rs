@@ -63,8 +63,12 @@ pub fn register() -> Vec<CommandSpec> {
                 .doc("server", "4.0.0", "Estimate the memory usage of a key", "O(N) where N is the number of samples.")
                 .keys("RO", 2, 0, 1)
                 .args(vec![ArgDoc::key("key", 0), ArgDoc::new("count", ArgType::Integer).after("SAMPLES").optional()]),
-            CommandSpec::new("help", 2, "loading stale", "", memory_help)
-                .doc("server", "4.0.0", "Show helpful text about the different subcommands", "O(1)"),
+            CommandSpec::new("help", 2, "loading stale", "", memory_help).doc(
+                "server",
+                "4.0.0",
+                "Show helpful text about the different subcommands",
+                "O(1)",
+            ),
         ],
     )
     .doc("server", "4.0.0", "A container for memory diagnostics commands", "Depends on subcommand.")]

@@ -8,7 +8,6 @@ use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::reply::ReplySink;
 
-
 use super::is;
 
 /// DBSIZE — O(shards).
@@ -526,7 +525,7 @@ fn function_flush(_ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
 
 /// CONFIG SET parameter value [parameter value ...] — all or nothing, applied live.
 fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(CmdError::msg(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
     }
     let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();

@@ -77,10 +77,19 @@ pub fn register() -> Vec<CommandSpec> {
                 .doc("server", "2.2.12", "Get the slow log's length", "O(1)")
                 .tips(&["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
             CommandSpec::new("reset", 2, "admin loading stale", "", slowlog_reset)
-                .doc("server", "2.2.12", "Clear all entries from the slow log", "O(N) where N is the number of entries in the slowlog")
+                .doc(
+                    "server",
+                    "2.2.12",
+                    "Clear all entries from the slow log",
+                    "O(N) where N is the number of entries in the slowlog",
+                )
                 .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-            CommandSpec::new("help", 2, "loading stale", "", slowlog_help)
-                .doc("server", "6.2.0", "Show helpful text about the different subcommands", "O(1)"),
+            CommandSpec::new("help", 2, "loading stale", "", slowlog_help).doc(
+                "server",
+                "6.2.0",
+                "Show helpful text about the different subcommands",
+                "O(1)",
+            ),
         ],
     )
     .doc("server", "2.2.12", "A container for slow log commands", "Depends on subcommand.")]

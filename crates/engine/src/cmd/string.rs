@@ -60,9 +60,9 @@ fn parse_set_options(args: &[&[u8]], first: usize, command: OptionsFor) -> Resul
             o.keep_ttl = true;
         } else if !set && is(opt, "PERSIST") && o.expire.is_none() {
             o.persist = true;
-        } else if let Some(unit) = unit.filter(|u| {
-            has_next && !o.keep_ttl && !o.persist && o.expire.is_none_or(|(existing, _)| existing == *u)
-        }) {
+        } else if let Some(unit) = unit
+            .filter(|u| has_next && !o.keep_ttl && !o.persist && o.expire.is_none_or(|(existing, _)| existing == *u))
+        {
             // The value is parsed later, after all options, as Redis does.
             o.expire = Some((unit, j + 1));
             j += 1;
@@ -108,7 +108,8 @@ pub fn as_str_mut(entry: &mut Entry) -> Result<&mut StrValue, CmdError> {
 
 /// Redis's checkStringLength: a string may not grow past proto-max-bulk-len.
 pub fn check_string_length(ctx: &Ctx<'_>, size: u64, append: u64) -> CmdResult {
-    let max = ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse::<u64>().ok()).unwrap_or(512 << 20);
+    let max =
+        ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse::<u64>().ok()).unwrap_or(512 << 20);
     match size.checked_add(append) {
         Some(total) if total <= max => Ok(()),
         _ => Err(CmdError::msg("ERR string exceeds maximum allowed size (proto-max-bulk-len)")),
@@ -312,7 +313,7 @@ fn mget(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
 
 /// MSET key value [key value ...] — O(N).
 fn mset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return Err(CmdError::msg(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
     }
     let now = ctx.now_ms;
@@ -325,7 +326,7 @@ fn mset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
 
 /// MSETNX key value [key value ...] — O(N): all or nothing.
 fn msetnx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return Err(CmdError::msg(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
     }
     let now = ctx.now_ms;
@@ -497,7 +498,8 @@ fn lcs(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult 
     }
     let (a, b) = (&strings[0], &strings[1]);
     let cells = (a.len() as u64 + 1) * (b.len() as u64 + 1);
-    let max = ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse::<u64>().ok()).unwrap_or(512 << 20);
+    let max =
+        ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse::<u64>().ok()).unwrap_or(512 << 20);
     if cells.saturating_mul(4) > max {
         return Err(CmdError::msg("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"));
     }
