@@ -130,7 +130,7 @@ impl Engine {
             ReplyMode::On => false,
             ReplyMode::SkipNext => {
                 client.reply_mode = ReplyMode::On;
-                true
+                !is_client_reply_on(args)
             }
             ReplyMode::Off => !is_client_reply_on(args),
         };
@@ -285,7 +285,7 @@ pub fn quote_repr(bytes: &[u8]) -> String {
     s
 }
 
-/// Is this `CLIENT REPLY ON` (the one command whose reply gets through while replies are off)?
+/// Is this `CLIENT REPLY ON` (the one command whose reply always gets through)?
 fn is_client_reply_on(args: &[&[u8]]) -> bool {
     args.len() == 3
         && args[0].eq_ignore_ascii_case(b"client")
