@@ -15,6 +15,7 @@
 //! assert_eq!(replies.take(), [Reply::Simple("OK".into()), Reply::Bulk(b"hello".to_vec())]);
 //! ```
 
+pub mod bits;
 pub mod clients;
 pub mod clock;
 pub mod cmd;

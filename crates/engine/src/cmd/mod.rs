@@ -1,6 +1,7 @@
 //! Command families, one module each: data operations first, handlers below, and a
 //! `register()` at the bottom declaring each command's spec.
 
+pub mod bitmap;
 pub mod client;
 pub mod connection;
 pub mod debug;
@@ -30,6 +31,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(latency::register());
     all.extend(memory::register());
     all.extend(hyperloglog::register());
+    all.extend(bitmap::register());
     all
 }
 
