@@ -111,6 +111,12 @@ impl<'a> Ctx<'a> {
         db
     }
 
+    /// Counts `n` changes made in place (Redis's `server.dirty += n`); whole-value writes
+    /// through `Db` count themselves.
+    pub fn dirty(&self, n: u64) {
+        self.engine.stats.dirty.fetch_add(n, Ordering::Relaxed);
+    }
+
     pub fn hit(&self, found: bool) {
         let counter = if found { &self.engine.stats.keyspace_hits } else { &self.engine.stats.keyspace_misses };
         counter.fetch_add(1, Ordering::Relaxed);

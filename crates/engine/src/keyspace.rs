@@ -212,6 +212,8 @@ pub struct Db {
     expires: IndexSet<Key>,
     /// Keys removed because their TTL passed (lazily or by the active cycle).
     pub expired_keys: u64,
+    /// Writes made through this table (Redis's `dirty` counter, its share of it).
+    pub dirty: u64,
     /// How lookups record access; set by the executor before each use.
     pub access_mode: AccessMode,
     rng: Rng,
@@ -294,6 +296,7 @@ impl Db {
                 self.map.insert(key.into(), Entry { value, expire_at_ms, access: fresh });
             }
         }
+        self.dirty += 1;
         self.track_expire(key, old_expire.is_some(), expire_at_ms.is_some());
     }
 
@@ -303,6 +306,7 @@ impl Db {
         self.expire_if_due(key, now_ms);
         let has_ttl = entry.expire_at_ms.is_some();
         let old = self.map.insert(key.into(), entry);
+        self.dirty += 1;
         let had_ttl = old.is_some_and(|o| o.expire_at_ms.is_some());
         self.track_expire(key, had_ttl, has_ttl);
     }
@@ -327,7 +331,9 @@ impl Db {
     /// Removes a key and returns its entry.
     pub fn take(&mut self, key: &[u8], now_ms: i64) -> Option<Entry> {
         self.expire_if_due(key, now_ms);
-        self.remove_entry(key)
+        let entry = self.remove_entry(key)?;
+        self.dirty += 1;
+        Some(entry)
     }
 
     fn remove_entry(&mut self, key: &[u8]) -> Option<Entry> {
@@ -345,6 +351,7 @@ impl Db {
         if entry.expire_at_ms.replace(at_ms).is_none() {
             self.expires.insert(key.into());
         }
+        self.dirty += 1;
         true
     }
 
@@ -354,12 +361,14 @@ impl Db {
         let had_ttl = self.map.get_mut(key).and_then(|entry| entry.expire_at_ms.take()).is_some();
         if had_ttl {
             self.expires.swap_remove(key);
+            self.dirty += 1;
         }
         had_ttl
     }
 
     pub fn clear(&mut self) -> usize {
         let n = self.map.len();
+        self.dirty += n as u64;
         self.map = HashMap::new();
         self.expires = IndexSet::new();
         n

@@ -78,6 +78,8 @@ pub struct Stats {
     pub keyspace_misses: AtomicU64,
     pub total_net_input_bytes: AtomicU64,
     pub total_net_output_bytes: AtomicU64,
+    /// In-place changes (see `Ctx::dirty`); add `Engine::dirty()` for the total.
+    pub dirty: AtomicU64,
 }
 
 /// Facts about the hosting process that INFO reports; set once by the server.
@@ -236,6 +238,14 @@ impl Engine {
         for s in 0..self.keyspace.shard_count() {
             self.keyspace.lock(s).dbs.iter_mut().for_each(|db| db.expired_keys = 0);
         }
+    }
+
+    /// Changes since start (Redis's `dirty`, INFO rdb_changes_since_last_save).
+    pub fn dirty(&self) -> u64 {
+        let tables: u64 = (0..self.keyspace.shard_count())
+            .map(|s| self.keyspace.lock(s).dbs.iter().map(|db| db.dirty).sum::<u64>())
+            .sum();
+        tables + self.stats.dirty.load(Ordering::Relaxed)
     }
 
     /// Keys removed by expiry so far, over all shards and databases.

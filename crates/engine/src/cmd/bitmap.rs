@@ -23,25 +23,38 @@ fn read_bytes(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, CmdError
     }
 }
 
-/// The key's string in raw encoding for in-place bit writes, created empty if missing.
-fn write_bytes<'a>(ctx: &'a mut Ctx<'_>, key: &[u8]) -> Result<&'a mut Vec<u8>, CmdError> {
+/// The key's string in raw encoding for in-place bit writes, created empty if missing
+/// (a creation counts as one change); also says whether it was created.
+fn write_bytes<'a>(ctx: &'a mut Ctx<'_>, key: &[u8]) -> Result<(&'a mut Vec<u8>, bool), CmdError> {
     let now = ctx.now_ms;
     let db = ctx.db(key);
-    if let Some(entry) = db.get(key, now) {
-        as_str(entry)?;
-    } else {
-        db.set(key, Value::Str(StrValue::Raw(Vec::new())), TtlOnWrite::Clear, now);
-    }
+    let created = match db.get(key, now) {
+        Some(entry) => {
+            as_str(entry)?;
+            false
+        }
+        None => {
+            db.set(key, Value::Str(StrValue::Raw(Vec::new())), TtlOnWrite::Clear, now);
+            true
+        }
+    };
     let entry = db.get_mut(key, now).expect("present");
-    Ok(as_str_mut(entry)?.make_raw())
+    Ok((as_str_mut(entry)?.make_raw(), created))
 }
 
 /// SETBIT key offset value — O(1).
 fn setbit(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let offset = bits::parse_bit_offset(args[2], false, 0, proto_max_bulk_len(ctx)).map_err(CmdError::msg)?;
     let on = bits::parse_bit_value(args[3]).map_err(CmdError::msg)?;
-    let bytes = write_bytes(ctx, args[1])?;
-    out.integer(i64::from(bits::set_bit(bytes, offset, on)));
+    let (bytes, created) = write_bytes(ctx, args[1])?;
+    let old_len = bytes.len();
+    let old = bits::set_bit(bytes, offset, on);
+    // Redis counts one change when the string was created or grew, or the bit flipped.
+    let changed = bytes.len() != old_len || old != u8::from(on);
+    out.integer(i64::from(old));
+    if changed && !created {
+        ctx.dirty(1);
+    }
     Ok(())
 }
 
@@ -94,8 +107,12 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, 
     let ops = bits::parse_bitfield(&args[2..], read_only, proto_max_bulk_len(ctx)).map_err(CmdError::msg)?;
     let key = args[1];
     let results = if bits::bitfield_needs_write(&ops) {
-        let bytes = write_bytes(ctx, key)?;
-        bits::run_bitfield(bytes, &ops).0
+        let (bytes, created) = write_bytes(ctx, key)?;
+        let (results, changes) = bits::run_bitfield_counted(bytes, &ops);
+        if !created {
+            ctx.dirty(changes);
+        }
+        results
     } else {
         let mut bytes = read_bytes(ctx, key)?.unwrap_or_default();
         bits::run_bitfield(&mut bytes, &ops).0

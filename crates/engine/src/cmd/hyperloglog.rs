@@ -58,6 +58,9 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     let hll = hll_mut(ctx, key)?.expect("present");
     let changed = hll::add(hll, &args[2..], max)?;
     out.integer(i64::from(created || changed));
+    if changed && !created {
+        ctx.dirty(1);
+    }
     Ok(())
 }
 
@@ -65,10 +68,13 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
 fn pfcount(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let now = ctx.now_ms;
     if args.len() == 2 {
-        let count = match hll_mut(ctx, args[1])? {
-            None => 0,
-            Some(hll) => hll::count_cached(hll)?.0,
+        let (count, cache_written) = match hll_mut(ctx, args[1])? {
+            None => (0, false),
+            Some(hll) => hll::count_cached(hll)?,
         };
+        if cache_written {
+            ctx.dirty(1);
+        }
         out.integer(count as i64);
         return Ok(());
     }
@@ -107,6 +113,7 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
         let entry = db.get_mut(dest, now).expect("present");
         let Value::Str(s) = &mut entry.value;
         *s = StrValue::Raw(merged);
+        ctx.dirty(1);
     } else {
         db.set(dest, Value::Str(StrValue::Raw(merged)), TtlOnWrite::Clear, now);
     }

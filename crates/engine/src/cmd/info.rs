@@ -180,9 +180,11 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             s,
             "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n\
              current_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\n\
-             current_save_keys_total:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\n\
+             current_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\n\
+             rdb_last_save_time:{}\r\n\
              rdb_saves:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n\
              aof_rewrites:0\r\nmodule_fork_in_progress:0\r\n",
+            engine.dirty(),
             facts.start_time_ms / 1000,
         ),
         "stats" => write!(

@@ -358,7 +358,9 @@ fn append(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
             let entry = ctx.db(key).get_mut(key, now).expect("looked up above");
             let bytes = as_str_mut(entry)?.make_raw();
             bytes.extend_from_slice(value);
-            bytes.len()
+            let len = bytes.len();
+            ctx.dirty(1);
+            len
         }
     };
     out.integer(new_len as i64);
@@ -436,6 +438,9 @@ fn setrange(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
     }
     bytes[offset..offset + value.len()].copy_from_slice(value);
     out.integer(bytes.len() as i64);
+    if current_len.is_some() {
+        ctx.dirty(1);
+    }
     Ok(())
 }
 
