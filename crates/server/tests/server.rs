@@ -180,13 +180,13 @@ fn redis_benchmark_runs_clean() {
     };
     let server = start_quince(QUINCE, &[]);
     let out = std::process::Command::new(bench)
-        .args(["-p", &server.port.to_string(), "-t", "ping,set,get", "-P", "16", "-n", "20000", "-q"])
+        .args(["-p", &server.port.to_string(), "-t", "ping,set,get,incr,mset", "-P", "16", "-n", "20000", "-q"])
         .output()
         .unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{text}");
     assert!(!text.contains("ERR") && !text.contains("WARNING"), "{text}");
-    for test in ["PING_INLINE", "PING_MBULK", "SET", "GET"] {
+    for test in ["PING_INLINE", "PING_MBULK", "SET", "GET", "INCR", "MSET (10 keys)"] {
         assert!(text.contains(&format!("{test}: ")), "{test} missing from: {text}");
     }
 }
