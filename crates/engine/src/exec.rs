@@ -245,6 +245,9 @@ impl Engine {
     }
 }
 
+/// Parameters whose values CONFIG SET never shows in the slow log or MONITOR.
+const SENSITIVE_CONFIGS: &[&str] = &["masteruser", "masterauth", "requirepass"];
+
 /// Arguments as the slow log and MONITOR show them: secrets replaced by `(redacted)`.
 fn redacted_args<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<std::borrow::Cow<'a, [u8]>> {
     use std::borrow::Cow;
@@ -259,6 +262,10 @@ fn redacted_args<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<std::borrow::
             let secret = match (spec.name.as_str(), redact_from) {
                 ("auth", Some(from)) => i >= from,
                 ("hello", Some(from)) => i == from || i == from + 1,
+                // CONFIG SET of a sensitive parameter (a password) hides the value.
+                ("config|set", _) => {
+                    i >= 3 && i % 2 == 1 && SENSITIVE_CONFIGS.iter().any(|c| args[i - 1].eq_ignore_ascii_case(c.as_bytes()))
+                }
                 _ => false,
             };
             if secret {

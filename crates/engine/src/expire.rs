@@ -47,6 +47,7 @@ impl Engine {
                 report.expired += expired;
                 if start.elapsed().as_micros() as u64 > budget_us {
                     report.timed_out = true;
+                    self.note_expire_latency(start);
                     return report;
                 }
                 if sampled == 0 || expired * 100 / sampled <= ACCEPTABLE_STALE_PERCENT {
@@ -54,6 +55,16 @@ impl Engine {
                 }
             }
         }
+        self.note_expire_latency(start);
         report
+    }
+
+    /// Records an `expire-cycle` latency event when the cycle took at least the threshold.
+    fn note_expire_latency(&self, start: Instant) {
+        let threshold = self.observe.latency_threshold_ms.load(Ordering::Relaxed);
+        let ms = start.elapsed().as_millis() as u64;
+        if threshold > 0 && ms >= threshold {
+            self.observe.latency.lock().add("expire-cycle", self.clock.now_ms() / 1000, ms);
+        }
     }
 }
