@@ -207,7 +207,8 @@ fn mask_through(to: u64) -> u8 {
 fn count_range(s: &[u8], first: u64, last: u64) -> u64 {
     let (lo, hi) = ((first >> 3) as usize, (last >> 3) as usize);
     let Some(bytes) = s.get(lo..=hi) else { return 0 };
-    let outside = (bytes[0] & !mask_from(first)).count_ones() + (bytes[bytes.len() - 1] & !mask_through(last)).count_ones();
+    let outside =
+        (bytes[0] & !mask_from(first)).count_ones() + (bytes[bytes.len() - 1] & !mask_through(last)).count_ones();
     popcount(bytes) - u64::from(outside)
 }
 

@@ -264,7 +264,9 @@ fn redacted_args<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<std::borrow::
                 ("hello", Some(from)) => i == from || i == from + 1,
                 // CONFIG SET of a sensitive parameter (a password) hides the value.
                 ("config|set", _) => {
-                    i >= 3 && i % 2 == 1 && SENSITIVE_CONFIGS.iter().any(|c| args[i - 1].eq_ignore_ascii_case(c.as_bytes()))
+                    i >= 3
+                        && i % 2 == 1
+                        && SENSITIVE_CONFIGS.iter().any(|c| args[i - 1].eq_ignore_ascii_case(c.as_bytes()))
                 }
                 _ => false,
             };

@@ -426,7 +426,10 @@ fn bitmaps() {
             cmd(&["BITOP", "AND", "dest", "missing"]),
             cmd(&["EXISTS", "dest"]),
             cmd(&["BITFIELD", "bf", "SET", "i8", "0", "100", "GET", "u4", "0", "INCRBY", "i8", "0", "100"]),
-            cmd(&["BITFIELD", "bf", "OVERFLOW", "SAT", "INCRBY", "i8", "0", "100", "OVERFLOW", "FAIL", "INCRBY", "i8", "0", "1"]),
+            cmd(&[
+                "BITFIELD", "bf", "OVERFLOW", "SAT", "INCRBY", "i8", "0", "100", "OVERFLOW", "FAIL", "INCRBY", "i8",
+                "0", "1",
+            ]),
             cmd(&["BITFIELD", "bf", "SET", "u8", "#1", "255", "GET", "u8", "8", "GET", "i64", "0"]),
             cmd(&["BITFIELD", "bf", "GET", "u64", "0"]),
             cmd(&["BITFIELD", "bf", "GET", "i65", "0"]),

@@ -205,17 +205,26 @@ pub fn register() -> Vec<CommandSpec> {
                 ArgDoc::key("key", 1).multiple(),
             ]),
         CommandSpec::new("bitfield", -2, "write denyoom", "bitmap", bitfield)
-            .doc("bitmap", "3.2.0", "Perform arbitrary bitfield integer operations on strings", "O(1) for each subcommand specified")
+            .doc(
+                "bitmap",
+                "3.2.0",
+                "Perform arbitrary bitfield integer operations on strings",
+                "O(1) for each subcommand specified",
+            )
             .keys("RW access update variable_flags", 1, 0, 1)
             .key_notes("This command allows both access and modification of the key")
             .variable_key_flags(|args| {
-                let writes = args.iter().skip(2).any(|a| {
-                    a.eq_ignore_ascii_case(b"SET") || a.eq_ignore_ascii_case(b"INCRBY")
-                });
+                let writes =
+                    args.iter().skip(2).any(|a| a.eq_ignore_ascii_case(b"SET") || a.eq_ignore_ascii_case(b"INCRBY"));
                 CommandSpec::key_flags(if writes { "RW access update" } else { "RO access" })
             }),
         CommandSpec::new("bitfield_ro", -2, "readonly fast", "bitmap", bitfield_ro)
-            .doc("bitmap", "6.0.0", "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", "O(1) for each subcommand specified")
+            .doc(
+                "bitmap",
+                "6.0.0",
+                "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
+                "O(1) for each subcommand specified",
+            )
             .keys("RO access", 1, 0, 1)
             .args(vec![
                 ArgDoc::key("key", 0),
