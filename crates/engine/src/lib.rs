@@ -119,6 +119,9 @@ pub struct Engine {
     pub hot: HotConfig,
     pub clients: ClientRegistry,
     pub observe: Observe,
+    /// CLIENT PAUSE: until when (Unix ms, 0: not paused) and whether reads pause too.
+    pause_end_ms: std::sync::atomic::AtomicI64,
+    pause_all: AtomicBool,
     memory_probe: RwLock<Option<fn() -> usize>>,
     memory_peak: AtomicU64,
     next_client_id: AtomicU64,
@@ -146,6 +149,8 @@ impl Engine {
             hot: HotConfig::default(),
             clients: ClientRegistry::default(),
             observe: Observe::new(table_ids),
+            pause_end_ms: std::sync::atomic::AtomicI64::new(0),
+            pause_all: AtomicBool::new(false),
             memory_probe: RwLock::new(None),
             memory_peak: AtomicU64::new(0),
             next_client_id: AtomicU64::new(1),
@@ -222,6 +227,41 @@ impl Engine {
     /// Records a memory reading and returns the peak so far.
     pub fn note_memory_peak(&self, used: u64) -> u64 {
         self.memory_peak.fetch_max(used, Ordering::Relaxed).max(used)
+    }
+
+    /// CLIENT PAUSE: pauses all commands, or only writes, until `end_ms`; a pause never
+    /// shortens or weakens one already in force (as Redis merges them).
+    pub fn pause_clients(&self, end_ms: i64, all: bool) {
+        let now = self.clock.now_ms();
+        let active = self.pause_end_ms.load(Ordering::SeqCst) > now;
+        let all = all || (active && self.pause_all.load(Ordering::SeqCst));
+        self.pause_all.store(all, Ordering::SeqCst);
+        self.pause_end_ms.fetch_max(end_ms, Ordering::SeqCst);
+    }
+
+    /// CLIENT UNPAUSE: lifts the pause and wakes every worker so held clients resume.
+    pub fn unpause_clients(&self) {
+        self.pause_end_ms.store(0, Ordering::SeqCst);
+        self.pause_all.store(false, Ordering::SeqCst);
+        for client in self.clients.all() {
+            client.wake();
+        }
+    }
+
+    /// If `args` must wait for a CLIENT PAUSE, until when (Unix ms). Unknown commands and
+    /// arity errors are never held, so such clients get their error at once (as in Redis).
+    pub fn postponed_until(&self, args: &[&[u8]]) -> Option<i64> {
+        let end = self.pause_end_ms.load(Ordering::Relaxed);
+        if end == 0 || args.is_empty() || end <= self.clock.now_ms() {
+            return None;
+        }
+        let command::Resolved::Found(spec) = self.table.resolve(args) else { return None };
+        let argc = args.len() as i32;
+        if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
+            return None;
+        }
+        let writes = spec.has_flag("write") || matches!(spec.name.as_str(), "pfcount" | "publish" | "eval" | "evalsha");
+        (self.pause_all.load(Ordering::Relaxed) || writes).then_some(end)
     }
 
     /// Set by SHUTDOWN; the host process watches it.

@@ -32,6 +32,8 @@ pub struct Connection {
     pub closing: bool,
     pub last_interaction: Instant,
     pub wants_writable: bool,
+    /// Held by CLIENT PAUSE: the next request stays buffered until the pause lifts.
+    pub paused: bool,
 }
 
 /// What the worker should do with the connection after an event.
@@ -55,6 +57,7 @@ impl Connection {
             closing: false,
             last_interaction: Instant::now(),
             wants_writable: false,
+            paused: false,
         }
     }
 
@@ -79,7 +82,7 @@ impl Connection {
     /// writes the replies (one write for the whole batch unless it grew very large).
     pub fn on_readable(&mut self, engine: &Engine, query_buffer_limit: usize) -> Next {
         self.last_interaction = Instant::now();
-        while !self.closing {
+        while !self.closing && !self.paused {
             self.reserve_read_space();
             match self.stream.read(&mut self.read_buf[self.read_end..]) {
                 Ok(0) => {
@@ -111,6 +114,14 @@ impl Connection {
         self.flush(engine)
     }
 
+    /// Retries requests held by CLIENT PAUSE.
+    pub fn resume(&mut self, engine: &Engine) -> Next {
+        self.paused = false;
+        self.client.handle.set_flag(quince_engine::clients::flag::BLOCKED, false);
+        self.execute_buffered(engine);
+        self.flush(engine)
+    }
+
     /// Executes all complete requests in the read buffer.
     fn execute_buffered(&mut self, engine: &Engine) {
         while !self.closing {
@@ -119,6 +130,11 @@ impl Connection {
                 Ok(Decoded::Request { len }) => {
                     // PERF: up to 8 arguments live on the stack; no allocation per request.
                     let args: SmallVec<[&[u8]; 8]> = self.decoder.args(pending).collect();
+                    if engine.postponed_until(&args).is_some() {
+                        self.paused = true;
+                        self.client.handle.set_flag(quince_engine::clients::flag::BLOCKED, true);
+                        break;
+                    }
                     // CLIENT LIST's qbuf: what is buffered, including this command.
                     self.client.handle.qbuf.store(pending.len(), Ordering::Relaxed);
                     self.client.handle.qbuf_free.store(self.read_buf.len() - self.read_end, Ordering::Relaxed);

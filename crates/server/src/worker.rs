@@ -62,8 +62,11 @@ impl Worker {
         let mut events = Events::with_capacity(1024);
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();
+        let mut paused: Vec<usize> = Vec::new();
         while !self.stop.load(Ordering::Relaxed) {
-            if let Err(e) = poll.poll(&mut events, Some(POLL_TIMEOUT)) {
+            // Held clients are retried often, so they resume promptly when a pause ends.
+            let timeout = if paused.is_empty() { POLL_TIMEOUT } else { Duration::from_millis(5) };
+            if let Err(e) = poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
@@ -90,6 +93,20 @@ impl Worker {
                 }
                 if conn.client.handle.is_killed() {
                     next = Next::Close;
+                }
+                if conn.paused && !paused.contains(&token) {
+                    paused.push(token);
+                }
+                self.settle(&poll, &mut conns, token, next);
+            }
+            for token in std::mem::take(&mut paused) {
+                let Some(conn) = conns.get_mut(token) else { continue };
+                if !conn.paused {
+                    continue;
+                }
+                let next = conn.resume(&self.engine);
+                if conn.paused {
+                    paused.push(token);
                 }
                 self.settle(&poll, &mut conns, token, next);
             }

@@ -160,3 +160,27 @@ fn config_rewrite_updates_the_startup_file() {
     let no_file = start_quince(QUINCE, &[]);
     assert_eq!(no_file.client().call(&["CONFIG", "REWRITE"]), b"-ERR The server is running without a config file\r\n");
 }
+
+#[test]
+fn client_pause_holds_writes_until_unpause() {
+    let server = start_quince(QUINCE, &["--threads", "2"]);
+    let mut admin = server.client();
+    let mut writer = server.client();
+    assert_eq!(admin.call(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    assert_eq!(writer.call(&["GET", "k"]), b"$-1\r\n", "reads go through a WRITE pause");
+    writer.send(&["SET", "k", "v"]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(admin.call(&["GET", "k"]), b"$-1\r\n", "the write is held");
+    let list = bulk(&admin.call(&["CLIENT", "LIST"]));
+    assert!(list.lines().any(|l| l.contains("flags=b")), "{list}");
+    assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    assert_eq!(writer.read_reply(), b"+OK\r\n");
+    assert_eq!(admin.call(&["GET", "k"]), b"$1\r\nv\r\n");
+    assert_eq!(admin.call(&["CLIENT", "PAUSE", "-1"]), b"-ERR timeout is negative\r\n");
+    assert_eq!(admin.call(&["CLIENT", "PAUSE", "10", "SOME"]), b"-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n");
+    // A short ALL pause ends by itself.
+    assert_eq!(admin.call(&["CLIENT", "PAUSE", "300"]), b"+OK\r\n");
+    let started = std::time::Instant::now();
+    assert_eq!(writer.call(&["PING"]), b"+PONG\r\n");
+    assert!(started.elapsed() >= Duration::from_millis(200), "PING waited for the pause");
+}

@@ -312,6 +312,35 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> 
     )
 }
 
+/// CLIENT PAUSE timeout [WRITE|ALL] — O(1).
+fn client_pause(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let all = match args.get(3) {
+        None => true,
+        Some(m) if is(m, "ALL") => true,
+        Some(m) if is(m, "WRITE") => false,
+        Some(_) => return Err(CmdError::msg("ERR CLIENT PAUSE mode must be WRITE or ALL")),
+    };
+    let timeout = parse_i64(args[2]).map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+    if timeout < 0 {
+        return Err(CmdError::msg("ERR timeout is negative"));
+    }
+    let end = if timeout > 0 {
+        timeout.checked_add(ctx.now_ms).ok_or_else(|| CmdError::msg("ERR timeout is out of range"))?
+    } else {
+        0
+    };
+    ctx.engine.pause_clients(end, all);
+    out.simple("OK");
+    Ok(())
+}
+
+/// CLIENT UNPAUSE — O(N) in the number of clients (each worker is woken).
+fn client_unpause(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    ctx.engine.unpause_clients();
+    out.simple("OK");
+    Ok(())
+}
+
 /// MONITOR — streams every command the server runs to this connection.
 fn monitor(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     if ctx.client.handle.has_flag(flag::MONITOR) {
@@ -406,6 +435,29 @@ pub fn register() -> Vec<CommandSpec> {
                     "Set client eviction mode for the current connection",
                 )
                 .args(vec![ArgDoc::one_of("enabled", vec![ArgDoc::token("on", "ON"), ArgDoc::token("off", "OFF")])]),
+                sub(
+                    "pause",
+                    -3,
+                    "admin noscript loading stale",
+                    client_pause,
+                    "3.0.0",
+                    "Stop processing commands from clients for some time",
+                )
+                .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])
+                .args(vec![
+                    ArgDoc::new("timeout", crate::command::ArgType::Integer),
+                    ArgDoc::one_of("mode", vec![ArgDoc::token("write", "WRITE"), ArgDoc::token("all", "ALL")])
+                        .optional()
+                        .since("6.2.0"),
+                ]),
+                sub(
+                    "unpause",
+                    2,
+                    "admin noscript loading stale",
+                    client_unpause,
+                    "6.2.0",
+                    "Resume processing of clients that were paused",
+                ),
                 sub(
                     "help",
                     2,
