@@ -145,10 +145,11 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
         "clients" => write!(
             s,
             "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\n\
-             client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\n\
+             client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\n\
              tracking_clients:0\r\nclients_in_timeout_table:0\r\n",
             load(&stats.connected_clients),
             config("maxclients"),
+            engine.clients.all().iter().filter(|c| c.has_flag(crate::clients::flag::BLOCKED)).count(),
         ),
         "memory" => {
             let rss = rss_bytes();
