@@ -305,21 +305,10 @@ const FLUSH_HISTORY: &[(&str, &str)] =
 /// Patterns are Redis globs; each parameter is listed once however many patterns match it.
 /// A plain name (no glob characters) is echoed back as the caller spelled it, as Redis does.
 fn config_get(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let config = ctx.engine.config.read();
-    let mut matches: Vec<(String, &str, &str)> = Vec::new();
-    for pattern in &args[2..] {
-        let is_glob = pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'['));
-        for (name, value) in config.iter() {
-            let hit = if is_glob { glob_match_nocase(pattern, name.as_bytes()) } else { is(pattern, name) };
-            if hit && !matches.iter().any(|(_, seen, _)| *seen == name) {
-                let shown = if is_glob { name.to_string() } else { String::from_utf8_lossy(pattern).into_owned() };
-                matches.push((shown, name, value));
-            }
-        }
-    }
+    let matches = ctx.engine.config.read().get_matching(&args[2..]);
     out.map(matches.len());
-    for (shown, _, value) in matches {
-        out.bulk(shown.as_bytes());
+    for (name, value) in matches {
+        out.bulk(name.as_bytes());
         out.bulk(value.as_bytes());
     }
     Ok(())
@@ -543,20 +532,24 @@ fn function_flush(_ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
 /// CONFIG SET parameter value [parameter value ...] — all or nothing, applied live.
 fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     if !args.len().is_multiple_of(2) {
-        return Err(CmdError::msg(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
+        return Err(CmdError::Syntax);
     }
     let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
     {
-        // TEMPORARY until Config::set_many lands: validate on a copy, then swap.
         let mut config = ctx.engine.config.write();
-        let mut copy = config.clone();
-        for (name, value) in &pairs {
-            let name = String::from_utf8_lossy(name).into_owned();
-            copy.set(&name, &[String::from_utf8_lossy(value).into_owned()]).map_err(|e| {
-                CmdError::msg(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {e}"))
-            })?;
+        let before = config.clone();
+        config.set_many(&pairs).map_err(CmdError::msg)?;
+        // The listening sockets are the server's; quince does not rebind them at runtime, so
+        // a new port or bind list cannot be applied (Redis's "apply" step failing).
+        for name in ["port", "bind"] {
+            if config.get(name) != before.get(name) {
+                *config = before;
+                return Err(CmdError::msg(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to listen on this port: \
+                     quince does not change its listening sockets at runtime"
+                )));
+            }
         }
-        *config = copy;
     }
     ctx.engine.config_changed();
     out.simple("OK");
