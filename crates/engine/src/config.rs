@@ -268,8 +268,8 @@ const DIRECTIVES: &[Directive] = &[
     d("replicaof", Some("slaveof"), "", Kind::Special, IMMUTABLE | MULTI_ARG),
     d("latency-tracking-info-percentiles", None, "50 99 99.9", Kind::Special, MULTI_ARG),
     // Quince's own: worker threads (0 = one per core) and keyspace shards (0 = automatic).
-    d("threads", None, "0", Kind::Int(0, 1024), IMMUTABLE),
-    d("shards", None, "0", Kind::Int(0, 16384), IMMUTABLE),
+    d("threads", None, "0", Kind::Int(0, 1024), IMMUTABLE | HIDDEN),
+    d("shards", None, "0", Kind::Int(0, 16384), IMMUTABLE | HIDDEN),
 ];
 
 // Flags not consulted yet, kept for completeness of the table.
