@@ -348,13 +348,13 @@ fn parse_special(name: &str, args: &[String], current: &str) -> Result<String, S
     let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
     match name {
         "save" => {
-            if words.len() % 2 != 0 || words.iter().any(|w| parse_int(w).is_none_or(|n| n < 0)) {
+            if !words.len().is_multiple_of(2) || words.iter().any(|w| parse_int(w).is_none_or(|n| n < 0)) {
                 return Err("Invalid save parameters".into());
             }
             Ok(words.join(" "))
         }
         "client-output-buffer-limit" => {
-            if words.len() % 4 != 0 {
+            if !words.len().is_multiple_of(4) {
                 return Err("Wrong number of arguments in buffer limit configuration.".into());
             }
             let mut classes: Vec<(String, [String; 3])> = current

@@ -135,7 +135,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
                 }
             }
         }
-        out.bulk(hex(&digest).as_bytes());
+        out.simple(&hex(&digest));
     } else if is(sub, "DIGEST-VALUE") && argc >= 2 {
         let now = ctx.now_ms;
         let db = ctx.client.db;
@@ -149,7 +149,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
                 e.expire_at_ms = None;
                 entry_digest(b"", &e)
             });
-            out.bulk(hex(&digest).as_bytes());
+            out.simple(&hex(&digest));
         }
     } else if is(sub, "POPULATE") && (3..=5).contains(&argc) {
         let count = parse_i64(args[2])?;
