@@ -199,7 +199,7 @@ pub enum Compare {
     IntWithin(i64),
     /// Byte for byte after masking the `id` field of a HELLO reply.
     MaskHelloId,
-    /// The same multiset of elements in a flat array reply (KEYS and other unordered replies).
+    /// The same multiset of elements in a flat array, set or map reply (KEYS, CONFIG GET).
     Unordered,
 }
 
@@ -208,7 +208,7 @@ fn sorted_elements(r: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
     let line_end = |from: usize| r[from..].windows(2).position(|w| w == b"\r\n").map(|p| from + p);
     let head_end = line_end(0)?;
     let head = r[..head_end + 2].to_vec();
-    if !matches!(r.first(), Some(b'*' | b'~')) {
+    if !matches!(r.first(), Some(b'*' | b'~' | b'%')) {
         return None;
     }
     let mut items = Vec::new();
@@ -222,6 +222,10 @@ fn sorted_elements(r: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
         }
         items.push(r.get(at..next)?.to_vec());
         at = next;
+    }
+    if r[0] == b'%' {
+        // A map: keep each key with its value.
+        items = items.chunks(2).map(|pair| pair.concat()).collect();
     }
     items.sort();
     Some((head, items))

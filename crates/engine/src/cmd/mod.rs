@@ -3,6 +3,7 @@
 
 pub mod bitmap;
 pub mod client;
+pub mod cluster;
 pub mod connection;
 pub mod debug;
 pub mod hyperloglog;
@@ -32,6 +33,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(memory::register());
     all.extend(hyperloglog::register());
     all.extend(bitmap::register());
+    all.extend(cluster::register());
     all
 }
 
