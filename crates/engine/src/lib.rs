@@ -24,12 +24,10 @@ pub mod config;
 pub mod error;
 mod exec;
 mod expire;
-#[path = "glob_shim.rs"]
+pub mod ext80;
 pub mod glob;
 pub mod hll;
 pub mod keyspace;
-#[path = "longdouble_shim.rs"]
-pub mod longdouble;
 pub mod observe;
 pub mod reply;
 pub mod slot;

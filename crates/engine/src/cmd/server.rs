@@ -260,42 +260,9 @@ fn command_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) ->
     reply_help(out, LINES)
 }
 
-/// Redis glob matching (`*`, `?`, `[...]`, `\`), case-insensitive, for COMMAND LIST PATTERN.
+/// Case-insensitive Redis glob matching, for COMMAND LIST PATTERN.
 fn glob_match_nocase(pattern: &[u8], s: &[u8]) -> bool {
-    let lower = |b: u8| b.to_ascii_lowercase();
-    match pattern.split_first() {
-        None => s.is_empty(),
-        Some((b'*', rest)) => (0..=s.len()).any(|i| glob_match_nocase(rest, &s[i..])),
-        Some((b'?', rest)) => !s.is_empty() && glob_match_nocase(rest, &s[1..]),
-        Some((b'\\', rest)) if !rest.is_empty() => {
-            !s.is_empty() && lower(rest[0]) == lower(s[0]) && glob_match_nocase(&rest[1..], &s[1..])
-        }
-        Some((b'[', rest)) if !s.is_empty() => {
-            let Some(close) = rest.iter().position(|&b| b == b']') else {
-                return lower(b'[') == lower(s[0]) && glob_match_nocase(rest, &s[1..]);
-            };
-            let (class, after) = (&rest[..close], &rest[close + 1..]);
-            let (negate, class) = match class.split_first() {
-                Some((b'^', c)) => (true, c),
-                _ => (false, class),
-            };
-            let c = lower(s[0]);
-            let mut hit = false;
-            let mut i = 0;
-            while i < class.len() {
-                if i + 2 < class.len() && class[i + 1] == b'-' {
-                    let (lo, hi) = (lower(class[i]).min(lower(class[i + 2])), lower(class[i]).max(lower(class[i + 2])));
-                    hit |= (lo..=hi).contains(&c);
-                    i += 3;
-                } else {
-                    hit |= lower(class[i]) == c;
-                    i += 1;
-                }
-            }
-            hit != negate && glob_match_nocase(after, &s[1..])
-        }
-        Some((&p, rest)) => !s.is_empty() && lower(p) == lower(s[0]) && glob_match_nocase(rest, &s[1..]),
-    }
+    crate::glob::glob_match(pattern, s, true)
 }
 
 const FLUSH_HISTORY: &[(&str, &str)] =

@@ -4,8 +4,8 @@
 use crate::command::{ArgDoc, ArgType, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
+use crate::ext80::LongDouble;
 use crate::keyspace::{Entry, StrValue, TtlOnWrite, Value};
-use crate::longdouble::LongDouble;
 use crate::reply::ReplySink;
 
 use super::{is, parse_i64};
@@ -458,7 +458,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
         }
     };
     let incr = LongDouble::parse(args[2]).ok_or_else(|| CmdError::msg("ERR value is not a valid float"))?;
-    let value = current.add(incr);
+    let value = current + incr;
     if value.is_nan() || value.is_infinite() {
         return Err(CmdError::msg("ERR increment would produce NaN or Infinity"));
     }

@@ -1,6 +1,7 @@
-//! Redis glob matching (`*`, `?`, `[...]` with `^` and ranges, `\` escapes). Interim
-//! implementation: greedy star with single backtrack point, so matching is O(pattern x
-//! string) and no pattern can make it exponential.
+//! Redis glob matching (`*`, `?`, `[...]` with `^` and ranges, `\` escapes), for KEYS,
+//! SCAN MATCH and CONFIG GET. A greedy star with a single backtrack point keeps matching
+//! O(pattern x string): no pattern can make it exponential (Redis needed a special guard
+//! for that, see the "pattern matching long nested loops" regression test).
 
 /// Matches one pattern token (not `*`) at `p` against byte `c`; returns (matched, next p).
 fn match_one(pattern: &[u8], p: usize, c: u8, nocase: bool) -> (bool, usize) {
