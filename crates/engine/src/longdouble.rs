@@ -18,6 +18,8 @@ const PREC: u32 = 64;
 const MIN_Q: i64 = -16445;
 /// Exponent of the last mantissa bit for the largest binade: 2^(16383 - 63).
 const MAX_Q: i64 = 16320;
+/// Exponent of the leading bit of the smallest normal value.
+const MIN_NORMAL_EXP: i64 = -16382;
 /// The same limits for `f64`.
 const F64_PREC: u32 = 53;
 const F64_MIN_Q: i64 = -1074;
@@ -392,8 +394,15 @@ fn parse_hex(neg: bool, s: &[u8]) -> Option<LongDouble> {
     if num.is_zero() {
         return Some(LongDouble::zero(neg));
     }
+    let q = exp2 - 4 * frac_digits;
+    let bits = num.bit_len();
+    if bits > u64::from(PREC) && q + bits as i64 - 1 < MIN_NORMAL_EXP {
+        // glibc's strtold (2.36) forgets the bit right after the first 64 significant bits of a hex
+        // float when the result is denormal, rounding as if it were zero; do the same.
+        num.clear_bit(bits - u64::from(PREC) - 1);
+    }
     let (top, shift, sticky) = num.top_bits();
-    accept(neg, round_bits(top, exp2 - 4 * frac_digits + shift, sticky, PREC, MIN_Q, MAX_Q))
+    accept(neg, round_bits(top, q + shift, sticky, PREC, MIN_Q, MAX_Q))
 }
 
 /// `%.<frac>Lf` of `mant * 2^exp` without the sign: the exact value times 10^frac, rounded to an integer
@@ -590,6 +599,13 @@ impl Big {
         }
         let part = (i % 32) as u32;
         part != 0 && full < self.limbs.len() && self.limbs[full] & ((1u32 << part) - 1) != 0
+    }
+
+    fn clear_bit(&mut self, i: u64) {
+        if let Some(limb) = usize::try_from(i / 32).ok().and_then(|at| self.limbs.get_mut(at)) {
+            *limb &= !(1 << (i % 32));
+        }
+        self.trim();
     }
 
     /// `self = self * m + a`.
@@ -801,7 +817,7 @@ mod tests {
         let bad = [
             "", " 1", "\t1", "\u{b}1", "1 ", "+", "-", ".", "e5", "1e", "1e+", "1.2.3", "0x", "0x.", "0x1p", "0xg",
             "nan", "-NaN", "nan(1)", "infin", "infinityy", "1e5000", "-1e5000", "1e-5000", "0x1p16384",
-            "0x1p-16446", "1_0", "1,5", "- 1", "1e99999999999999999999", "1e-99999999999999999999",
+            "0x1p-16446", "0x1.0000000000000001p-16446", "1_0", "1,5", "- 1", "1e99999999999999999999", "1e-99999999999999999999",
         ];
         for s in bad {
             assert_eq!(LongDouble::parse(s.as_bytes()), None, "{s:?} should not parse");

@@ -342,7 +342,11 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     while shard < keyspace.shard_count() {
         let mut guard = keyspace.lock(shard);
         let db = &mut guard.dbs[db];
-        let (page, resume) = db.scan(position, shift, count - keys.len().min(count - 1), now);
+        // Finding a page costs a pass over the shard, so a page is never smaller than an
+        // eighth of the shard: a full SCAN then costs a few passes over the keyspace, not
+        // one per COUNT keys. COUNT is a hint in Redis too; replies may be longer.
+        let wanted = (count - keys.len().min(count - 1)).max(db.len() / 8);
+        let (page, resume) = db.scan(position, shift, wanted, now);
         for key in page {
             if pattern.is_some_and(|p| !glob_match(p, &key, false)) {
                 continue;
