@@ -346,14 +346,33 @@ impl CommandSpec {
         self.flags & flag(name) != 0
     }
 
-    /// The legacy (first, last, step) triple of COMMAND INFO, from the first key spec.
+    /// The legacy (first, last, step) triple of COMMAND INFO, merged from the key specs as
+    /// Redis's populateCommandLegacyRangeSpec does: one spec is used as is; several
+    /// consecutive step-1 ranges merge into one range.
     pub fn legacy_key_range(&self) -> (i32, i32, i32) {
-        match self.key_specs.first() {
-            Some(ks) => {
+        match self.key_specs.as_slice() {
+            [] => (0, 0, 0),
+            [ks] => {
                 let last = if ks.last_key >= 0 { ks.begin_index + ks.last_key } else { ks.last_key };
                 (ks.begin_index, last, ks.key_step)
             }
-            None => (0, 0, 0),
+            specs => {
+                let (mut first, mut last, mut prev_last) = (i32::MAX, 0i32, 0i32);
+                for ks in specs {
+                    if ks.key_step != 1 || (prev_last != 0 && prev_last != ks.begin_index - 1) {
+                        continue;
+                    }
+                    first = first.min(ks.begin_index);
+                    let abs_last = if ks.last_key >= 0 { ks.last_key + ks.begin_index } else { ks.last_key };
+                    // Unsigned comparison, as in Redis: a negative (relative-to-end) last wins.
+                    last = (last as u32).max(abs_last as u32) as i32;
+                    prev_last = last;
+                }
+                if first == i32::MAX {
+                    return (0, 0, 0);
+                }
+                (first, last, 1)
+            }
         }
     }
 

@@ -195,12 +195,21 @@ mod tests {
     }
 
     /// A straightforward exponential reference for the common syntax (no class quirks).
+    /// Redis differs only for the empty string, which only the empty pattern matches.
     fn reference(p: &[u8], s: &[u8]) -> bool {
+        if s.is_empty() {
+            p.is_empty()
+        } else {
+            classic(p, s)
+        }
+    }
+
+    fn classic(p: &[u8], s: &[u8]) -> bool {
         match p.split_first() {
             None => s.is_empty(),
-            Some((b'*', rest)) => (0..=s.len()).any(|i| reference(rest, &s[i..])),
-            Some((b'?', rest)) => !s.is_empty() && reference(rest, &s[1..]),
-            Some((&c, rest)) => !s.is_empty() && s[0] == c && reference(rest, &s[1..]),
+            Some((b'*', rest)) => (0..=s.len()).any(|i| classic(rest, &s[i..])),
+            Some((b'?', rest)) => !s.is_empty() && classic(rest, &s[1..]),
+            Some((&c, rest)) => !s.is_empty() && s[0] == c && classic(rest, &s[1..]),
         }
     }
 
@@ -209,9 +218,11 @@ mod tests {
         assert!(m("", ""));
         assert!(!m("", "a"));
         assert!(!m("a", ""));
-        assert!(m("*", ""));
+        // As in Redis, nothing but the empty pattern matches the empty string (KEYS and SCAN
+        // special-case a lone "*" before matching).
+        assert!(!m("*", ""));
+        assert!(!m("**", ""));
         assert!(m("*", "anything"));
-        assert!(m("**", ""));
         assert!(m("h?llo", "hello"));
         assert!(!m("h?llo", "hllo"));
         assert!(m("h*llo", "hllo"));
@@ -267,7 +278,8 @@ mod tests {
         assert!(!m("[]", "]"));
         assert!(!m("[]", "a"));
         assert!(m("[^]", "a"));
-        assert!(m("[]a]", "a]"), "']' right after '[' closes the class");
+        assert!(!m("[]a]", "a]"), "']' right after '[' closes an empty class");
+        assert!(m("[^]a]", "xa]"));
         // "[a-]": a range from 'a' to ']' (reversed, so ']'..'a'), unterminated.
         assert!(m("[a-]", "a"));
         assert!(m("[a-]", "]"));
@@ -281,9 +293,13 @@ mod tests {
         assert!(m("[a-b-c]", "-"));
         assert!(m("[a-b-c]", "c"));
         assert!(!m("[a-b-c]", "d"));
-        // "[ab-]": '-' with a single following byte is literal.
-        assert!(m("[ab-]", "-"));
-        assert!(m("[ab-]x", "-x"));
+        // "[ab-]" is 'a', then the range 'b'..']' (so ']'..'b'), unterminated; "[ab-" ends with
+        // a literal '-', as fewer than two bytes follow it.
+        assert!(m("[ab-]", "_"));
+        assert!(!m("[ab-]", "-"));
+        assert!(!m("[ab-]x", "-x"));
+        assert!(m("[ab-", "-"));
+        assert!(m("[a-", "-"));
         // Reversed ranges work like forward ones.
         assert!(m("[z-a]", "m"));
         assert!(!m("[z-a]", "A"));
@@ -317,10 +333,12 @@ mod tests {
         assert!(mi("[xY]", "y"));
         assert!(!mi(r"[\A]", "a"), "escaped class bytes compare exactly");
         assert!(mi(r"[\A]", "A"));
-        // A range spanning the letters and punctuation folds only the ends and the byte.
-        assert!(mi("[Z-a]", "z"), "'Z'..'a' becomes 'z'..'a', which is reversed back to 'a'..'z'");
-        assert!(!mi("[Z-a]", "_"));
+        // Range ends are ordered before they are folded: under nocase "[Z-a]" becomes the
+        // empty range 'z'..'a', while "[a-Z]" is reordered to 'Z'..'a' and folds to 'z'..'a'.
         assert!(m("[Z-a]", "_"));
+        assert!(!mi("[Z-a]", "_"));
+        assert!(!mi("[Z-a]", "z"));
+        assert!(!mi("[a-Z]", "a"));
     }
 
     #[test]

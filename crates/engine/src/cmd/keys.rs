@@ -558,7 +558,7 @@ pub fn register() -> Vec<CommandSpec> {
             .args(vec![ArgDoc::key("key", 0), ArgDoc::key("newkey", 1)]),
         CommandSpec::new("move", 3, "write fast", "keyspace", move_cmd)
             .doc("generic", "1.0.0", "Move a key to another database", "O(1)")
-            .keys("RW update", 1, 0, 1)
+            .keys("RW access update", 1, 0, 1)
             .args(vec![ArgDoc::key("key", 0), ArgDoc::new("db", ArgType::Integer)]),
         CommandSpec::new("copy", -3, "write denyoom", "keyspace", copy)
             .doc("generic", "6.2.0", "Copy a key", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")

@@ -189,7 +189,7 @@ pub fn register() -> Vec<CommandSpec> {
                 .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
                 .args(vec![ArgDoc::new("event", ArgType::String)]),
             sub("reset", -2, latency_reset, "2.8.13", "Reset latency data for one or more events.")
-                .tips(&["request_policy:all_nodes", "response_policy:agg_sum"])
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
                 .args(vec![ArgDoc::new("event", ArgType::String).optional().multiple()]),
             sub("graph", 3, latency_graph, "2.8.13", "Return a latency graph for the event.")
                 .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])

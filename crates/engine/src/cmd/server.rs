@@ -417,11 +417,9 @@ pub fn register() -> Vec<CommandSpec> {
                     )
                     .multiple()]),
                 CommandSpec::new("rewrite", 2, "admin noscript loading stale", "", config_rewrite)
-                    .doc("server", "2.8.0", "Rewrite the configuration file with the in memory configuration", "O(1)")
-                    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+                    .doc("server", "2.8.0", "Rewrite the configuration file with the in memory configuration", "O(1)"),
                 CommandSpec::new("resetstat", 2, "admin noscript loading stale", "", config_resetstat)
-                    .doc("server", "2.0.0", "Reset the stats returned by INFO", "O(1)")
-                    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+                    .doc("server", "2.0.0", "Reset the stats returned by INFO", "O(1)"),
                 CommandSpec::new("help", 2, "loading stale", "", config_help)
                     .doc("server", "5.0.0", "Show helpful text about the different subcommands", "O(1)"),
             ],

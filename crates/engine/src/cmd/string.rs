@@ -737,6 +737,7 @@ pub fn register() -> Vec<CommandSpec> {
             .multiple()]),
         CommandSpec::new("msetnx", -3, "write denyoom", "string", msetnx)
             .doc("string", "1.0.1", "Set multiple keys to multiple values, only if none of the keys exist", "O(N) where N is the number of keys to set.")
+            .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
             .keys("OW insert", 1, -1, 2)
             .args(vec![ArgDoc::block(
                 "data",
