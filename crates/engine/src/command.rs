@@ -221,7 +221,14 @@ pub struct CommandSpec {
     pub variable_key_flags: Option<KeyFlagsFn>,
     /// Index into the engine's per-command statistics; assigned by `CommandTable::new`.
     pub id: usize,
+    /// COMMAND DOCS `doc_flags`: `deprecated`, `syscmd`.
+    pub doc_flags: u32,
+    pub deprecated_since: Option<&'static str>,
+    pub replaced_by: Option<&'static str>,
 }
+
+/// Documentation flags, in the order COMMAND DOCS lists them.
+pub const DOC_FLAG_NAMES: &[&str] = &["deprecated", "syscmd"];
 
 impl CommandSpec {
     /// Starts a declaration. `flags` and `acl` are space-separated names; categories Redis
@@ -270,6 +277,9 @@ impl CommandSpec {
             handler: Some(handler),
             variable_key_flags: None,
             id: 0,
+            doc_flags: 0,
+            deprecated_since: None,
+            replaced_by: None,
         }
     }
 
@@ -329,6 +339,20 @@ impl CommandSpec {
 
     pub fn args(mut self, args: Vec<ArgDoc>) -> Self {
         self.args = args;
+        self
+    }
+
+    /// Marks the command deprecated in COMMAND DOCS.
+    pub fn deprecated(mut self, since: &'static str, replaced_by: &'static str) -> Self {
+        self.doc_flags |= 1;
+        self.deprecated_since = Some(since);
+        self.replaced_by = Some(replaced_by);
+        self
+    }
+
+    /// Marks an internal/system command in COMMAND DOCS.
+    pub fn syscmd(mut self) -> Self {
+        self.doc_flags |= 2;
         self
     }
 
@@ -454,6 +478,9 @@ impl CommandSpec {
             + usize::from(!self.summary.is_empty())
             + 1
             + usize::from(self.complexity.is_some())
+            + usize::from(self.doc_flags != 0)
+            + usize::from(self.deprecated_since.is_some())
+            + usize::from(self.replaced_by.is_some())
             + usize::from(!self.history.is_empty())
             + usize::from(!self.args.is_empty())
             + usize::from(!self.subcommands.is_empty());
@@ -469,6 +496,18 @@ impl CommandSpec {
         if let Some(c) = self.complexity {
             out.bulk(b"complexity");
             out.bulk(c.as_bytes());
+        }
+        if self.doc_flags != 0 {
+            out.bulk(b"doc_flags");
+            reply_flag_set(out, DOC_FLAG_NAMES, self.doc_flags, "");
+        }
+        if let Some(since) = self.deprecated_since {
+            out.bulk(b"deprecated_since");
+            out.bulk(since.as_bytes());
+        }
+        if let Some(by) = self.replaced_by {
+            out.bulk(b"replaced_by");
+            out.bulk(by.as_bytes());
         }
         if !self.history.is_empty() {
             out.bulk(b"history");

@@ -160,7 +160,7 @@ pub fn register() -> Vec<CommandSpec> {
                     vec![
                         ArgDoc::new("start", ArgType::Integer),
                         ArgDoc::new("end", ArgType::Integer),
-                        ArgDoc::one_of("unit", vec![ArgDoc::token("byte", "BYTE"), ArgDoc::token("bit", "BIT")])
+                        ArgDoc::one_of("index_unit", vec![ArgDoc::token("byte", "BYTE"), ArgDoc::token("bit", "BIT")])
                             .optional()
                             .since("7.0.0"),
                     ],
@@ -183,7 +183,7 @@ pub fn register() -> Vec<CommandSpec> {
                             vec![
                                 ArgDoc::new("end", ArgType::Integer),
                                 ArgDoc::one_of(
-                                    "unit",
+                                    "index_unit",
                                     vec![ArgDoc::token("byte", "BYTE"), ArgDoc::token("bit", "BIT")],
                                 )
                                 .optional()

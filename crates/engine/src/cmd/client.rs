@@ -423,7 +423,7 @@ pub fn register() -> Vec<CommandSpec> {
                     "Instruct the server whether to reply to commands",
                 )
                 .args(vec![ArgDoc::one_of(
-                    "on-off-skip",
+                    "on_off_skip",
                     vec![ArgDoc::token("on", "ON"), ArgDoc::token("off", "OFF"), ArgDoc::token("skip", "SKIP")],
                 )]),
                 sub(
@@ -440,7 +440,7 @@ pub fn register() -> Vec<CommandSpec> {
                     -3,
                     "admin noscript loading stale",
                     client_pause,
-                    "3.0.0",
+                    "2.9.50",
                     "Stop processing commands from clients for some time",
                 )
                 .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])

@@ -206,9 +206,14 @@ pub fn register() -> Vec<CommandSpec> {
     let subs = SUBCOMMANDS
         .iter()
         .map(|(name, arity, flags, since, summary, complexity, tips)| {
-            CommandSpec::new(name, *arity, flags, "", cluster_disabled)
+            let spec = CommandSpec::new(name, *arity, flags, "", cluster_disabled)
                 .doc("cluster", since, summary, complexity)
-                .tips(tips)
+                .tips(tips);
+            if *name == "slaves" {
+                spec.deprecated("5.0.0", "`CLUSTER REPLICAS`")
+            } else {
+                spec
+            }
         })
         .collect();
     vec![

@@ -280,10 +280,7 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
 }
 
 pub fn register() -> Vec<CommandSpec> {
-    vec![CommandSpec::new("debug", -2, "admin noscript loading stale", "", debug).doc(
-        "server",
-        "1.0.0",
-        "A container for debugging commands",
-        "Depends on subcommand.",
-    )]
+    vec![CommandSpec::new("debug", -2, "admin noscript loading stale", "", debug)
+        .doc("server", "1.0.0", "A container for debugging commands", "Depends on subcommand.")
+        .syscmd()]
 }

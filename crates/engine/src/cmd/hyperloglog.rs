@@ -179,12 +179,14 @@ pub fn register() -> Vec<CommandSpec> {
             .doc("hyperloglog", "2.8.9", "Merge N different HyperLogLogs into a single one.", "O(N) to merge N HyperLogLogs, but with high constant times.")
             .keys("RW access insert", 1, 0, 1)
             .keys("RO access", 2, -1, 1)
-            .args(vec![ArgDoc::key("destkey", 0), ArgDoc::key("sourcekey", 1).optional().multiple()]),
+            .args(vec![ArgDoc::key("destkey", 0), ArgDoc::key("sourcekey", 1).multiple()]),
         CommandSpec::new("pfdebug", 3, "write denyoom admin", "hyperloglog", pfdebug)
             .doc("hyperloglog", "2.8.9", "Internal commands for debugging HyperLogLog values", "N/A")
+            .syscmd()
             .keys("RW access", 2, 0, 1)
             .args(vec![ArgDoc::new("subcommand", ArgType::String), ArgDoc::key("key", 0)]),
         CommandSpec::new("pfselftest", 1, "admin", "hyperloglog", pfselftest)
-            .doc("hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values", "N/A"),
+            .doc("hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values", "N/A")
+            .syscmd(),
     ]
 }

@@ -582,7 +582,7 @@ pub fn register() -> Vec<CommandSpec> {
                 ArgDoc::new("cursor", ArgType::Integer),
                 ArgDoc::new("pattern", ArgType::Pattern).after("MATCH").optional(),
                 ArgDoc::new("count", ArgType::Integer).after("COUNT").optional(),
-                ArgDoc::new("type", ArgType::String).after("TYPE").optional(),
+                ArgDoc::new("type", ArgType::String).after("TYPE").optional().since("6.0.0"),
             ]),
         CommandSpec::new("randomkey", 1, "readonly", "keyspace", randomkey)
             .doc("generic", "1.0.0", "Return a random key from the keyspace", "O(1)")

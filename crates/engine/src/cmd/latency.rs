@@ -204,7 +204,7 @@ pub fn register() -> Vec<CommandSpec> {
                 -2,
                 latency_histogram,
                 "7.0.0",
-                "Return the cumulative distribution of latencies of a subset of commands or all commands.",
+                "Return the cumulative distribution of latencies of a subset of commands or all.",
             )
             .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
             .args(vec![ArgDoc::new("command", ArgType::String).optional().multiple()]),

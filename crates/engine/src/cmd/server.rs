@@ -412,7 +412,7 @@ pub fn register() -> Vec<CommandSpec> {
                     .history(&[("7.0.0", "Added the ability to set multiple parameters in one call.")])
                     .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
                     .args(vec![ArgDoc::block(
-                        "data",
+                        "parameter_value",
                         vec![ArgDoc::new("parameter", ArgType::String), ArgDoc::new("value", ArgType::String)],
                     )
                     .multiple()]),

@@ -697,6 +697,7 @@ pub fn register() -> Vec<CommandSpec> {
             ]),
         CommandSpec::new("getset", 3, "write denyoom fast", "string", getset)
             .doc("string", "1.0.0", "Set the string value of a key and return its old value", "O(1)")
+            .deprecated("6.2.0", "`SET` with the `!GET` argument")
             .keys("RW access update", 1, 0, 1)
             .args(vec![ArgDoc::key("key", 0), ArgDoc::new("value", ArgType::String)]),
         CommandSpec::new("getdel", 2, "write fast", "string", getdel)
@@ -731,7 +732,7 @@ pub fn register() -> Vec<CommandSpec> {
             .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
             .keys("OW update", 1, -1, 2)
             .args(vec![ArgDoc::block(
-                "data",
+                "key_value",
                 vec![ArgDoc::key("key", 0), ArgDoc::new("value", ArgType::String)],
             )
             .multiple()]),
@@ -740,7 +741,7 @@ pub fn register() -> Vec<CommandSpec> {
             .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
             .keys("OW insert", 1, -1, 2)
             .args(vec![ArgDoc::block(
-                "data",
+                "key_value",
                 vec![ArgDoc::key("key", 0), ArgDoc::new("value", ArgType::String)],
             )
             .multiple()]),
@@ -762,6 +763,7 @@ pub fn register() -> Vec<CommandSpec> {
             ]),
         CommandSpec::new("substr", 4, "readonly", "string", getrange)
             .doc("string", "1.0.0", "Get a substring of the string stored at a key", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+            .deprecated("2.0.0", "`GETRANGE`")
             .keys("RO access", 1, 0, 1)
             .args(vec![
                 ArgDoc::key("key", 0),
