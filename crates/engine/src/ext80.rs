@@ -249,8 +249,11 @@ impl LongDouble {
         if input.is_empty() || input.len() >= MAX_CHARS {
             return None;
         }
-        // strtold stops at a NUL byte, as the C string ends there.
-        let s = &input[..input.iter().position(|&b| b == 0).unwrap_or(input.len())];
+        // Redis also requires strtold to consume every byte, so an embedded NUL is invalid.
+        if input.contains(&0) {
+            return None;
+        }
+        let s = input;
         let (negative, body) = match s.first() {
             Some(b'-') => (true, &s[1..]),
             Some(b'+') => (false, &s[1..]),
@@ -544,7 +547,7 @@ mod tests {
 
     #[test]
     fn parse_rejections() {
-        for bad in ["", " 1", "1 ", "abc", "1e", "nan", "1e5000", "1e-5000", "--1", "."] {
+        for bad in ["", " 1", "1 ", "abc", "1e", "nan", "1e5000", "1e-5000", "--1", ".", "1\02"] {
             assert!(LongDouble::parse(bad.as_bytes()).is_none(), "{bad:?}");
         }
         assert!(LongDouble::parse(b"inf").is_some_and(LongDouble::is_infinite));

@@ -278,6 +278,18 @@ impl Engine {
         }
     }
 
+    /// Samples the instantaneous ops and network rates; the host calls it often (it keeps
+    /// one sample per 100 ms).
+    pub fn sample_instantaneous(&self) {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let totals = [
+            load(&self.stats.total_commands_processed),
+            load(&self.stats.total_net_input_bytes),
+            load(&self.stats.total_net_output_bytes),
+        ];
+        self.observe.instantaneous.lock().sample(self.clock.now_ms(), totals);
+    }
+
     /// Changes since start (Redis's `dirty`, INFO rdb_changes_since_last_save).
     pub fn dirty(&self) -> u64 {
         let tables: u64 = (0..self.keyspace.shard_count())

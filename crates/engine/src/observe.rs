@@ -20,6 +20,7 @@ pub struct Observe {
     pub slowlog_max_len: AtomicU64,
     /// `latency-monitor-threshold` in milliseconds (0: off).
     pub latency_threshold_ms: AtomicU64,
+    pub instantaneous: Mutex<Instantaneous>,
 }
 
 impl Observe {
@@ -32,6 +33,7 @@ impl Observe {
             slowlog_threshold_us: std::sync::atomic::AtomicI64::new(10_000),
             slowlog_max_len: AtomicU64::new(128),
             latency_threshold_ms: AtomicU64::new(0),
+            instantaneous: Mutex::new(Instantaneous::default()),
         }
     }
 
@@ -39,6 +41,52 @@ impl Observe {
     pub fn reset_stats(&self) {
         self.commands.iter().for_each(CommandStat::reset);
         self.errors.reset();
+    }
+}
+
+/// Samples averaged for the `instantaneous_*` INFO fields (Redis's STATS_METRIC_SAMPLES).
+const INSTANT_SAMPLES: usize = 16;
+
+/// Rates sampled every 100 ms from running totals, as Redis's trackInstantaneousMetric.
+#[derive(Debug, Default)]
+pub struct Instantaneous {
+    /// For each metric (ops, input bytes, output bytes): last total, and recent per-second rates.
+    last_ms: i64,
+    last: [u64; 3],
+    rates: [std::collections::VecDeque<u64>; 3],
+}
+
+impl Instantaneous {
+    /// Feeds the current totals; samples at most every 100 ms.
+    pub fn sample(&mut self, now_ms: i64, totals: [u64; 3]) {
+        if self.last_ms == 0 {
+            self.last_ms = now_ms;
+            self.last = totals;
+            return;
+        }
+        let elapsed = now_ms - self.last_ms;
+        if elapsed < 100 {
+            return;
+        }
+        for (i, total) in totals.iter().enumerate() {
+            let rate = total.saturating_sub(self.last[i]) * 1000 / elapsed as u64;
+            self.rates[i].push_back(rate);
+            if self.rates[i].len() > INSTANT_SAMPLES {
+                self.rates[i].pop_front();
+            }
+        }
+        self.last = totals;
+        self.last_ms = now_ms;
+    }
+
+    /// Average per-second rate of metric `i` (0 ops, 1 input bytes, 2 output bytes).
+    pub fn rate(&self, i: usize) -> u64 {
+        let r = &self.rates[i];
+        if r.is_empty() {
+            0
+        } else {
+            r.iter().sum::<u64>() / r.len() as u64
+        }
     }
 }
 

@@ -122,6 +122,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             engine.active_expire_cycle(budget_us);
             next_cycle += period;
         }
+        engine.sample_instantaneous();
         std::thread::sleep(Duration::from_millis(10).min(period));
     }
     stop.store(true, Ordering::SeqCst);

@@ -130,7 +130,14 @@ fn info_reports_command_and_error_stats() {
     assert!(info.contains("cmdstat_incr:calls=1,") && info.contains("rejected_calls=1,failed_calls=1"), "{info}");
     assert!(info.contains("errorstat_ERR:count=4"), "{info}");
     let default = bulk(&c.call(&["INFO"]));
-    for field in ["redis_version:", "used_memory:", "used_cpu_user:", "loading:0", "total_error_replies:4"] {
+    for field in [
+        "redis_version:",
+        "used_memory:",
+        "used_cpu_user:",
+        "loading:0",
+        "total_error_replies:4",
+        "instantaneous_ops_per_sec:",
+    ] {
         assert!(default.contains(field), "missing {field}");
     }
     assert!(!default.contains("rejected_calls"));

@@ -173,6 +173,11 @@ fn counters_and_encodings() {
             cmd(&["INCRBYFLOAT", "fi", "1.5"]),
             cmd(&["INCRBYFLOAT", "z", "0.024390243902439025"]),
             cmd(&["INCRBYFLOAT", "z", "-0.024390243902439025"]),
+            Step::bytes(&[b"SET", b"nul", b"1\x002"]),
+            cmd(&["INCRBYFLOAT", "nul", "1"]),
+            cmd(&["INCRBYFLOAT", "big", "1e4000"]),
+            cmd(&["INCRBYFLOAT", "big", "1e5000"]),
+            cmd(&["INCRBYFLOAT", "tiny", "1e-4940"]),
         ],
     );
 }

@@ -188,24 +188,34 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             engine.dirty(),
             facts.start_time_ms / 1000,
         ),
-        "stats" => write!(
-            s,
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             total_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\n\
+        "stats" => {
+            let rates = {
+                let inst = engine.observe.instantaneous.lock();
+                [inst.rate(0), inst.rate(1), inst.rate(2)]
+            };
+            write!(
+                s,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
+             instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
+             instantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\n\
              expired_keys:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
              pubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\ntotal_forks:0\r\n\
              tracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
              total_error_replies:{}\r\n",
-            load(&stats.total_connections_received),
-            load(&stats.total_commands_processed),
-            load(&stats.total_net_input_bytes),
-            load(&stats.total_net_output_bytes),
-            load(&stats.rejected_connections),
-            engine.expired_keys(),
-            load(&stats.keyspace_hits),
-            load(&stats.keyspace_misses),
-            load(&engine.observe.errors.total),
-        ),
+                load(&stats.total_connections_received),
+                load(&stats.total_commands_processed),
+                rates[0],
+                load(&stats.total_net_input_bytes),
+                load(&stats.total_net_output_bytes),
+                rates[1] as f64 / 1024.0,
+                rates[2] as f64 / 1024.0,
+                load(&stats.rejected_connections),
+                engine.expired_keys(),
+                load(&stats.keyspace_hits),
+                load(&stats.keyspace_misses),
+                load(&engine.observe.errors.total),
+            )
+        }
         "replication" => write!(
             s,
             "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n\
