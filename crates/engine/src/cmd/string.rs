@@ -4,8 +4,8 @@
 use crate::command::{ArgDoc, ArgType, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
-use crate::ext80::LongDouble;
 use crate::keyspace::{Entry, StrValue, TtlOnWrite, Value};
+use crate::longdouble::LongDouble;
 use crate::reply::ReplySink;
 
 use super::{is, parse_i64};
