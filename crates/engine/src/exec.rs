@@ -84,16 +84,8 @@ impl<'a> Ctx<'a> {
     ///
     /// INVARIANT: `key` is one of the command's declared keys, so its shard is locked.
     pub fn db(&mut self, key: &[u8]) -> &mut Db {
-        let shard = self.engine.keyspace.shard_of(key);
         let db = self.client.db;
-        let (_, guard) = self
-            .locked
-            .iter_mut()
-            .find(|(s, _)| *s == shard)
-            .unwrap_or_else(|| panic!("command {} touched an undeclared key", self.spec.name));
-        let db = &mut guard.dbs[db];
-        db.access_mode = self.access_mode;
-        db
+        self.db_at(key, db)
     }
 
     /// The database `db` (not the selected one) within the shard owning `key` (MOVE, COPY).
@@ -152,8 +144,7 @@ impl Engine {
                 return;
             }
         };
-        let handle = client.handle.clone();
-        handle.last_command.store(spec.id, Ordering::Relaxed);
+        client.handle.last_command.store(spec.id, Ordering::Relaxed);
         let argc = args.len() as i32;
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
             self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
@@ -173,7 +164,7 @@ impl Engine {
         shards.dedup();
         let start_us = self.clock.now_us();
         let now_ms = start_us / 1000;
-        handle.last_interaction_ms.store(now_ms, Ordering::Relaxed);
+        client.handle.last_interaction_ms.store(now_ms, Ordering::Relaxed);
         let result = {
             // Lock in ascending shard order: the global order that keeps multi-key commands
             // from deadlocking each other.

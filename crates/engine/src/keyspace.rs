@@ -411,32 +411,25 @@ impl Db {
     /// Returns the keys and the position to continue from (None when the shard is done).
     /// Positions are the scan hash shifted right by `shift` (the cursor's shard bits).
     pub fn scan(&mut self, from: u64, shift: u32, count: usize, now_ms: i64) -> (Vec<Key>, Option<u64>) {
-        let mut candidates: Vec<(u64, &Key, &Entry)> = self
+        let mut candidates: Vec<(u64, &Key)> = self
             .map
             .iter()
-            .filter_map(|(k, e)| {
+            .filter(|(_, e)| e.expire_at_ms.is_none_or(|at| at > now_ms))
+            .filter_map(|(k, _)| {
                 let h = scan_hash(k) >> shift;
-                (h >= from).then_some((h, k, e))
+                (h >= from).then_some((h, k))
             })
             .collect();
         let count = count.max(1);
-        let more = candidates.len() > count;
-        if more {
-            candidates.select_nth_unstable_by_key(count - 1, |c| c.0);
-            let last = candidates[count - 1].0;
-            // Keep ties with the last hash together on this page.
-            let (mut page, rest): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| c.0 <= last);
-            let done_after = rest.is_empty();
-            page.sort_unstable_by_key(|c| c.0);
-            let keys =
-                page.iter().filter(|c| c.2.expire_at_ms.is_none_or(|at| at > now_ms)).map(|c| c.1.clone()).collect();
-            let next = if done_after { None } else { last.checked_add(1) };
-            return (keys, next);
+        if candidates.len() <= count {
+            return (candidates.into_iter().map(|(_, k)| k.clone()).collect(), None);
         }
-        candidates.sort_unstable_by_key(|c| c.0);
-        let keys =
-            candidates.iter().filter(|c| c.2.expire_at_ms.is_none_or(|at| at > now_ms)).map(|c| c.1.clone()).collect();
-        (keys, None)
+        candidates.select_nth_unstable_by_key(count - 1, |c| c.0);
+        let last = candidates[count - 1].0;
+        // Keys sharing the last position stay on this page, so none is skipped.
+        let (page, rest): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| c.0 <= last);
+        let next = if rest.is_empty() { None } else { last.checked_add(1) };
+        (page.into_iter().map(|(_, k)| k.clone()).collect(), next)
     }
 
     /// Sum and count of the remaining TTLs (ms) of up to `n` keys with a TTL (INFO avg_ttl).

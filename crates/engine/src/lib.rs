@@ -165,17 +165,17 @@ impl Engine {
         let config = self.config.read();
         let policy = config.get("maxmemory-policy").unwrap_or("noeviction");
         let lfu = policy.contains("lfu");
-        let int = |name: &str, default: i64| config.get(name).and_then(|v| v.parse().ok()).unwrap_or(default);
-        let maxmemory = int("maxmemory", 0);
+        let int = |name: &str| config.get_int(name);
+        let maxmemory = int("maxmemory");
         self.hot.lfu.store(lfu, Ordering::Relaxed);
         self.hot.shared_integers.store(maxmemory == 0 || !(lfu || policy.contains("lru")), Ordering::Relaxed);
-        self.hot.lfu_log_factor.store(int("lfu-log-factor", 10) as u32, Ordering::Relaxed);
-        self.hot.lfu_decay_time.store(int("lfu-decay-time", 1) as u32, Ordering::Relaxed);
-        self.observe.slowlog_threshold_us.store(int("slowlog-log-slower-than", 10_000), Ordering::Relaxed);
-        let slowlog_max_len = int("slowlog-max-len", 128).max(0) as u64;
+        self.hot.lfu_log_factor.store(int("lfu-log-factor") as u32, Ordering::Relaxed);
+        self.hot.lfu_decay_time.store(int("lfu-decay-time") as u32, Ordering::Relaxed);
+        self.observe.slowlog_threshold_us.store(int("slowlog-log-slower-than"), Ordering::Relaxed);
+        let slowlog_max_len = int("slowlog-max-len").max(0) as u64;
         self.observe.slowlog_max_len.store(slowlog_max_len, Ordering::Relaxed);
         self.observe.slowlog.lock().trim(slowlog_max_len as usize);
-        self.observe.latency_threshold_ms.store(int("latency-monitor-threshold", 0).max(0) as u64, Ordering::Relaxed);
+        self.observe.latency_threshold_ms.store(int("latency-monitor-threshold").max(0) as u64, Ordering::Relaxed);
     }
 
     /// How lookups record access under the current eviction policy.

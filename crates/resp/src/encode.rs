@@ -45,8 +45,7 @@ impl<'a> Encoder<'a> {
 
     fn header(&mut self, prefix: u8, n: i64) {
         self.out.push(prefix);
-        let mut buf = itoa_buf(n);
-        self.out.extend_from_slice(buf.as_bytes_mut());
+        self.out.extend_from_slice(crate::number::format_i64(n).as_bytes());
         self.out.extend_from_slice(b"\r\n");
     }
 
@@ -164,38 +163,6 @@ impl<'a> Encoder<'a> {
     pub fn raw(&mut self, bytes: &[u8]) {
         self.out.extend_from_slice(bytes);
     }
-}
-
-/// Decimal formatting of an i64 into a stack buffer (no allocation on the hot path).
-struct ItoaBuf {
-    buf: [u8; 20],
-    start: usize,
-}
-
-impl ItoaBuf {
-    fn as_bytes_mut(&mut self) -> &[u8] {
-        &self.buf[self.start..]
-    }
-}
-
-fn itoa_buf(n: i64) -> ItoaBuf {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let negative = n < 0;
-    let mut v = n.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    if negative {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    ItoaBuf { buf, start: i }
 }
 
 #[cfg(test)]

@@ -34,6 +34,38 @@ pub fn parse_i64_strict(s: &[u8]) -> Option<i64> {
     }
 }
 
+/// An i64 formatted in decimal in a stack buffer (no allocation on hot paths).
+pub struct I64Text {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl I64Text {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+/// Formats `n` in decimal without allocating.
+pub fn format_i64(n: i64) -> I64Text {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    I64Text { buf, start: i }
+}
+
 /// Formats a double like C's `printf("%.17g")`, which is what Redis 7.0 uses for double
 /// replies. Infinity is `inf`/`-inf` as Redis writes it explicitly.
 pub fn format_double(d: f64, out: &mut Vec<u8>) {

@@ -11,7 +11,7 @@ use crate::reply::ReplySink;
 use super::string::{as_str, as_str_mut};
 
 fn proto_max_bulk_len(ctx: &Ctx<'_>) -> u64 {
-    ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse().ok()).unwrap_or(512 << 20)
+    ctx.engine.config.read().get_u64("proto-max-bulk-len")
 }
 
 /// A key's bytes for reading (None when missing), WRONGTYPE for other types.

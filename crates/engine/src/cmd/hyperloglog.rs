@@ -17,12 +17,7 @@ impl From<HllError> for CmdError {
 }
 
 fn sparse_max_bytes(ctx: &Ctx<'_>) -> usize {
-    ctx.engine
-        .config
-        .read()
-        .get("hll-sparse-max-bytes")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(hll::HLL_SPARSE_MAX_BYTES_DEFAULT)
+    ctx.engine.config.read().get_u64("hll-sparse-max-bytes") as usize
 }
 
 /// The HLL bytes of a string value, or the errors Redis's isHLLObjectOrReply gives:

@@ -108,8 +108,7 @@ pub fn as_str_mut(entry: &mut Entry) -> Result<&mut StrValue, CmdError> {
 
 /// Redis's checkStringLength: a string may not grow past proto-max-bulk-len.
 pub fn check_string_length(ctx: &Ctx<'_>, size: u64, append: u64) -> CmdResult {
-    let max =
-        ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse::<u64>().ok()).unwrap_or(512 << 20);
+    let max = ctx.engine.config.read().get_u64("proto-max-bulk-len");
     match size.checked_add(append) {
         Some(total) if total <= max => Ok(()),
         _ => Err(CmdError::msg("ERR string exceeds maximum allowed size (proto-max-bulk-len)")),
@@ -119,42 +118,10 @@ pub fn check_string_length(ctx: &Ctx<'_>, size: u64, append: u64) -> CmdResult {
 fn reply_str(out: &mut dyn ReplySink, s: &StrValue) {
     match s {
         StrValue::Int(n) => {
-            let mut buf = itoa_buf(*n);
-            out.bulk(buf.as_bytes_mut());
+            out.bulk(quince_resp::format_i64(*n).as_bytes());
         }
         StrValue::Embstr(b) | StrValue::Raw(b) => out.bulk(b),
     }
-}
-
-/// Formats an integer without a heap allocation.
-struct ItoaBuf {
-    buf: [u8; 20],
-    start: usize,
-}
-
-impl ItoaBuf {
-    fn as_bytes_mut(&mut self) -> &[u8] {
-        &self.buf[self.start..]
-    }
-}
-
-fn itoa_buf(n: i64) -> ItoaBuf {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut v = n.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    ItoaBuf { buf, start: i }
 }
 
 /// Replies with a key's string value or null; WRONGTYPE for other types.
@@ -503,8 +470,7 @@ fn lcs(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult 
     }
     let (a, b) = (&strings[0], &strings[1]);
     let cells = (a.len() as u64 + 1) * (b.len() as u64 + 1);
-    let max =
-        ctx.engine.config.read().get("proto-max-bulk-len").and_then(|v| v.parse::<u64>().ok()).unwrap_or(512 << 20);
+    let max = ctx.engine.config.read().get_u64("proto-max-bulk-len");
     if cells.saturating_mul(4) > max {
         return Err(CmdError::msg("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"));
     }
