@@ -49,6 +49,8 @@ pub struct ClientHandle {
     pub killed: AtomicBool,
     /// Output queued by other threads (MONITOR lines), written by the owning worker.
     pushed: Mutex<Vec<u8>>,
+    /// The wait this client is blocked in (for CLIENT UNBLOCK from other clients).
+    pub blocked_on: Mutex<Option<crate::blocking::WaiterRef>>,
     waker: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
 
@@ -75,6 +77,7 @@ impl ClientHandle {
             flags: AtomicU32::new(0),
             killed: AtomicBool::new(false),
             pushed: Mutex::new(Vec::new()),
+            blocked_on: Mutex::new(None),
             waker: Mutex::new(None),
         }
     }

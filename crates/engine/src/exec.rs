@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::clients::ClientHandle;
 use crate::command::{CommandSpec, Resolved};
 use crate::error::{truncate_c, CmdError};
-use crate::keyspace::{AccessMode, Db, Shard};
+use crate::blocking::{ServeState, Unblock, Waiter, WaiterRef};
+use crate::keyspace::{AccessMode, Db, Key, Shard};
 use crate::reply::ReplySink;
 use crate::Engine;
 use std::sync::atomic::Ordering;
@@ -28,6 +29,9 @@ pub struct Client {
     pub reply_mode: ReplyMode,
     /// What other threads see of this client (CLIENT LIST, KILL, MONITOR).
     pub handle: Arc<ClientHandle>,
+    /// Set when the last command blocked (BLPOP...): no further command runs until the
+    /// wait ends and `Engine::blocked_reply` hands over its reply.
+    pub blocked: Option<WaiterRef>,
 }
 
 /// CLIENT REPLY ON|OFF|SKIP.
@@ -49,6 +53,7 @@ impl Client {
             close_after_reply: false,
             reply_mode: ReplyMode::On,
             handle,
+            blocked: None,
         }
     }
 
@@ -77,6 +82,8 @@ pub struct Ctx<'a> {
     /// How key lookups record access (LRU clock or LFU counter), fixed for the command.
     pub access_mode: AccessMode,
     locked: SmallVec<[(usize, MutexGuard<'a, Shard>); 2]>,
+    /// Set while re-running a blocked client's command to serve it.
+    serve: Option<ServeState>,
 }
 
 impl<'a> Ctx<'a> {
@@ -107,6 +114,60 @@ impl<'a> Ctx<'a> {
     /// through `Db` count themselves.
     pub fn dirty(&self, n: u64) {
         self.engine.stats.dirty.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Collection encoding thresholds from the configuration.
+    pub fn limits(&self) -> crate::types::Limits {
+        *self.engine.hot.limits.read()
+    }
+
+    /// Whether a blocking command may block now (not while serving a waiter; later, not
+    /// inside MULTI or scripts). When false it must answer as if its timeout had passed.
+    pub fn may_block(&self) -> bool {
+        self.serve.is_none()
+    }
+
+    /// Blocks the client on `keys` (declared keys of this command) until one is ready or
+    /// `deadline_ms` passes; `timeout_reply` writes what the client then gets. The handler
+    /// writes no reply itself. While serving a waiter this records "nothing to serve".
+    pub fn block(
+        &mut self,
+        args: &[&[u8]],
+        keys: &[&[u8]],
+        deadline_ms: Option<i64>,
+        timeout_reply: fn(&mut dyn ReplySink),
+    ) {
+        if let Some(serve) = &mut self.serve {
+            serve.not_served = true;
+            return;
+        }
+        let mut unique: SmallVec<[&[u8]; 4]> = SmallVec::new();
+        for &key in keys {
+            if !unique.contains(&key) {
+                unique.push(key);
+            }
+        }
+        let waiter = Arc::new(Waiter::new(self.client.clone(), args, &unique, deadline_ms, timeout_reply));
+        for &key in &unique {
+            self.db(key).add_waiter(key, waiter.clone());
+        }
+        self.engine.blocked_count.fetch_add(1, Ordering::SeqCst);
+        *self.client.handle.blocked_on.lock() = Some(waiter.clone());
+        self.client.handle.set_flag(crate::clients::flag::BLOCKED, true);
+        self.client.blocked = Some(waiter);
+    }
+
+    /// Keys with waiters that this command made ready, by database.
+    fn take_ready(&mut self) -> Vec<(usize, Key)> {
+        let mut ready = Vec::new();
+        for (_, guard) in self.locked.iter_mut() {
+            for (index, db) in guard.dbs.iter_mut().enumerate() {
+                if db.has_ready() {
+                    ready.extend(db.take_ready().into_iter().map(|k| (index, k)));
+                }
+            }
+        }
+        ready
     }
 
     pub fn hit(&self, found: bool) {
@@ -165,17 +226,29 @@ impl Engine {
         let start_us = self.clock.now_us();
         let now_ms = start_us / 1000;
         client.handle.last_interaction_ms.store(now_ms, Ordering::Relaxed);
+        let mut ready = Vec::new();
         let result = {
             // Lock in ascending shard order: the global order that keeps multi-key commands
             // from deadlocking each other.
             let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
             let access_mode = self.access_mode();
-            let mut ctx = Ctx { engine: self, client, spec, now_ms, access_mode, locked };
-            handler(&mut ctx, args, out)
+            let mut ctx = Ctx { engine: self, client, spec, now_ms, access_mode, locked, serve: None };
+            let result = handler(&mut ctx, args, out);
+            if self.blocked_count.load(Ordering::SeqCst) > 0 {
+                ready = ctx.take_ready();
+            }
+            result
         };
+        // Waiters on keys this command filled are served now, before its client hears back.
+        if !ready.is_empty() {
+            self.serve_ready(ready);
+        }
         let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
         let stat = &self.observe.commands[spec.id];
-        stat.record(duration_us);
+        // A command that blocked is counted when its wait ends, as Redis does.
+        if client.blocked.is_none() {
+            stat.record(duration_us);
+        }
         if let Err(e) = result {
             let line = e.render(&spec.name);
             stat.failed_calls.fetch_add(1, Ordering::Relaxed);
@@ -183,6 +256,131 @@ impl Engine {
             out.error(&line);
         }
         self.after_command(client, spec, args, start_us, duration_us);
+    }
+
+    /// Serves the clients blocked on keys that became ready, FIFO per key. Serving one may
+    /// make more keys ready (BLMOVE pushes), which are served in turn.
+    fn serve_ready(&self, ready: Vec<(usize, Key)>) {
+        let mut queue: std::collections::VecDeque<(usize, Key)> = ready.into();
+        while let Some((db, key)) = queue.pop_front() {
+            let shard = self.keyspace.shard_of(&key);
+            let waiters = self.keyspace.lock(shard).dbs[db].waiters(&key);
+            for waiter in waiters {
+                let now = self.clock.now_ms();
+                if !self.keyspace.lock(shard).dbs[db].contains(&key, now) {
+                    break;
+                }
+                queue.extend(self.serve_waiter(&waiter));
+            }
+        }
+    }
+
+    /// Re-runs a waiter's command under the locks of its keys. If it found something, its
+    /// reply is handed to the waiter. Returns the keys the command itself made ready.
+    fn serve_waiter(&self, waiter: &WaiterRef) -> Vec<(usize, Key)> {
+        let args: SmallVec<[&[u8]; 8]> = waiter.args.iter().map(|a| &a[..]).collect();
+        let Resolved::Found(spec) = self.table.resolve(&args) else { return Vec::new() };
+        let Some(handler) = spec.handler else { return Vec::new() };
+        let mut shards: SmallVec<[usize; 4]> =
+            spec.key_positions(args.len()).map(|p| self.keyspace.shard_of(args[p])).collect();
+        shards.sort_unstable();
+        shards.dedup();
+        let mut client = waiter.client.clone();
+        let start_us = self.clock.now_us();
+        let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
+        let mut ctx = Ctx {
+            engine: self,
+            client: &mut client,
+            spec,
+            now_ms: start_us / 1000,
+            access_mode: self.access_mode(),
+            locked,
+            serve: Some(ServeState::default()),
+        };
+        if !waiter.is_waiting() {
+            return Vec::new();
+        }
+        let mut reply = Vec::new();
+        let mut enc = quince_resp::Encoder::new(&mut reply, waiter.client.protocol);
+        let result = handler(&mut ctx, &args, &mut enc);
+        let not_served = ctx.serve.as_ref().is_some_and(|s| s.not_served);
+        // A key that changed type keeps its waiters blocked, as in Redis 7.0.
+        if not_served || result == Err(CmdError::WrongType) {
+            return ctx.take_ready();
+        }
+        if let Err(e) = result {
+            ReplySink::error(&mut enc, &e.render(&spec.name));
+        }
+        for key in &waiter.keys {
+            ctx.db(key).remove_waiter(key, waiter);
+        }
+        let ready = ctx.take_ready();
+        drop(ctx);
+        self.blocked_count.fetch_sub(1, Ordering::SeqCst);
+        waiter.finish(reply);
+        self.observe.commands[spec.id].record((self.clock.now_us() - start_us).max(0) as u64);
+        ready
+    }
+
+    /// Ends a wait by timeout, CLIENT UNBLOCK or disconnection, if it is still waiting.
+    /// Returns whether it was.
+    pub fn end_wait(&self, waiter: &WaiterRef, how: Unblock) -> bool {
+        let db = waiter.client.db;
+        let mut shards: SmallVec<[usize; 4]> = waiter.keys.iter().map(|k| self.keyspace.shard_of(k)).collect();
+        shards.sort_unstable();
+        shards.dedup();
+        let mut locked: SmallVec<[(usize, MutexGuard<'_, Shard>); 2]> =
+            shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
+        if !waiter.is_waiting() {
+            return false;
+        }
+        for key in &waiter.keys {
+            let shard = self.keyspace.shard_of(key);
+            if let Some((_, guard)) = locked.iter_mut().find(|(s, _)| *s == shard) {
+                guard.dbs[db].remove_waiter(key, waiter);
+            }
+        }
+        self.blocked_count.fetch_sub(1, Ordering::SeqCst);
+        match how {
+            Unblock::Disconnect => waiter.abandon(),
+            _ => {
+                let spec_id = waiter.client.handle.last_command.load(Ordering::Relaxed);
+                if let Some(stat) = self.observe.commands.get(spec_id) {
+                    stat.record(0);
+                }
+                if how == Unblock::Error {
+                    self.observe.errors.record("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+                    if let Some(stat) = self.observe.commands.get(spec_id) {
+                        stat.failed_calls.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                waiter.finish(waiter.unblock_reply(how));
+            }
+        }
+        true
+    }
+
+    /// For the client's connection: the reply of a finished wait, clearing the blocked
+    /// state. None while still waiting.
+    pub fn blocked_reply(&self, client: &mut Client) -> Option<Vec<u8>> {
+        let reply = client.blocked.as_ref()?.take_reply()?;
+        client.blocked = None;
+        *client.handle.blocked_on.lock() = None;
+        client.handle.set_flag(crate::clients::flag::BLOCKED, false);
+        Some(reply)
+    }
+
+    /// For the client's connection: ends the wait if its deadline has passed. Returns the
+    /// deadline still ahead, if any.
+    pub fn check_block_timeout(&self, client: &Client, now_ms: i64) -> Option<i64> {
+        let waiter = client.blocked.as_ref()?;
+        let deadline = waiter.deadline_ms?;
+        if deadline <= now_ms {
+            self.end_wait(waiter, Unblock::Timeout);
+            None
+        } else {
+            Some(deadline)
+        }
     }
 
     /// Slow log, latency events and MONITOR feeds for a command that ran.

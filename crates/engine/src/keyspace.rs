@@ -2,13 +2,17 @@
 //! keys whose hash slot maps to it, behind its own lock.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::hash::{BuildHasher, Hasher};
 
 use hashbrown::HashMap;
 use indexmap::IndexSet;
 use parking_lot::{Mutex, MutexGuard};
 
+use crate::blocking::WaiterRef;
 use crate::slot::{key_hash_slot, SLOT_COUNT};
+use crate::types::{HashValue, ListValue, SetValue, ZSetValue};
 
 pub type Key = Box<[u8]>;
 
@@ -111,10 +115,14 @@ pub fn decimal_len(n: i64) -> usize {
     }
 }
 
-/// A stored value. Later issues add the collection types.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A stored value.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Str(StrValue),
+    List(ListValue),
+    Hash(HashValue),
+    Set(SetValue),
+    ZSet(ZSetValue),
 }
 
 impl Value {
@@ -127,12 +135,20 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
     pub fn encoding_name(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding_name(),
+            Value::List(l) => l.encoding_name(),
+            Value::Hash(h) => h.encoding_name(),
+            Value::Set(s) => s.encoding_name(),
+            Value::ZSet(z) => z.encoding_name(),
         }
     }
 }
@@ -217,9 +233,48 @@ pub struct Db {
     /// How lookups record access; set by the executor before each use.
     pub access_mode: AccessMode,
     rng: Rng,
+    /// Clients blocked on keys of this table, FIFO per key (see `blocking`).
+    blocked: HashMap<Key, VecDeque<WaiterRef>>,
+    /// Keys with waiters that a write made ready, to serve once the write is done.
+    ready: Vec<Key>,
 }
 
 impl Db {
+    /// Marks `key` as ready if clients wait on it: the executor serves them after the
+    /// current command. Call after adding elements to a list or sorted set.
+    pub fn signal_ready(&mut self, key: &[u8]) {
+        if !self.blocked.is_empty() && self.blocked.contains_key(key) && !self.ready.iter().any(|k| &k[..] == key) {
+            self.ready.push(key.into());
+        }
+    }
+
+    pub(crate) fn add_waiter(&mut self, key: &[u8], waiter: WaiterRef) {
+        self.blocked.entry_ref(key).or_default().push_back(waiter);
+    }
+
+    /// Drops `waiter` (and any finished waiters) from the queue of `key`.
+    pub(crate) fn remove_waiter(&mut self, key: &[u8], waiter: &WaiterRef) {
+        if let Some(queue) = self.blocked.get_mut(key) {
+            queue.retain(|w| !Arc::ptr_eq(w, waiter) && w.is_waiting());
+            if queue.is_empty() {
+                self.blocked.remove(key);
+            }
+        }
+    }
+
+    /// The clients waiting on `key`, in arrival order.
+    pub(crate) fn waiters(&self, key: &[u8]) -> Vec<WaiterRef> {
+        self.blocked.get(key).map(|q| q.iter().filter(|w| w.is_waiting()).cloned().collect()).unwrap_or_default()
+    }
+
+    pub(crate) fn take_ready(&mut self) -> Vec<Key> {
+        std::mem::take(&mut self.ready)
+    }
+
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
     pub fn len(&self) -> usize {
         self.map.len()
     }
@@ -298,6 +353,7 @@ impl Db {
         }
         self.dirty += 1;
         self.track_expire(key, old_expire.is_some(), expire_at_ms.is_some());
+        self.signal_ready(key);
     }
 
     /// Inserts a whole entry (value, TTL, access data) for RENAME, MOVE, COPY and SWAPDB-like
@@ -309,6 +365,7 @@ impl Db {
         self.dirty += 1;
         let had_ttl = old.is_some_and(|o| o.expire_at_ms.is_some());
         self.track_expire(key, had_ttl, has_ttl);
+        self.signal_ready(key);
     }
 
     fn track_expire(&mut self, key: &[u8], had: bool, has: bool) {

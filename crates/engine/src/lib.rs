@@ -16,6 +16,7 @@
 //! ```
 
 pub mod bits;
+pub mod blocking;
 pub mod clients;
 pub mod clock;
 pub mod cmd;
@@ -31,6 +32,7 @@ pub mod longdouble;
 pub mod observe;
 pub mod reply;
 pub mod slot;
+pub mod types;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -105,6 +107,8 @@ pub struct HotConfig {
     /// Redis keeps shared integer objects unless an LRU/LFU policy needs per-key access data.
     pub shared_integers: AtomicBool,
     pub active_expire: AtomicBool,
+    /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
+    pub limits: parking_lot::RwLock<types::Limits>,
 }
 
 pub struct Engine {
@@ -123,6 +127,8 @@ pub struct Engine {
     memory_probe: RwLock<Option<fn() -> usize>>,
     memory_peak: AtomicU64,
     next_client_id: AtomicU64,
+    /// Clients blocked on keys right now; when zero, commands skip the ready-key check.
+    pub(crate) blocked_count: AtomicUsize,
     expire_cursor: AtomicUsize,
     shutdown_requested: AtomicBool,
 }
@@ -152,6 +158,7 @@ impl Engine {
             memory_probe: RwLock::new(None),
             memory_peak: AtomicU64::new(0),
             next_client_id: AtomicU64::new(1),
+            blocked_count: AtomicUsize::new(0),
             expire_cursor: AtomicUsize::new(0),
             shutdown_requested: AtomicBool::new(false),
         };
@@ -171,6 +178,15 @@ impl Engine {
         self.hot.shared_integers.store(maxmemory == 0 || !(lfu || policy.contains("lru")), Ordering::Relaxed);
         self.hot.lfu_log_factor.store(int("lfu-log-factor") as u32, Ordering::Relaxed);
         self.hot.lfu_decay_time.store(int("lfu-decay-time") as u32, Ordering::Relaxed);
+        *self.hot.limits.write() = types::Limits {
+            hash_max_listpack_entries: int("hash-max-listpack-entries") as usize,
+            hash_max_listpack_value: int("hash-max-listpack-value") as usize,
+            set_max_intset_entries: int("set-max-intset-entries") as usize,
+            zset_max_listpack_entries: int("zset-max-listpack-entries") as usize,
+            zset_max_listpack_value: int("zset-max-listpack-value") as usize,
+            list_max_listpack_size: int("list-max-listpack-size"),
+            list_compress_depth: int("list-compress-depth"),
+        };
         self.observe.slowlog_threshold_us.store(int("slowlog-log-slower-than"), Ordering::Relaxed);
         let slowlog_max_len = int("slowlog-max-len").max(0) as u64;
         self.observe.slowlog_max_len.store(slowlog_max_len, Ordering::Relaxed);
@@ -209,6 +225,9 @@ impl Engine {
     }
 
     pub fn unregister_client(&self, client: &Client) {
+        if let Some(waiter) = &client.blocked {
+            self.end_wait(waiter, blocking::Unblock::Disconnect);
+        }
         self.clients.unregister(client.id);
     }
 

@@ -124,7 +124,7 @@ impl Connection {
 
     /// Executes all complete requests in the read buffer.
     fn execute_buffered(&mut self, engine: &Engine) {
-        while !self.closing {
+        while !self.closing && self.client.blocked.is_none() {
             let pending = &self.read_buf[self.read_start..self.read_end];
             match self.decoder.decode(pending) {
                 Ok(Decoded::Request { len }) => {
@@ -141,6 +141,10 @@ impl Connection {
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
                     engine.execute(&mut self.client, &args, &mut out);
                     self.read_start += len;
+                    if self.client.blocked.is_some() {
+                        // BLPOP & co: the rest of the pipeline waits for the wait to end.
+                        break;
+                    }
                     if self.client.close_after_reply {
                         self.closing = true;
                     }
@@ -172,6 +176,23 @@ impl Connection {
                 self.read_buf = vec![0; READ_CHUNK];
             }
         }
+    }
+
+    /// For a blocked client: ends the wait if its deadline passed, and once the wait is
+    /// over sends its reply and goes on with the buffered requests. Returns the deadline
+    /// still ahead while it keeps waiting.
+    pub fn poll_blocked(&mut self, engine: &Engine, now_ms: i64) -> (Next, Option<i64>) {
+        let deadline = engine.check_block_timeout(&self.client, now_ms);
+        let Some(reply) = engine.blocked_reply(&mut self.client) else { return (Next::Keep, deadline) };
+        self.queue_output(&reply);
+        self.execute_buffered(engine);
+        let next = self.flush(engine);
+        let deadline = self.client.blocked.as_ref().and_then(|w| w.deadline_ms);
+        (next, deadline)
+    }
+
+    pub fn is_blocked(&self) -> bool {
+        self.client.blocked.is_some()
     }
 
     /// Appends bytes produced elsewhere (MONITOR lines) to the output.

@@ -63,9 +63,16 @@ impl Worker {
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();
         let mut paused: Vec<usize> = Vec::new();
+        // Connections blocked in BLPOP & co, and the nearest deadline among them.
+        let mut blocked: Vec<usize> = Vec::new();
+        let mut next_deadline_ms: Option<i64> = None;
         while !self.stop.load(Ordering::Relaxed) {
             // Held clients are retried often, so they resume promptly when a pause ends.
-            let timeout = if paused.is_empty() { POLL_TIMEOUT } else { Duration::from_millis(5) };
+            let mut timeout = if paused.is_empty() { POLL_TIMEOUT } else { Duration::from_millis(5) };
+            if let Some(deadline) = next_deadline_ms {
+                let left = (deadline - self.engine.clock.now_ms()).max(0) as u64;
+                timeout = timeout.min(Duration::from_millis(left));
+            }
             if let Err(e) = poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -96,6 +103,22 @@ impl Worker {
                 }
                 if conn.paused && !paused.contains(&token) {
                     paused.push(token);
+                }
+                if conn.is_blocked() && !blocked.contains(&token) {
+                    blocked.push(token);
+                }
+                self.settle(&poll, &mut conns, token, next);
+            }
+            next_deadline_ms = None;
+            for token in std::mem::take(&mut blocked) {
+                let Some(conn) = conns.get_mut(token) else { continue };
+                let now_ms = self.engine.clock.now_ms();
+                let (next, deadline) = conn.poll_blocked(&self.engine, now_ms);
+                if conn.is_blocked() {
+                    blocked.push(token);
+                    if let Some(d) = deadline {
+                        next_deadline_ms = Some(next_deadline_ms.map_or(d, |n: i64| n.min(d)));
+                    }
                 }
                 self.settle(&poll, &mut conns, token, next);
             }

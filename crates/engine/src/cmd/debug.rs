@@ -38,15 +38,49 @@ fn hash64(tag: u8, parts: &[&[u8]]) -> u64 {
 /// A 20-byte digest of one key's value and TTL. Order-independent mixing (xor) across keys
 /// makes the dataset digest independent of iteration order, as Redis's is.
 fn entry_digest(key: &[u8], entry: &Entry) -> [u8; 20] {
-    let value = match &entry.value {
-        Value::Str(s) => s.as_bytes().into_owned(),
-    };
+    let value = value_content(&entry.value);
     let ttl = entry.expire_at_ms.map(|t| t.to_le_bytes()).unwrap_or_default();
     let type_tag = entry.value.type_name().as_bytes();
     let mut out = [0u8; 20];
     for (i, chunk) in out.chunks_mut(8).enumerate() {
         let h = hash64(i as u8, &[key, type_tag, &value, &ttl]).to_le_bytes();
         chunk.copy_from_slice(&h[..chunk.len()]);
+    }
+    out
+}
+
+/// The value's contents as bytes for digesting: ordered types in order, unordered ones
+/// (hash, set) as an order-independent xor of per-element hashes, so equal contents give
+/// equal digests whatever the encoding.
+fn value_content(value: &Value) -> Vec<u8> {
+    fn xor_all<'a>(items: impl Iterator<Item = [&'a [u8]; 2]>) -> Vec<u8> {
+        let mut acc = 0u64;
+        for item in items {
+            acc ^= hash64(0xe1, &item);
+        }
+        acc.to_le_bytes().to_vec()
+    }
+    let mut out = Vec::new();
+    match value {
+        Value::Str(s) => out.extend_from_slice(&s.as_bytes()),
+        Value::List(l) => {
+            for item in l.iter() {
+                out.extend_from_slice(&(item.len() as u64).to_le_bytes());
+                out.extend_from_slice(item);
+            }
+        }
+        Value::Hash(h) => out = xor_all(h.iter().map(|(f, v)| [f, v])),
+        Value::Set(set) => {
+            let members: Vec<_> = set.iter().collect();
+            out = xor_all(members.iter().map(|m| [&m[..], &[][..]]));
+        }
+        Value::ZSet(z) => {
+            for (member, score) in z.iter() {
+                out.extend_from_slice(&(member.len() as u64).to_le_bytes());
+                out.extend_from_slice(member);
+                out.extend_from_slice(&score.to_le_bytes());
+            }
+        }
     }
     out
 }
@@ -74,6 +108,11 @@ fn serialized_len(entry: &Entry) -> usize {
                 5
             }
         }
+        // Collections: roughly their elements plus a length header per element.
+        Value::List(l) => l.iter().map(|i| i.len() + 1).sum::<usize>() + 11,
+        Value::Hash(h) => h.iter().map(|(f, v)| f.len() + v.len() + 2).sum::<usize>() + 11,
+        Value::Set(set) => set.iter().map(|m| m.len() + 1).sum::<usize>() + 11,
+        Value::ZSet(z) => z.iter().map(|(m, _)| m.len() + 10).sum::<usize>() + 11,
     }
 }
 

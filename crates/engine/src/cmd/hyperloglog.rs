@@ -29,6 +29,7 @@ fn hll_bytes(value: &Value) -> Result<&[u8], CmdError> {
             Ok(b)
         }
         Value::Str(StrValue::Int(_)) => Err(HllError::NotHll.into()),
+        _ => Err(CmdError::WrongType),
     }
 }
 
@@ -37,7 +38,7 @@ fn hll_mut<'a>(ctx: &'a mut Ctx<'_>, key: &[u8]) -> Result<Option<&'a mut Vec<u8
     let now = ctx.now_ms;
     let Some(entry) = ctx.db(key).get_mut(key, now) else { return Ok(None) };
     hll_bytes(&entry.value)?;
-    let Value::Str(s) = &mut entry.value;
+    let Value::Str(s) = &mut entry.value else { unreachable!("checked by hll_bytes") };
     Ok(Some(s.make_raw()))
 }
 
@@ -106,8 +107,7 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     let db = ctx.db(dest);
     if current.is_some() {
         let entry = db.get_mut(dest, now).expect("present");
-        let Value::Str(s) = &mut entry.value;
-        *s = StrValue::Raw(merged);
+        entry.value = Value::Str(StrValue::Raw(merged));
         ctx.dirty(1);
     } else {
         db.set(dest, Value::Str(StrValue::Raw(merged)), TtlOnWrite::Clear, now);

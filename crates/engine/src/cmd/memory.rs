@@ -15,6 +15,11 @@ pub fn entry_usage(key: &[u8], entry: &Entry) -> usize {
     let value = match &entry.value {
         Value::Str(StrValue::Int(_)) => 0,
         Value::Str(StrValue::Embstr(b) | StrValue::Raw(b)) => b.capacity(),
+        // Collections: element bytes plus a per-element allocation and pointer overhead.
+        Value::List(l) => l.iter().map(|i| i.len() + 24).sum(),
+        Value::Hash(h) => h.iter().map(|(f, v)| f.len() + v.len() + 48).sum(),
+        Value::Set(set) => set.iter().map(|m| m.len() + 24).sum(),
+        Value::ZSet(z) => z.iter().map(|(m, _)| m.len() + 48).sum(),
     };
     let ttl = if entry.expire_at_ms.is_some() { key.len() + 16 } else { 0 };
     slot + key.len() + value + ttl

@@ -97,12 +97,14 @@ fn absolute_expire_ms(arg: &[u8], unit: ExpireUnit, now_ms: i64) -> Result<i64, 
 pub fn as_str(entry: &Entry) -> Result<&StrValue, CmdError> {
     match &entry.value {
         Value::Str(s) => Ok(s),
+        _ => Err(CmdError::WrongType),
     }
 }
 
 pub fn as_str_mut(entry: &mut Entry) -> Result<&mut StrValue, CmdError> {
     match &mut entry.value {
         Value::Str(s) => Ok(s),
+        _ => Err(CmdError::WrongType),
     }
 }
 
@@ -266,6 +268,11 @@ fn mget(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         let found = match ctx.db(key).get(key, now) {
             Some(Entry { value: Value::Str(s), .. }) => {
                 reply_str(out, s);
+                true
+            }
+            // A key of another type is a hit that reads as null, as in Redis.
+            Some(_) => {
+                out.null();
                 true
             }
             None => {
