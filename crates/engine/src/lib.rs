@@ -25,6 +25,7 @@ pub mod config;
 pub mod error;
 mod exec;
 mod expire;
+pub mod geohash;
 pub mod glob;
 pub mod hll;
 pub mod keyspace;
