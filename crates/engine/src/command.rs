@@ -12,6 +12,10 @@ use crate::reply::ReplySink;
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]], &mut dyn ReplySink) -> CmdResult;
 /// Computes a command's key flags from its arguments (see `variable_flags`).
 pub type KeyFlagsFn = fn(&[&[u8]]) -> u32;
+/// Finds a command's keys where its key specs can't (Redis's `getkeys_proc`, e.g. SORT's
+/// STORE anywhere in the arguments): (argument position, index of the key spec whose
+/// flags apply) pairs.
+pub type GetKeysFn = fn(&[&[u8]]) -> smallvec::SmallVec<[(usize, usize); 4]>;
 
 /// Command flags, in the order COMMAND INFO lists them.
 pub const COMMAND_FLAG_NAMES: &[&str] = &[
@@ -114,12 +118,15 @@ pub struct KeySpec {
     /// `find_keys` by key count instead of range: (keynumidx, firstkey, keystep), relative
     /// to the begin position.
     pub keynum: Option<(i32, i32, i32)>,
+    /// `begin_search` and `find_keys` both `unknown` (SORT's BY/GET patterns and STORE):
+    /// the spec finds nothing and the command's `getkeys` function locates its keys.
+    pub unknown: bool,
 }
 
 impl KeySpec {
     /// A plain index + range spec (the only kind the legacy key range can express).
     fn is_index_range(&self) -> bool {
-        self.keyword.is_none() && self.keynum.is_none()
+        self.keyword.is_none() && self.keynum.is_none() && !self.unknown
     }
 
     /// Where the key search starts for this call (Redis's getKeysUsingKeySpecs), if the
@@ -142,6 +149,9 @@ impl KeySpec {
     /// Key positions this spec finds in `args`.
     // PERF: inline storage, so the common one-key command allocates nothing here.
     fn positions(&self, args: &[&[u8]]) -> smallvec::SmallVec<[usize; 4]> {
+        if self.unknown {
+            return smallvec::SmallVec::new();
+        }
         let argc = args.len();
         let Some(begin) = self.begin(args) else { return smallvec::SmallVec::new() };
         if let Some((keynum_idx, first, step)) = self.keynum {
@@ -213,6 +223,8 @@ pub struct ArgDoc {
     pub since: Option<&'static str>,
     pub optional: bool,
     pub multiple: bool,
+    /// The token repeats with each value (`GET pattern [GET pattern ...]`).
+    pub multiple_token: bool,
     pub children: Vec<ArgDoc>,
 }
 
@@ -226,6 +238,7 @@ impl ArgDoc {
             since: None,
             optional: false,
             multiple: false,
+            multiple_token: false,
             children: Vec::new(),
         }
     }
@@ -255,6 +268,10 @@ impl ArgDoc {
         self.multiple = true;
         self
     }
+    pub fn multiple_token(mut self) -> Self {
+        self.multiple_token = true;
+        self
+    }
     pub fn since(mut self, version: &'static str) -> Self {
         self.since = Some(version);
         self
@@ -282,6 +299,8 @@ pub struct CommandSpec {
     /// For key specs flagged `variable_flags`: the actual key flags for given arguments
     /// (SET is `OW update`, or `RW access update` with GET).
     pub variable_key_flags: Option<KeyFlagsFn>,
+    /// Locates the keys instead of the key specs (which are then `unknown`).
+    pub getkeys: Option<GetKeysFn>,
     /// Index into the engine's per-command statistics; assigned by `CommandTable::new`.
     pub id: usize,
     /// COMMAND DOCS `doc_flags`: `deprecated`, `syscmd`.
@@ -339,6 +358,7 @@ impl CommandSpec {
             subcommands: Vec::new(),
             handler: Some(handler),
             variable_key_flags: None,
+            getkeys: None,
             id: 0,
             doc_flags: 0,
             deprecated_since: None,
@@ -381,6 +401,7 @@ impl CommandSpec {
             limit: 0,
             keyword: None,
             keynum: None,
+            unknown: false,
         });
         self
     }
@@ -411,6 +432,21 @@ impl CommandSpec {
             spec.keyword = Some((keyword, startfrom));
             spec.limit = limit;
         }
+        self
+    }
+
+    /// Adds a key spec whose keys no spec can describe (begin_search and find_keys
+    /// `unknown`); the command needs a `getkeys` function.
+    pub fn keys_unknown(mut self, flags: &str) -> Self {
+        self = self.keys(flags, 0, 0, 0);
+        if let Some(spec) = self.key_specs.last_mut() {
+            spec.unknown = true;
+        }
+        self
+    }
+
+    pub fn getkeys(mut self, f: GetKeysFn) -> Self {
+        self.getkeys = Some(f);
         self
     }
 
@@ -501,7 +537,12 @@ impl CommandSpec {
 
     /// Key positions, each with the key spec that found it (for its access flags).
     pub fn keys_with_specs<'s>(&'s self, args: &'s [&[u8]]) -> impl Iterator<Item = (usize, &'s KeySpec)> + 's {
-        self.key_specs.iter().flat_map(move |ks| ks.positions(args).into_iter().map(move |p| (p, ks)))
+        let found = self.getkeys.map(|f| f(args)).unwrap_or_default();
+        let from_specs = self.getkeys.is_none().then_some(self.key_specs.iter()).into_iter().flatten();
+        found
+            .into_iter()
+            .map(move |(p, i)| (p, &self.key_specs[i]))
+            .chain(from_specs.flat_map(move |ks| ks.positions(args).into_iter().map(move |p| (p, ks))))
     }
 
     /// Whether the keys can't be found from the legacy range alone (COMMAND's `movablekeys`).
@@ -554,7 +595,11 @@ impl CommandSpec {
             out.bulk(b"begin_search");
             out.map(2);
             out.bulk(b"type");
-            if let Some((keyword, startfrom)) = ks.keyword {
+            if ks.unknown {
+                out.bulk(b"unknown");
+                out.bulk(b"spec");
+                out.map(0);
+            } else if let Some((keyword, startfrom)) = ks.keyword {
                 out.bulk(b"keyword");
                 out.bulk(b"spec");
                 out.map(2);
@@ -572,7 +617,11 @@ impl CommandSpec {
             out.bulk(b"find_keys");
             out.map(2);
             out.bulk(b"type");
-            if let Some((keynum_idx, first, step)) = ks.keynum {
+            if ks.unknown {
+                out.bulk(b"unknown");
+                out.bulk(b"spec");
+                out.map(0);
+            } else if let Some((keynum_idx, first, step)) = ks.keynum {
                 out.bulk(b"keynum");
                 out.bulk(b"spec");
                 out.map(3);
@@ -677,7 +726,7 @@ fn reply_arg_docs(out: &mut dyn ReplySink, args: &[ArgDoc]) {
     out.array(args.len());
     for arg in args {
         let nested = matches!(arg.kind, ArgType::OneOf | ArgType::Block);
-        let flags = usize::from(arg.optional) + usize::from(arg.multiple);
+        let flags = usize::from(arg.optional) + usize::from(arg.multiple) + usize::from(arg.multiple_token);
         out.map(
             2 + usize::from(arg.key_spec_index.is_some())
                 + usize::from(arg.token.is_some())
@@ -709,6 +758,9 @@ fn reply_arg_docs(out: &mut dyn ReplySink, args: &[ArgDoc]) {
             }
             if arg.multiple {
                 out.simple("multiple");
+            }
+            if arg.multiple_token {
+                out.simple("multiple_token");
             }
         }
         if nested {

@@ -110,6 +110,41 @@ impl<'a> Ctx<'a> {
         db
     }
 
+    /// Locks the shards of `keys`, keys the command only finds while running (SORT's BY/GET
+    /// pattern keys, a repeated STORE), so `db` accepts them. Shards are only ever taken in
+    /// ascending order: when a needed shard sorts below one already held, every lock is
+    /// released and the union retaken, and this returns true. Then whatever the command
+    /// read may have changed meanwhile and it must read again (and call this again with
+    /// the keys it then finds).
+    ///
+    /// INVARIANT: called before the command wrote anything.
+    pub fn lock_extra(&mut self, keys: &[&[u8]]) -> bool {
+        let mut missing: SmallVec<[usize; 4]> = keys
+            .iter()
+            .map(|k| self.engine.keyspace.shard_of(k))
+            .filter(|s| !self.locked.iter().any(|(held, _)| held == s))
+            .collect();
+        if missing.is_empty() {
+            return false;
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        let highest_held = self.locked.iter().map(|(s, _)| *s).max();
+        if highest_held.is_none_or(|h| h < missing[0]) {
+            for shard in missing {
+                self.locked.push((shard, self.engine.keyspace.lock(shard)));
+            }
+            return false;
+        }
+        let mut all: SmallVec<[usize; 4]> = self.locked.iter().map(|(s, _)| *s).chain(missing).collect();
+        all.sort_unstable();
+        self.locked.clear();
+        for shard in all {
+            self.locked.push((shard, self.engine.keyspace.lock(shard)));
+        }
+        true
+    }
+
     /// Counts `n` changes made in place (Redis's `server.dirty += n`); whole-value writes
     /// through `Db` count themselves.
     pub fn dirty(&self, n: u64) {

@@ -26,6 +26,16 @@ pub trait ReplySink {
     fn push(&mut self, len: usize);
     /// RESP3 big number (a bulk string in RESP2).
     fn big_number(&mut self, digits: &[u8]);
+    /// A double the caller formatted itself (Redis's addReplyHumanLongDouble, GEOPOS
+    /// coordinates): a bulk string of `text` in RESP2, a RESP3 double written as `text`.
+    /// Sinks that keep values rather than text get `d`.
+    fn double_text(&mut self, d: f64, text: &[u8]) {
+        if self.protocol() == Protocol::Resp3 {
+            self.double(d)
+        } else {
+            self.bulk(text)
+        }
+    }
 }
 
 impl ReplySink for Encoder<'_> {
@@ -79,6 +89,15 @@ impl ReplySink for Encoder<'_> {
     }
     fn big_number(&mut self, digits: &[u8]) {
         Encoder::big_number(self, digits)
+    }
+    fn double_text(&mut self, _d: f64, text: &[u8]) {
+        if Encoder::protocol(self) == Protocol::Resp3 {
+            self.raw(b",");
+            self.raw(text);
+            self.raw(b"\r\n");
+        } else {
+            Encoder::bulk(self, text)
+        }
     }
 }
 

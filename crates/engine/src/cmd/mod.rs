@@ -13,6 +13,7 @@ pub mod latency;
 pub mod memory;
 pub mod server;
 pub mod slowlog;
+pub mod sort;
 pub mod string;
 
 use crate::command::CommandSpec;
@@ -34,6 +35,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(hyperloglog::register());
     all.extend(bitmap::register());
     all.extend(cluster::register());
+    all.extend(sort::register());
     all
 }
 
