@@ -470,11 +470,7 @@ pub fn format_distance(d: f64) -> String {
     let scaled = (d * 10000.0).round_ties_even();
     // llrint of an out-of-range value is unspecified in C; x86-64 gives i64::MIN.
     const TWO63: f64 = 9_223_372_036_854_775_808.0;
-    let svalue = if scaled.is_nan() || !(-TWO63..TWO63).contains(&scaled) {
-        i64::MIN
-    } else {
-        scaled as i64
-    };
+    let svalue = if scaled.is_nan() || !(-TWO63..TWO63).contains(&scaled) { i64::MIN } else { scaled as i64 };
     let negative = svalue < 0;
     let digits = svalue.unsigned_abs().to_string();
     let (int_part, frac_part) =
