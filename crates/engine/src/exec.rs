@@ -121,6 +121,11 @@ impl<'a> Ctx<'a> {
         *self.engine.hot.limits.read()
     }
 
+    /// Whether this run serves a blocked client (its command re-run on a ready key).
+    pub fn serving(&self) -> bool {
+        self.serve.is_some()
+    }
+
     /// Whether a blocking command may block now (not while serving a waiter; later, not
     /// inside MULTI or scripts). When false it must answer as if its timeout had passed.
     pub fn may_block(&self) -> bool {
