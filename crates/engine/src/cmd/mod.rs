@@ -12,6 +12,7 @@ pub mod keys;
 pub mod latency;
 pub mod list;
 pub mod memory;
+pub mod multi;
 pub mod server;
 pub mod slowlog;
 pub mod string;
@@ -36,6 +37,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(bitmap::register());
     all.extend(cluster::register());
     all.extend(list::register());
+    all.extend(multi::register());
     all
 }
 
