@@ -466,7 +466,7 @@ impl Engine {
 
     /// Serves the clients blocked on keys that became ready, FIFO per key. Serving one may
     /// make more keys ready (BLMOVE pushes), which are served in turn.
-    fn serve_ready(&self, ready: Vec<(usize, Key)>) {
+    pub(crate) fn serve_ready(&self, ready: Vec<(usize, Key)>) {
         let mut queue: std::collections::VecDeque<(usize, Key)> = ready.into();
         while let Some((db, key)) = queue.pop_front() {
             let shard = self.keyspace.shard_of(&key);
@@ -509,7 +509,12 @@ impl Engine {
         }
         let mut reply = Vec::new();
         let mut enc = quince_resp::Encoder::new(&mut reply, waiter.client.protocol);
+        let watching = self.watch_count.load(Ordering::SeqCst) > 0;
+        let dirty_before = if watching { ctx.table_dirty() } else { 0 };
         let result = handler(&mut ctx, &args, &mut enc);
+        if watching {
+            self.touch_written_keys(&ctx, &args, dirty_before);
+        }
         let not_served = ctx.serve.as_ref().is_some_and(|s| s.not_served);
         // A key that changed type keeps its waiters blocked, as in Redis 7.0.
         if not_served || result == Err(CmdError::WrongType) {
