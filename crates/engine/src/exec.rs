@@ -32,6 +32,18 @@ pub struct Client {
     /// Set when the last command blocked (BLPOP...): no further command runs until the
     /// wait ends and `Engine::blocked_reply` hands over its reply.
     pub blocked: Option<WaiterRef>,
+    /// Commands queued since MULTI (None: not in a transaction).
+    pub multi: Option<Vec<Vec<Vec<u8>>>>,
+    /// A command failed to queue: EXEC will abort (EXECABORT).
+    pub multi_error: bool,
+    /// EXEC is running this client's queue (blocking commands don't block).
+    pub in_exec: bool,
+    /// WATCHed keys, by database.
+    pub watched: Vec<(usize, Key)>,
+    /// Set by any change to a watched key: EXEC then fails.
+    pub watch_dirty: Arc<std::sync::atomic::AtomicBool>,
+    /// Keys the running transaction made ready; their waiters are served after EXEC.
+    deferred_ready: Vec<(usize, Key)>,
 }
 
 /// CLIENT REPLY ON|OFF|SKIP.
@@ -54,6 +66,12 @@ impl Client {
             reply_mode: ReplyMode::On,
             handle,
             blocked: None,
+            multi: None,
+            multi_error: false,
+            in_exec: false,
+            watched: Vec::new(),
+            watch_dirty: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            deferred_ready: Vec::new(),
         }
     }
 
@@ -84,6 +102,11 @@ pub struct Ctx<'a> {
     locked: SmallVec<[(usize, MutexGuard<'a, Shard>); 2]>,
     /// Set while re-running a blocked client's command to serve it.
     serve: Option<ServeState>,
+    /// Changes counted through `dirty` by this command.
+    local_dirty: std::cell::Cell<u64>,
+    /// Writes other clients made to shards `lock_extra` took during the command, so they
+    /// don't count as this command's in `table_dirty`.
+    foreign_dirty: u64,
 }
 
 impl<'a> Ctx<'a> {
@@ -129,6 +152,15 @@ impl<'a> Ctx<'a> {
         }
         missing.sort_unstable();
         missing.dedup();
+        let before = self.locked_dirty();
+        let relocked = self.relock(missing);
+        self.foreign_dirty = self.foreign_dirty.wrapping_add(self.locked_dirty().wrapping_sub(before));
+        relocked
+    }
+
+    /// Adds the locks of `missing` (ascending, none held): true if every lock had to be
+    /// released and retaken to keep the ascending order.
+    fn relock(&mut self, missing: SmallVec<[usize; 4]>) -> bool {
         let highest_held = self.locked.iter().map(|(s, _)| *s).max();
         if highest_held.is_none_or(|h| h < missing[0]) {
             for shard in missing {
@@ -148,6 +180,7 @@ impl<'a> Ctx<'a> {
     /// Counts `n` changes made in place (Redis's `server.dirty += n`); whole-value writes
     /// through `Db` count themselves.
     pub fn dirty(&self, n: u64) {
+        self.local_dirty.set(self.local_dirty.get() + n);
         self.engine.stats.dirty.fetch_add(n, Ordering::Relaxed);
     }
 
@@ -156,10 +189,25 @@ impl<'a> Ctx<'a> {
         *self.engine.hot.limits.read()
     }
 
+    /// Whether this run serves a blocked client (its command re-run on a ready key).
+    pub fn serving(&self) -> bool {
+        self.serve.is_some()
+    }
+
     /// Whether a blocking command may block now (not while serving a waiter; later, not
     /// inside MULTI or scripts). When false it must answer as if its timeout had passed.
     pub fn may_block(&self) -> bool {
-        self.serve.is_none()
+        self.serve.is_none() && !self.client.in_exec
+    }
+
+    /// Writes counted by the locked tables so far (to tell whether a command changed
+    /// anything, for WATCH).
+    fn table_dirty(&self) -> u64 {
+        self.locked_dirty().wrapping_sub(self.foreign_dirty)
+    }
+
+    fn locked_dirty(&self) -> u64 {
+        self.locked.iter().map(|(_, g)| g.dbs.iter().map(|d| d.dirty).sum::<u64>()).sum()
     }
 
     /// Blocks the client on `keys` (declared keys of this command) until one is ready or
@@ -217,6 +265,137 @@ impl Engine {
         if args.is_empty() {
             return;
         }
+        if client.multi.is_some() && !client.in_exec && self.queue_in_transaction(client, args, out) {
+            return;
+        }
+        // Every command runs under the shared side of the transaction gate; EXEC takes it
+        // exclusively, so a transaction never interleaves with other clients' commands.
+        let _gate = if client.in_exec { None } else { Some(self.exec_gate.read()) };
+        self.execute_inner(client, args, out);
+    }
+
+    /// Inside MULTI: queues the command (replying QUEUED), or runs EXEC. Returns false for
+    /// the commands that run immediately even in a transaction (MULTI, DISCARD, WATCH, QUIT,
+    /// RESET).
+    fn queue_in_transaction(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) -> bool {
+        let name = args[0];
+        if name.eq_ignore_ascii_case(b"exec") {
+            self.run_transaction(client, out);
+            return true;
+        }
+        if ["multi", "discard", "watch", "quit", "reset"].iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes())) {
+            return false;
+        }
+        let spec = match self.table.resolve(args) {
+            Resolved::Found(spec) => spec,
+            Resolved::UnknownSubcommand(parent) => {
+                client.multi_error = true;
+                self.reject(None, out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&parent.name));
+                return true;
+            }
+            Resolved::Unknown => {
+                client.multi_error = true;
+                self.reject(None, out, &unknown_command_error(args));
+                return true;
+            }
+        };
+        let argc = args.len() as i32;
+        if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
+            client.multi_error = true;
+            self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
+            return true;
+        }
+        if spec.has_flag("no_multi") {
+            client.multi_error = true;
+            self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
+            return true;
+        }
+        if let Some(queue) = client.multi.as_mut() {
+            queue.push(args.iter().map(|a| a.to_vec()).collect());
+        }
+        out.simple("QUEUED");
+        true
+    }
+
+    /// EXEC: runs the queued commands with the transaction gate held exclusively.
+    fn run_transaction(&self, client: &mut Client, out: &mut dyn ReplySink) {
+        let queued = client.multi.take().unwrap_or_default();
+        client.handle.set_flag(crate::clients::flag::MULTI, false);
+        if std::mem::take(&mut client.multi_error) {
+            self.unwatch_all(client);
+            self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");
+            return;
+        }
+        if client.watch_dirty.swap(false, Ordering::SeqCst) {
+            self.unwatch_all(client);
+            out.null_array();
+            return;
+        }
+        self.unwatch_all(client);
+        let gate = self.exec_gate.write();
+        client.in_exec = true;
+        out.array(queued.len());
+        for command in &queued {
+            let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
+            self.execute_inner(client, &args, out);
+        }
+        client.in_exec = false;
+        let ready = std::mem::take(&mut client.deferred_ready);
+        drop(gate);
+        if !ready.is_empty() {
+            self.serve_ready(ready);
+        }
+    }
+
+    /// DISCARD (and RESET, disconnect): drops the queue and the watched keys.
+    pub fn discard_transaction(&self, client: &mut Client) {
+        client.multi = None;
+        client.multi_error = false;
+        client.handle.set_flag(crate::clients::flag::MULTI, false);
+        self.unwatch_all(client);
+    }
+
+    pub(crate) fn watch_key(&self, client: &mut Client, db: usize, key: &[u8]) {
+        let mut watches = self.watches.lock();
+        watches.entry((db, key.into())).or_default().push(client.watch_dirty.clone());
+        client.watched.push((db, key.into()));
+        self.watch_count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn unwatch_all(&self, client: &mut Client) {
+        if client.watched.is_empty() {
+            return;
+        }
+        let mut watches = self.watches.lock();
+        for (db, key) in client.watched.drain(..) {
+            let slot = (db, key);
+            if let Some(flags) = watches.get_mut(&slot) {
+                flags.retain(|f| !Arc::ptr_eq(f, &client.watch_dirty));
+                if flags.is_empty() {
+                    watches.remove(&slot);
+                }
+            }
+            self.watch_count.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Flags the clients watching `key` in `db` (None: any database), or every watched key
+    /// of `db` when `key` is None.
+    pub(crate) fn touch_watched(&self, db: Option<usize>, key: Option<&[u8]>) {
+        if self.watch_count.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let watches = self.watches.lock();
+        for ((d, k), flags) in watches.iter() {
+            if db.is_none_or(|db| db == *d) && key.is_none_or(|key| &k[..] == key) {
+                for flag in flags {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+
+    fn execute_inner(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) {
         self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
         // CLIENT REPLY OFF/SKIP: run the command, throw its reply away.
         let mut discard = NullSink(client.protocol);
@@ -267,16 +446,36 @@ impl Engine {
             // from deadlocking each other.
             let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
             let access_mode = self.access_mode();
-            let mut ctx = Ctx { engine: self, client, spec, now_ms, access_mode, locked, serve: None };
+            let mut ctx = Ctx {
+                engine: self,
+                client,
+                spec,
+                now_ms,
+                access_mode,
+                locked,
+                serve: None,
+                local_dirty: std::cell::Cell::new(0),
+                foreign_dirty: 0,
+            };
+            let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
+            let dirty_before = if watching { ctx.table_dirty() } else { 0 };
             let result = handler(&mut ctx, args, out);
+            if watching && ctx.client.blocked.is_none() {
+                self.touch_written_keys(&ctx, args, dirty_before);
+            }
             if self.blocked_count.load(Ordering::SeqCst) > 0 {
                 ready = ctx.take_ready();
             }
             result
         };
-        // Waiters on keys this command filled are served now, before its client hears back.
+        // Waiters on keys this command filled are served now, before its client hears back
+        // (after the whole transaction inside EXEC).
         if !ready.is_empty() {
-            self.serve_ready(ready);
+            if client.in_exec {
+                client.deferred_ready.extend(ready);
+            } else {
+                self.serve_ready(ready);
+            }
         }
         let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
         let stat = &self.observe.commands[spec.id];
@@ -293,9 +492,33 @@ impl Engine {
         self.after_command(client, spec, args, start_us, duration_us);
     }
 
+    /// WATCH: a write command that changed anything flags its keys (FLUSHDB, FLUSHALL and
+    /// SWAPDB flag whole databases).
+    fn touch_written_keys(&self, ctx: &Ctx<'_>, args: &[&[u8]], dirty_before: u64) {
+        let changed = ctx.local_dirty.get() > 0 || ctx.table_dirty() != dirty_before;
+        let db = ctx.client.db;
+        match ctx.spec.name.as_str() {
+            "flushdb" => self.touch_watched(Some(db), None),
+            "flushall" | "swapdb" => self.touch_watched(None, None),
+            _ if changed => {
+                for pos in ctx.spec.key_positions(args) {
+                    self.touch_watched(Some(db), Some(args[pos]));
+                }
+                // MOVE and COPY ... DB n change a key in another database too.
+                if matches!(ctx.spec.name.as_str(), "move" | "copy") {
+                    self.touch_watched(None, Some(args[1]));
+                    if let Some(&dst) = args.get(2) {
+                        self.touch_watched(None, Some(dst));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Serves the clients blocked on keys that became ready, FIFO per key. Serving one may
     /// make more keys ready (BLMOVE pushes), which are served in turn.
-    fn serve_ready(&self, ready: Vec<(usize, Key)>) {
+    pub(crate) fn serve_ready(&self, ready: Vec<(usize, Key)>) {
         let mut queue: std::collections::VecDeque<(usize, Key)> = ready.into();
         while let Some((db, key)) = queue.pop_front() {
             let shard = self.keyspace.shard_of(&key);
@@ -331,13 +554,20 @@ impl Engine {
             access_mode: self.access_mode(),
             locked,
             serve: Some(ServeState::default()),
+            local_dirty: std::cell::Cell::new(0),
+            foreign_dirty: 0,
         };
         if !waiter.is_waiting() {
             return Vec::new();
         }
         let mut reply = Vec::new();
         let mut enc = quince_resp::Encoder::new(&mut reply, waiter.client.protocol);
+        let watching = self.watch_count.load(Ordering::SeqCst) > 0;
+        let dirty_before = if watching { ctx.table_dirty() } else { 0 };
         let result = handler(&mut ctx, &args, &mut enc);
+        if watching {
+            self.touch_written_keys(&ctx, &args, dirty_before);
+        }
         let not_served = ctx.serve.as_ref().is_some_and(|s| s.not_served);
         // A key that changed type keeps its waiters blocked, as in Redis 7.0.
         if not_served || result == Err(CmdError::WrongType) {

@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
 
 use hashbrown::HashMap;
 use indexmap::IndexSet;
@@ -265,6 +265,18 @@ impl Db {
     /// The clients waiting on `key`, in arrival order.
     pub(crate) fn waiters(&self, key: &[u8]) -> Vec<WaiterRef> {
         self.blocked.get(key).map(|q| q.iter().filter(|w| w.is_waiting()).cloned().collect()).unwrap_or_default()
+    }
+
+    /// SWAPDB: exchanges the keys (and their TTLs) with `other`; the clients blocked in
+    /// each database stay there. Returns the keys with waiters that now exist, per side.
+    pub fn swap_data(&mut self, other: &mut Db, now_ms: i64) -> (Vec<Key>, Vec<Key>) {
+        std::mem::swap(&mut self.map, &mut other.map);
+        std::mem::swap(&mut self.expires, &mut other.expires);
+        let ready = |db: &mut Db| -> Vec<Key> {
+            let keys: Vec<Key> = db.blocked.keys().cloned().collect();
+            keys.into_iter().filter(|k| db.contains(k, now_ms)).collect()
+        };
+        (ready(self), ready(other))
     }
 
     pub(crate) fn take_ready(&mut self) -> Vec<Key> {

@@ -130,6 +130,11 @@ pub struct Engine {
     next_client_id: AtomicU64,
     /// Clients blocked on keys right now; when zero, commands skip the ready-key check.
     pub(crate) blocked_count: AtomicUsize,
+    /// Held shared by every command and exclusively by EXEC (transaction atomicity).
+    exec_gate: parking_lot::RwLock<()>,
+    /// WATCHed keys: (db, key) to the flags of the clients watching it.
+    watches: parking_lot::Mutex<hashbrown::HashMap<(usize, keyspace::Key), Vec<Arc<AtomicBool>>>>,
+    watch_count: AtomicUsize,
     expire_cursor: AtomicUsize,
     shutdown_requested: AtomicBool,
 }
@@ -160,6 +165,9 @@ impl Engine {
             memory_peak: AtomicU64::new(0),
             next_client_id: AtomicU64::new(1),
             blocked_count: AtomicUsize::new(0),
+            exec_gate: parking_lot::RwLock::new(()),
+            watches: parking_lot::Mutex::new(hashbrown::HashMap::new()),
+            watch_count: AtomicUsize::new(0),
             expire_cursor: AtomicUsize::new(0),
             shutdown_requested: AtomicBool::new(false),
         };
@@ -228,6 +236,10 @@ impl Engine {
     pub fn unregister_client(&self, client: &Client) {
         if let Some(waiter) = &client.blocked {
             self.end_wait(waiter, blocking::Unblock::Disconnect);
+        }
+        if !client.watched.is_empty() {
+            let mut client = client.clone();
+            self.unwatch_all(&mut client);
         }
         self.clients.unregister(client.id);
     }

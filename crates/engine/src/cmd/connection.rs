@@ -161,6 +161,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
         ctx.engine.clients.remove_monitor(ctx.client.id);
     }
     ctx.client.authenticated = authenticated;
+    ctx.engine.discard_transaction(ctx.client);
     out.simple("RESET");
     Ok(())
 }

@@ -428,11 +428,22 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     if a < 0 || a >= dbs || b < 0 || b >= dbs {
         return Err(CmdError::DbIndexOutOfRange);
     }
+    let (a, b) = (a as usize, b as usize);
+    let mut ready = Vec::new();
     if a != b {
+        let now = ctx.now_ms;
         let mut all = ctx.engine.keyspace.lock_all();
         for shard in all.iter_mut() {
-            shard.dbs.swap(a as usize, b as usize);
+            let (low, high) = (a.min(b), a.max(b));
+            let (left, right) = shard.dbs.split_at_mut(high);
+            let (ready_low, ready_high) = left[low].swap_data(&mut right[0], now);
+            ready.extend(ready_low.into_iter().map(|k| (low, k)));
+            ready.extend(ready_high.into_iter().map(|k| (high, k)));
         }
+    }
+    // Clients blocked on keys that the swap brought in are served, as Redis does.
+    if !ready.is_empty() {
+        ctx.engine.serve_ready(ready);
     }
     out.simple("OK");
     Ok(())

@@ -10,7 +10,9 @@ pub mod hyperloglog;
 pub mod info;
 pub mod keys;
 pub mod latency;
+pub mod list;
 pub mod memory;
+pub mod multi;
 pub mod server;
 pub mod slowlog;
 pub mod sort;
@@ -36,6 +38,8 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(bitmap::register());
     all.extend(cluster::register());
     all.extend(sort::register());
+    all.extend(list::register());
+    all.extend(multi::register());
     all
 }
 
