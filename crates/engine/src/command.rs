@@ -108,6 +108,69 @@ pub struct KeySpec {
     pub last_key: i32,
     pub key_step: i32,
     pub limit: i32,
+    /// `begin_search` by keyword instead of index: the keyword and where to start looking
+    /// (negative: from the end, searching backwards).
+    pub keyword: Option<(&'static str, i32)>,
+    /// `find_keys` by key count instead of range: (keynumidx, firstkey, keystep), relative
+    /// to the begin position.
+    pub keynum: Option<(i32, i32, i32)>,
+}
+
+impl KeySpec {
+    /// A plain index + range spec (the only kind the legacy key range can express).
+    fn is_index_range(&self) -> bool {
+        self.keyword.is_none() && self.keynum.is_none()
+    }
+
+    /// Where the key search starts for this call (Redis's getKeysUsingKeySpecs), if the
+    /// keyword is found at all.
+    fn begin(&self, args: &[&[u8]]) -> Option<usize> {
+        let Some((keyword, startfrom)) = self.keyword else { return Some(self.begin_index as usize) };
+        let argc = args.len() as i64;
+        let (start, end, step) =
+            if startfrom >= 0 { (i64::from(startfrom), argc, 1) } else { (argc + i64::from(startfrom), 0, -1) };
+        let mut i = start;
+        while i != end && i >= 1 && i < argc {
+            if args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
+                return Some(i as usize + 1);
+            }
+            i += step;
+        }
+        None
+    }
+
+    /// Key positions this spec finds in `args`.
+    // PERF: inline storage, so the common one-key command allocates nothing here.
+    fn positions(&self, args: &[&[u8]]) -> smallvec::SmallVec<[usize; 4]> {
+        let argc = args.len();
+        let Some(begin) = self.begin(args) else { return smallvec::SmallVec::new() };
+        if let Some((keynum_idx, first, step)) = self.keynum {
+            let idx = begin + keynum_idx as usize;
+            let Some(count) = args.get(idx).and_then(|a| quince_resp::parse_i64_strict(a)) else {
+                return smallvec::SmallVec::new();
+            };
+            if count <= 0 {
+                return smallvec::SmallVec::new();
+            }
+            let first = begin + first as usize;
+            let step = step.max(1) as usize;
+            return (0..count as usize).map(|n| first + n * step).take_while(|&p| p < argc).collect();
+        }
+        let last = if self.last_key >= 0 {
+            begin + self.last_key as usize
+        } else if self.limit > 1 {
+            // Redis: with a limit, the range covers 1/limit of the remaining arguments.
+            let remaining = argc.saturating_sub(begin);
+            (begin + remaining / self.limit as usize).saturating_sub(1)
+        } else {
+            (argc as i64 + i64::from(self.last_key)).max(0) as usize
+        };
+        if last < begin {
+            return smallvec::SmallVec::new();
+        }
+        let last = last.min(argc.saturating_sub(1));
+        (begin..=last).step_by(self.key_step.max(1) as usize).filter(|&p| p < argc).collect()
+    }
 }
 
 /// The type of a documented argument (COMMAND DOCS).
@@ -316,7 +379,38 @@ impl CommandSpec {
             last_key: last,
             key_step: step,
             limit: 0,
+            keyword: None,
+            keynum: None,
         });
+        self
+    }
+
+    /// Adds a key spec whose key count is an argument: begin at `begin`, the count at
+    /// `begin + keynum_idx`, keys from `begin + first` every `step` (ZUNIONSTORE, LMPOP...).
+    pub fn keys_keynum(mut self, flags: &str, begin: i32, keynum_idx: i32, first: i32, step: i32) -> Self {
+        self = self.keys(flags, begin, 0, 1);
+        if let Some(spec) = self.key_specs.last_mut() {
+            spec.keynum = Some((keynum_idx, first, step));
+        }
+        self
+    }
+
+    /// Adds a key spec found after a keyword (searched from `startfrom`; negative searches
+    /// backwards from the end), then a range `last`/`step`/`limit` as in `keys`.
+    pub fn keys_keyword(
+        mut self,
+        flags: &str,
+        keyword: &'static str,
+        startfrom: i32,
+        last: i32,
+        step: i32,
+        limit: i32,
+    ) -> Self {
+        self = self.keys(flags, 0, last, step);
+        if let Some(spec) = self.key_specs.last_mut() {
+            spec.keyword = Some((keyword, startfrom));
+            spec.limit = limit;
+        }
         self
     }
 
@@ -376,14 +470,14 @@ impl CommandSpec {
     pub fn legacy_key_range(&self) -> (i32, i32, i32) {
         match self.key_specs.as_slice() {
             [] => (0, 0, 0),
-            [ks] => {
+            [ks] if ks.is_index_range() => {
                 let last = if ks.last_key >= 0 { ks.begin_index + ks.last_key } else { ks.last_key };
                 (ks.begin_index, last, ks.key_step)
             }
             specs => {
                 let (mut first, mut last, mut prev_last) = (i32::MAX, 0i32, 0i32);
                 for ks in specs {
-                    if ks.key_step != 1 || (prev_last != 0 && prev_last != ks.begin_index - 1) {
+                    if !ks.is_index_range() || ks.key_step != 1 || (prev_last != 0 && prev_last != ks.begin_index - 1) {
                         continue;
                     }
                     first = first.min(ks.begin_index);
@@ -401,22 +495,36 @@ impl CommandSpec {
     }
 
     /// Positions of key arguments in `args` (args[0] is the command name), per the key specs.
-    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> + '_ {
-        self.keys_with_specs(argc).map(|(pos, _)| pos)
+    pub fn key_positions<'s>(&'s self, args: &'s [&[u8]]) -> impl Iterator<Item = usize> + 's {
+        self.keys_with_specs(args).map(|(pos, _)| pos)
     }
 
     /// Key positions, each with the key spec that found it (for its access flags).
-    pub fn keys_with_specs(&self, argc: usize) -> impl Iterator<Item = (usize, &KeySpec)> + '_ {
-        self.key_specs.iter().flat_map(move |ks| {
-            let begin = ks.begin_index as usize;
-            let last = if ks.last_key >= 0 {
-                begin + ks.last_key as usize
-            } else {
-                (argc as i64 + i64::from(ks.last_key)).max(0) as usize
-            };
-            let last = last.min(argc.saturating_sub(1));
-            (begin..=last).step_by(ks.key_step.max(1) as usize).filter(move |&p| p < argc).map(move |p| (p, ks))
-        })
+    pub fn keys_with_specs<'s>(&'s self, args: &'s [&[u8]]) -> impl Iterator<Item = (usize, &'s KeySpec)> + 's {
+        self.key_specs.iter().flat_map(move |ks| ks.positions(args).into_iter().map(move |p| (p, ks)))
+    }
+
+    /// Whether the keys can't be found from the legacy range alone (COMMAND's `movablekeys`).
+    pub fn movable_keys(&self) -> bool {
+        if let [ks] = self.key_specs.as_slice() {
+            if ks.is_index_range() {
+                return ks.flags & bits(KEY_FLAG_NAMES, "incomplete", "key flag") != 0;
+            }
+        }
+        let mut prev_last = 0;
+        let mut movable = false;
+        for ks in &self.key_specs {
+            if !ks.is_index_range() || ks.key_step != 1 || (prev_last != 0 && prev_last != ks.begin_index - 1) {
+                movable = true;
+                continue;
+            }
+            if ks.flags & bits(KEY_FLAG_NAMES, "incomplete", "key flag") != 0 {
+                movable = true;
+            }
+            let abs_last = if ks.last_key >= 0 { ks.last_key + ks.begin_index } else { ks.last_key };
+            prev_last = (prev_last as u32).max(abs_last as u32) as i32;
+        }
+        movable
     }
 
     pub fn reply_info(&self, out: &mut dyn ReplySink) {
@@ -424,7 +532,8 @@ impl CommandSpec {
         out.array(10);
         out.bulk(self.name.as_bytes());
         out.integer(i64::from(self.arity));
-        reply_flag_set(out, COMMAND_FLAG_NAMES, self.flags, "");
+        let movable = if self.movable_keys() { flag("movablekeys") } else { 0 };
+        reply_flag_set(out, COMMAND_FLAG_NAMES, self.flags | movable, "");
         out.integer(i64::from(first));
         out.integer(i64::from(last));
         out.integer(i64::from(step));
@@ -445,23 +554,45 @@ impl CommandSpec {
             out.bulk(b"begin_search");
             out.map(2);
             out.bulk(b"type");
-            out.bulk(b"index");
-            out.bulk(b"spec");
-            out.map(1);
-            out.bulk(b"index");
-            out.integer(i64::from(ks.begin_index));
+            if let Some((keyword, startfrom)) = ks.keyword {
+                out.bulk(b"keyword");
+                out.bulk(b"spec");
+                out.map(2);
+                out.bulk(b"keyword");
+                out.bulk(keyword.as_bytes());
+                out.bulk(b"startfrom");
+                out.integer(i64::from(startfrom));
+            } else {
+                out.bulk(b"index");
+                out.bulk(b"spec");
+                out.map(1);
+                out.bulk(b"index");
+                out.integer(i64::from(ks.begin_index));
+            }
             out.bulk(b"find_keys");
             out.map(2);
             out.bulk(b"type");
-            out.bulk(b"range");
-            out.bulk(b"spec");
-            out.map(3);
-            out.bulk(b"lastkey");
-            out.integer(i64::from(ks.last_key));
-            out.bulk(b"keystep");
-            out.integer(i64::from(ks.key_step));
-            out.bulk(b"limit");
-            out.integer(i64::from(ks.limit));
+            if let Some((keynum_idx, first, step)) = ks.keynum {
+                out.bulk(b"keynum");
+                out.bulk(b"spec");
+                out.map(3);
+                out.bulk(b"keynumidx");
+                out.integer(i64::from(keynum_idx));
+                out.bulk(b"firstkey");
+                out.integer(i64::from(first));
+                out.bulk(b"keystep");
+                out.integer(i64::from(step));
+            } else {
+                out.bulk(b"range");
+                out.bulk(b"spec");
+                out.map(3);
+                out.bulk(b"lastkey");
+                out.integer(i64::from(ks.last_key));
+                out.bulk(b"keystep");
+                out.integer(i64::from(ks.key_step));
+                out.bulk(b"limit");
+                out.integer(i64::from(ks.limit));
+            }
         }
         if self.subcommands.is_empty() {
             out.set(0);

@@ -7,10 +7,10 @@ use smallvec::SmallVec;
 
 use std::sync::Arc;
 
+use crate::blocking::{ServeState, Unblock, Waiter, WaiterRef};
 use crate::clients::ClientHandle;
 use crate::command::{CommandSpec, Resolved};
 use crate::error::{truncate_c, CmdError};
-use crate::blocking::{ServeState, Unblock, Waiter, WaiterRef};
 use crate::keyspace::{AccessMode, Db, Key, Shard};
 use crate::reply::ReplySink;
 use crate::Engine;
@@ -121,6 +121,11 @@ impl<'a> Ctx<'a> {
         *self.engine.hot.limits.read()
     }
 
+    /// Whether this run serves a blocked client (its command re-run on a ready key).
+    pub fn serving(&self) -> bool {
+        self.serve.is_some()
+    }
+
     /// Whether a blocking command may block now (not while serving a waiter; later, not
     /// inside MULTI or scripts). When false it must answer as if its timeout had passed.
     pub fn may_block(&self) -> bool {
@@ -220,7 +225,7 @@ impl Engine {
             return;
         };
         let mut shards: SmallVec<[usize; 4]> =
-            spec.key_positions(args.len()).map(|p| self.keyspace.shard_of(args[p])).collect();
+            spec.key_positions(&args).map(|p| self.keyspace.shard_of(args[p])).collect();
         shards.sort_unstable();
         shards.dedup();
         let start_us = self.clock.now_us();
@@ -282,7 +287,7 @@ impl Engine {
         let Resolved::Found(spec) = self.table.resolve(&args) else { return Vec::new() };
         let Some(handler) = spec.handler else { return Vec::new() };
         let mut shards: SmallVec<[usize; 4]> =
-            spec.key_positions(args.len()).map(|p| self.keyspace.shard_of(args[p])).collect();
+            spec.key_positions(&args).map(|p| self.keyspace.shard_of(args[p])).collect();
         shards.sort_unstable();
         shards.dedup();
         let mut client = waiter.client.clone();

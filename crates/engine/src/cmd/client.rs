@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::clients::{flag, ClientHandle};
+use crate::blocking::Unblock;
 use crate::command::{ArgDoc, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::{Ctx, ReplyMode};
@@ -341,6 +342,28 @@ fn client_unpause(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
     Ok(())
 }
 
+/// CLIENT UNBLOCK client-id [TIMEOUT|ERROR] — O(log N); ends another client's blocking
+/// wait as if it timed out, or with an UNBLOCKED error.
+fn client_unblock(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if args.len() > 4 {
+        return Err(CmdError::msg(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            crate::error::truncate_c(args[1], 128)
+        )));
+    }
+    let how = match args.get(3) {
+        None => Unblock::Timeout,
+        Some(a) if a.eq_ignore_ascii_case(b"TIMEOUT") => Unblock::Timeout,
+        Some(a) if a.eq_ignore_ascii_case(b"ERROR") => Unblock::Error,
+        Some(_) => return Err(CmdError::msg("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")),
+    };
+    let id = super::parse_i64(args[2])?;
+    let waiter = u64::try_from(id).ok().and_then(|id| ctx.engine.clients.get(id)).and_then(|h| h.blocked_on.lock().clone());
+    let unblocked = waiter.is_some_and(|w| ctx.engine.end_wait(&w, how));
+    out.integer(i64::from(unblocked));
+    Ok(())
+}
+
 /// MONITOR — streams every command the server runs to this connection.
 fn monitor(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     if ctx.client.handle.has_flag(flag::MONITOR) {
@@ -449,6 +472,19 @@ pub fn register() -> Vec<CommandSpec> {
                     ArgDoc::one_of("mode", vec![ArgDoc::token("write", "WRITE"), ArgDoc::token("all", "ALL")])
                         .optional()
                         .since("6.2.0"),
+                ]),
+                sub(
+                    "unblock",
+                    -3,
+                    "admin noscript loading stale",
+                    client_unblock,
+                    "5.0.0",
+                    "Unblock a client blocked in a blocking command from a different connection",
+                )
+                .args(vec![
+                    ArgDoc::new("client-id", crate::command::ArgType::Integer),
+                    ArgDoc::one_of("timeout_error", vec![ArgDoc::token("timeout", "TIMEOUT"), ArgDoc::token("error", "ERROR")])
+                        .optional(),
                 ]),
                 sub(
                     "unpause",

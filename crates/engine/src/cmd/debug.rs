@@ -134,6 +134,14 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
             std::thread::sleep(std::time::Duration::from_secs_f64(secs));
         }
         out.simple("OK");
+    } else if is(sub, "QUICKLIST-PACKED-THRESHOLD") && argc == 3 {
+        // Redis stores list elements above this size as plain nodes. Quince keeps every
+        // element as its own allocation, so the value is validated and has no effect.
+        let size = std::str::from_utf8(args[2]).ok().and_then(crate::config::parse_memory);
+        match size {
+            Some(sz) if sz <= (1u64 << 32) - (1 << 20) => out.simple("OK"),
+            _ => return Err(CmdError::msg("ERR argument must be a memory value bigger than 1 and smaller than 4gb")),
+        }
     } else if is(sub, "SET-ACTIVE-EXPIRE") && argc == 3 {
         let on = parse_i64(args[2])? != 0;
         ctx.engine.hot.active_expire.store(on, Ordering::Relaxed);

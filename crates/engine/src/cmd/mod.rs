@@ -10,6 +10,7 @@ pub mod hyperloglog;
 pub mod info;
 pub mod keys;
 pub mod latency;
+pub mod list;
 pub mod memory;
 pub mod server;
 pub mod slowlog;
@@ -34,6 +35,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(hyperloglog::register());
     all.extend(bitmap::register());
     all.extend(cluster::register());
+    all.extend(list::register());
     all
 }
 
