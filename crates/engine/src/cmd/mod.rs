@@ -15,6 +15,7 @@ pub mod memory;
 pub mod server;
 pub mod slowlog;
 pub mod string;
+pub mod zset;
 
 use crate::command::CommandSpec;
 use crate::error::CmdError;
@@ -36,6 +37,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(bitmap::register());
     all.extend(cluster::register());
     all.extend(list::register());
+    all.extend(zset::register());
     all
 }
 
