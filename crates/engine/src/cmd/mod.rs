@@ -17,6 +17,7 @@ pub mod server;
 pub mod slowlog;
 pub mod sort;
 pub mod string;
+pub mod zset;
 
 use crate::command::CommandSpec;
 use crate::error::CmdError;
@@ -40,6 +41,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(sort::register());
     all.extend(list::register());
     all.extend(multi::register());
+    all.extend(zset::register());
     all
 }
 
