@@ -6,6 +6,7 @@ pub mod client;
 pub mod cluster;
 pub mod connection;
 pub mod debug;
+pub mod geo;
 pub mod hyperloglog;
 pub mod info;
 pub mod keys;
@@ -39,6 +40,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(bitmap::register());
     all.extend(cluster::register());
     all.extend(sort::register());
+    all.extend(geo::register());
     all.extend(list::register());
     all.extend(multi::register());
     all.extend(zset::register());
