@@ -38,12 +38,21 @@ pub struct Client {
     pub multi_error: bool,
     /// EXEC is running this client's queue (blocking commands don't block).
     pub in_exec: bool,
-    /// WATCHed keys, by database.
-    pub watched: Vec<(usize, Key)>,
+    /// WATCHed keys.
+    pub watched: Vec<WatchedKey>,
     /// Set by any change to a watched key: EXEC then fails.
     pub watch_dirty: Arc<std::sync::atomic::AtomicBool>,
     /// Keys the running transaction made ready; their waiters are served after EXEC.
     deferred_ready: Vec<(usize, Key)>,
+}
+
+/// A key a client WATCHes.
+#[derive(Debug, Clone)]
+pub struct WatchedKey {
+    pub db: usize,
+    pub key: Key,
+    /// The key was already logically expired when watched (its later deletion is no change).
+    pub stale: bool,
 }
 
 /// CLIENT REPLY ON|OFF|SKIP.
@@ -326,7 +335,7 @@ impl Engine {
             self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");
             return;
         }
-        if client.watch_dirty.swap(false, Ordering::SeqCst) {
+        if client.watch_dirty.swap(false, Ordering::SeqCst) || self.watched_key_expired(client) {
             self.unwatch_all(client);
             out.null_array();
             return;
@@ -351,15 +360,44 @@ impl Engine {
     pub fn discard_transaction(&self, client: &mut Client) {
         client.multi = None;
         client.multi_error = false;
+        client.watch_dirty.store(false, Ordering::SeqCst);
         client.handle.set_flag(crate::clients::flag::MULTI, false);
         self.unwatch_all(client);
     }
 
-    pub(crate) fn watch_key(&self, client: &mut Client, db: usize, key: &[u8]) {
+    pub(crate) fn watch_key(&self, client: &mut Client, db: usize, key: &[u8], stale: bool) {
         let mut watches = self.watches.lock();
         watches.entry((db, key.into())).or_default().push(client.watch_dirty.clone());
-        client.watched.push((db, key.into()));
+        client.watched.push(WatchedKey { db, key: key.into(), stale });
         self.watch_count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Redis's isWatchedKeyExpired: a watched key, live when watched, has expired since.
+    fn watched_key_expired(&self, client: &Client) -> bool {
+        let now = self.clock.now_ms();
+        client.watched.iter().filter(|w| !w.stale).any(|w| {
+            let shard = self.keyspace.shard_of(&w.key);
+            self.keyspace.lock(shard).dbs[w.db].is_stale(&w.key, now)
+        })
+    }
+
+    /// Watched keys of `dbs` that hold a live value in any of `check` (what FLUSHDB,
+    /// FLUSHALL and SWAPDB change), collected before the command runs.
+    fn live_watched_keys(&self, dbs: &[usize], check: &[usize]) -> Vec<(usize, Key)> {
+        let watched: Vec<(usize, Key)> =
+            self.watches.lock().keys().filter(|(db, _)| dbs.contains(db)).cloned().collect();
+        let now = self.clock.now_ms();
+        watched
+            .into_iter()
+            .filter(|(db, key)| {
+                let mut guard = self.keyspace.lock(self.keyspace.shard_of(key));
+                let mut dbs_to_check = check.to_vec();
+                if dbs_to_check.is_empty() {
+                    dbs_to_check.push(*db);
+                }
+                dbs_to_check.iter().any(|&d| guard.dbs[d].peek(key, now).is_some())
+            })
+            .collect()
     }
 
     pub(crate) fn unwatch_all(&self, client: &mut Client) {
@@ -367,8 +405,8 @@ impl Engine {
             return;
         }
         let mut watches = self.watches.lock();
-        for (db, key) in client.watched.drain(..) {
-            let slot = (db, key);
+        for watched in client.watched.drain(..) {
+            let slot = (watched.db, watched.key);
             if let Some(flags) = watches.get_mut(&slot) {
                 flags.retain(|f| !Arc::ptr_eq(f, &client.watch_dirty));
                 if flags.is_empty() {
@@ -441,6 +479,12 @@ impl Engine {
         let now_ms = start_us / 1000;
         client.handle.last_interaction_ms.store(now_ms, Ordering::Relaxed);
         let mut ready = Vec::new();
+        // FLUSHDB, FLUSHALL and SWAPDB flag the watched keys they change: those that exist.
+        let whole_db_watched = if self.watch_count.load(Ordering::SeqCst) > 0 {
+            self.whole_db_changes(spec, args, client.db)
+        } else {
+            None
+        };
         let result = {
             // Lock in ascending shard order: the global order that keeps multi-key commands
             // from deadlocking each other.
@@ -460,8 +504,15 @@ impl Engine {
             let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
             let dirty_before = if watching { ctx.table_dirty() } else { 0 };
             let result = handler(&mut ctx, args, out);
-            if watching && ctx.client.blocked.is_none() {
-                self.touch_written_keys(&ctx, args, dirty_before);
+            if watching && ctx.client.blocked.is_none() && result.is_ok() {
+                match &whole_db_watched {
+                    Some(keys) => {
+                        for (db, key) in keys {
+                            self.touch_watched(Some(*db), Some(key));
+                        }
+                    }
+                    None => self.touch_written_keys(&ctx, args, dirty_before),
+                }
             }
             if self.blocked_count.load(Ordering::SeqCst) > 0 {
                 ready = ctx.take_ready();
@@ -492,14 +543,28 @@ impl Engine {
         self.after_command(client, spec, args, start_us, duration_us);
     }
 
-    /// WATCH: a write command that changed anything flags its keys (FLUSHDB, FLUSHALL and
-    /// SWAPDB flag whole databases).
+    /// The watched keys a whole-database command is about to change, if it is one.
+    fn whole_db_changes(&self, spec: &CommandSpec, args: &[&[u8]], db: usize) -> Option<Vec<(usize, Key)>> {
+        match spec.name.as_str() {
+            "flushdb" => Some(self.live_watched_keys(&[db], &[])),
+            "flushall" => Some(self.live_watched_keys(&(0..self.keyspace.databases()).collect::<Vec<_>>(), &[])),
+            "swapdb" => {
+                let parse = |a: &[u8]| quince_resp::parse_i64_strict(a).and_then(|n| usize::try_from(n).ok());
+                let (a, b) = (parse(args.get(1)?)?, parse(args.get(2)?)?);
+                if a >= self.keyspace.databases() || b >= self.keyspace.databases() || a == b {
+                    return Some(Vec::new());
+                }
+                Some(self.live_watched_keys(&[a, b], &[a, b]))
+            }
+            _ => None,
+        }
+    }
+
+    /// WATCH: a write command that changed anything flags its keys.
     fn touch_written_keys(&self, ctx: &Ctx<'_>, args: &[&[u8]], dirty_before: u64) {
         let changed = ctx.local_dirty.get() > 0 || ctx.table_dirty() != dirty_before;
         let db = ctx.client.db;
         match ctx.spec.name.as_str() {
-            "flushdb" => self.touch_watched(Some(db), None),
-            "flushall" | "swapdb" => self.touch_watched(None, None),
             _ if changed => {
                 for pos in ctx.spec.key_positions(args) {
                     self.touch_watched(Some(db), Some(args[pos]));

@@ -325,6 +325,11 @@ impl Db {
         self.map.get(key)
     }
 
+    /// The key is present but its TTL has passed (not yet deleted).
+    pub fn is_stale(&self, key: &[u8], now_ms: i64) -> bool {
+        self.map.get(key).and_then(|e| e.expire_at_ms).is_some_and(|at| at <= now_ms)
+    }
+
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
         self.peek(key, now_ms).is_some()
     }

@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::clients::{flag, ClientHandle};
 use crate::blocking::Unblock;
+use crate::clients::{flag, ClientHandle};
 use crate::command::{ArgDoc, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::{Ctx, ReplyMode};
@@ -358,7 +358,8 @@ fn client_unblock(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) ->
         Some(_) => return Err(CmdError::msg("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")),
     };
     let id = super::parse_i64(args[2])?;
-    let waiter = u64::try_from(id).ok().and_then(|id| ctx.engine.clients.get(id)).and_then(|h| h.blocked_on.lock().clone());
+    let waiter =
+        u64::try_from(id).ok().and_then(|id| ctx.engine.clients.get(id)).and_then(|h| h.blocked_on.lock().clone());
     let unblocked = waiter.is_some_and(|w| ctx.engine.end_wait(&w, how));
     out.integer(i64::from(unblocked));
     Ok(())
@@ -483,8 +484,11 @@ pub fn register() -> Vec<CommandSpec> {
                 )
                 .args(vec![
                     ArgDoc::new("client-id", crate::command::ArgType::Integer),
-                    ArgDoc::one_of("timeout_error", vec![ArgDoc::token("timeout", "TIMEOUT"), ArgDoc::token("error", "ERROR")])
-                        .optional(),
+                    ArgDoc::one_of(
+                        "timeout_error",
+                        vec![ArgDoc::token("timeout", "TIMEOUT"), ArgDoc::token("error", "ERROR")],
+                    )
+                    .optional(),
                 ]),
                 sub(
                     "unpause",

@@ -120,7 +120,13 @@ fn reply_items<'a>(out: &mut dyn ReplySink, items: impl ExactSizeIterator<Item =
 
 /// Pushes `items` onto the list at `key`, creating it unless `only_existing`. Returns the
 /// new length (0 when nothing was created).
-fn push_items(ctx: &mut Ctx<'_>, key: &[u8], end: End, items: &[&[u8]], only_existing: bool) -> Result<usize, CmdError> {
+fn push_items(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    end: End,
+    items: &[&[u8]],
+    only_existing: bool,
+) -> Result<usize, CmdError> {
     let now = ctx.now_ms;
     let db = ctx.db(key);
     let len = match write(db, key, now)? {
@@ -146,7 +152,13 @@ fn push_items(ctx: &mut Ctx<'_>, key: &[u8], end: End, items: &[&[u8]], only_exi
     Ok(len)
 }
 
-fn push_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, end: End, only_existing: bool) -> CmdResult {
+fn push_command(
+    ctx: &mut Ctx<'_>,
+    args: &[&[u8]],
+    out: &mut dyn ReplySink,
+    end: End,
+    only_existing: bool,
+) -> CmdResult {
     let len = push_items(ctx, args[1], end, &args[2..], only_existing)?;
     out.integer(len as i64);
     Ok(())
@@ -178,10 +190,7 @@ fn parse_positive(arg: &[u8], msg: Option<&str>) -> Result<i64, CmdError> {
         Some(m) => CmdError::msg(format!("ERR {m}")),
         None => CmdError::msg("ERR value is out of range, must be positive"),
     };
-    let n = quince_resp::parse_i64_strict(arg).ok_or_else(|| match msg {
-        Some(m) => CmdError::msg(format!("ERR {m}")),
-        None => CmdError::NotInteger,
-    })?;
+    let n = quince_resp::parse_i64_strict(arg).ok_or_else(err)?;
     if n < 0 {
         return Err(err());
     }
@@ -554,10 +563,6 @@ fn null_array_reply(out: &mut dyn ReplySink) {
     out.null_array();
 }
 
-fn null_reply(out: &mut dyn ReplySink) {
-    out.null();
-}
-
 /// BLPOP/BRPOP: pop from the first non-empty list, or block on all of them.
 fn blocking_pop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, end: End) -> CmdResult {
     let deadline = parse_timeout(args[args.len() - 1], ctx.now_ms)?;
@@ -586,14 +591,21 @@ fn brpop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
 }
 
 /// BLMOVE/BRPOPLPUSH once the arguments are parsed.
-fn blocking_move(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, from: End, to: End, deadline: Option<i64>) -> CmdResult {
+fn blocking_move(
+    ctx: &mut Ctx<'_>,
+    args: &[&[u8]],
+    out: &mut dyn ReplySink,
+    from: End,
+    to: End,
+    deadline: Option<i64>,
+) -> CmdResult {
     let (src, dst) = (args[1], args[2]);
     let now = ctx.now_ms;
     let src_state = write(ctx.db(src), src, now).map(|l| l.is_some());
     match src_state {
         // While serving, a source that changed type keeps the client waiting (Redis 7.0).
         Err(_) if ctx.serving() => {
-            ctx.block(args, &[src], deadline, null_reply);
+            ctx.block(args, &[src], deadline, null_array_reply);
             return Ok(());
         }
         Err(e) => return Err(e),
@@ -602,7 +614,8 @@ fn blocking_move(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, fro
             return Ok(());
         }
         Ok(false) => {
-            ctx.block(args, &[src], deadline, null_reply);
+            // A timed-out wait answers with a null array, as for every list wait in Redis.
+            ctx.block(args, &[src], deadline, null_array_reply);
             return Ok(());
         }
         Ok(true) => {}

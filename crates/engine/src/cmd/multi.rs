@@ -45,10 +45,12 @@ fn watch(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     if ctx.client.multi.is_some() {
         return Err(CmdError::msg("ERR WATCH inside MULTI is not allowed"));
     }
-    let db = ctx.client.db;
+    let (db, now) = (ctx.client.db, ctx.now_ms);
     for key in &args[1..] {
-        if !ctx.client.watched.iter().any(|(d, k)| *d == db && &k[..] == *key) {
-            ctx.engine.watch_key(ctx.client, db, key);
+        if !ctx.client.watched.iter().any(|w| w.db == db && &w.key[..] == *key) {
+            let stale = ctx.db(key).is_stale(key, now);
+            let (engine, client) = (ctx.engine, &mut *ctx.client);
+            engine.watch_key(client, db, key, stale);
         }
     }
     out.simple("OK");
