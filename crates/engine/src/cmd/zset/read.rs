@@ -6,7 +6,7 @@ use std::cell::Cell;
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::glob::glob_match;
-use crate::keyspace::{scan_hash, Rng};
+use crate::keyspace::scan_hash;
 use crate::reply::ReplySink;
 use crate::types::ZSetValue;
 use quince_resp::Protocol;
@@ -88,18 +88,36 @@ thread_local! {
     static RANDOM: Cell<u64> = const { Cell::new(0) };
 }
 
+/// SplitMix64: a tiny generator whose every output is well mixed, so consecutive calls
+/// sample uniformly (ZRANDMEMBER's distribution is tested statistically).
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
 /// A generator continuing this thread's random sequence (seeded on first use).
 fn rng(ctx: &Ctx<'_>) -> Rng {
     let mut state = RANDOM.with(Cell::get);
     if state == 0 {
         state = ctx.engine.clock.now_us() as u64 ^ scan_hash(format!("{:?}", std::thread::current().id()).as_bytes());
     }
-    Rng::new(state)
+    Rng(state)
 }
 
 fn save_rng(rng: &mut Rng) {
-    let next = rng.next_u64();
-    RANDOM.with(|s| s.set(next | 1));
+    RANDOM.with(|s| s.set(rng.0 | 1));
 }
 
 /// ZRANDMEMBER key [count [WITHSCORES]] — O(N) in the number of members returned.
