@@ -13,7 +13,7 @@ use crate::types::zset::{AddFlags, AddOutcome, ScoreRange};
 use crate::types::{Bytes, ZSetValue};
 
 use super::is;
-use super::sort::string2d;
+use super::sort::{pqsort, string2d};
 
 // ---------------------------------------------------------------------------------------
 // Argument helpers
@@ -85,12 +85,12 @@ fn peek_zset<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Result<Option<&'c ZSetValu
 fn lookup_read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, CmdError> {
     let now = ctx.now_ms;
     let found = match ctx.db(key).get(key, now).map(|e| &e.value) {
-        None => false,
-        Some(Value::ZSet(_)) => true,
-        Some(_) => return Err(CmdError::WrongType),
+        None => Ok(false),
+        Some(Value::ZSet(_)) => Ok(true),
+        Some(_) => Err(CmdError::WrongType),
     };
-    ctx.hit(found);
-    Ok(found)
+    ctx.hit(found != Ok(false));
+    found
 }
 
 // ---------------------------------------------------------------------------------------
@@ -502,13 +502,23 @@ fn georadius_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink,
         out.array(0);
         return Ok(());
     }
-    // A stable sort, as glibc's merge-sort qsort is: equal distances keep scan order.
-    match order {
-        Order::Asc => points.sort_by(|a, b| a.dist.partial_cmp(&b.dist).unwrap_or(std::cmp::Ordering::Equal)),
-        Order::Desc => points.sort_by(|a, b| b.dist.partial_cmp(&a.dist).unwrap_or(std::cmp::Ordering::Equal)),
-        Order::None => {}
-    }
     let returned = if request.count == 0 { points.len() } else { points.len().min(request.count as usize) };
+    if order != Order::None {
+        let mut by_dist = |a: &GeoPoint, b: &GeoPoint| {
+            let asc = a.dist.partial_cmp(&b.dist).unwrap_or(std::cmp::Ordering::Equal);
+            if order == Order::Desc {
+                asc.reverse()
+            } else {
+                asc
+            }
+        };
+        if returned == points.len() {
+            // glibc's qsort is a merge sort: stable, equal distances keep scan order.
+            points.sort_by(by_dist);
+        } else {
+            pqsort(&mut points, &mut by_dist, 0, returned as i64 - 1);
+        }
+    }
     points.truncate(returned);
     for p in &mut points {
         p.dist /= shape.conversion;
@@ -602,7 +612,7 @@ fn geosearchstore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) ->
 fn unit_arg() -> ArgDoc {
     ArgDoc::one_of(
         "unit",
-        vec![ArgDoc::token("m", "m"), ArgDoc::token("km", "km"), ArgDoc::token("ft", "ft"), ArgDoc::token("mi", "mi")],
+        vec![ArgDoc::token("m", "M"), ArgDoc::token("km", "KM"), ArgDoc::token("ft", "FT"), ArgDoc::token("mi", "MI")],
     )
 }
 

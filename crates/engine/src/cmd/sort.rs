@@ -15,7 +15,7 @@ use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{StrValue, TtlOnWrite, Value};
 use crate::reply::ReplySink;
-use crate::types::ListValue;
+use crate::types::{Bytes, Limits, ListValue, ZSetValue};
 
 use super::is;
 
@@ -163,6 +163,136 @@ pub(crate) fn string2d(s: &[u8]) -> Option<f64> {
     let r = strtod(s);
     let out_of_range = r.erange && (r.value.is_infinite() || r.value == 0.0);
     (r.end == s.len() && !out_of_range && !r.value.is_nan()).then_some(r.value)
+}
+
+// ---------------------------------------------------------------------------------------
+// Redis's partial quicksort
+// ---------------------------------------------------------------------------------------
+
+/// Redis's `pqsort` (Bentley & McIlroy's quicksort that skips partitions outside the
+/// wanted range): afterwards `v[lrange..=rrange]` holds what a full sort would put there.
+/// SORT ... BY ... LIMIT and GEO searches with COUNT use it, and since it is not stable
+/// it is reproduced step by step: elements that compare equal come out in Redis's order.
+pub(crate) fn pqsort<T>(v: &mut [T], cmp: &mut impl FnMut(&T, &T) -> Ordering, lrange: i64, rrange: i64) {
+    let n = v.len();
+    pqsort_at(v, 0, n, cmp, lrange, rrange);
+}
+
+fn med3<T>(v: &[T], a: usize, b: usize, c: usize, cmp: &mut impl FnMut(&T, &T) -> Ordering) -> usize {
+    if cmp(&v[a], &v[b]) == Ordering::Less {
+        if cmp(&v[b], &v[c]) == Ordering::Less {
+            b
+        } else if cmp(&v[a], &v[c]) == Ordering::Less {
+            c
+        } else {
+            a
+        }
+    } else if cmp(&v[b], &v[c]) == Ordering::Greater {
+        b
+    } else if cmp(&v[a], &v[c]) == Ordering::Less {
+        a
+    } else {
+        c
+    }
+}
+
+fn vecswap<T>(v: &mut [T], a: usize, b: usize, n: usize) {
+    for k in 0..n {
+        v.swap(a + k, b + k);
+    }
+}
+
+/// Whether the partition `[start, start + len)` overlaps the wanted range (C compares
+/// pointers; these are the same comparisons in elements).
+fn wanted(start: usize, len: usize, lrange: i64, rrange: i64) -> bool {
+    let (l, r) = (start as i64, (start + len) as i64 - 1);
+    !((lrange < l && rrange < l) || (lrange > r && rrange > r))
+}
+
+fn pqsort_at<T>(
+    v: &mut [T],
+    mut a: usize,
+    mut n: usize,
+    cmp: &mut impl FnMut(&T, &T) -> Ordering,
+    lrange: i64,
+    rrange: i64,
+) {
+    loop {
+        if n < 7 {
+            for pm in a + 1..a + n {
+                let mut pl = pm;
+                while pl > a && cmp(&v[pl - 1], &v[pl]) == Ordering::Greater {
+                    v.swap(pl, pl - 1);
+                    pl -= 1;
+                }
+            }
+            return;
+        }
+        let mut pm = a + n / 2;
+        if n > 7 {
+            let mut pl = a;
+            let mut pn = a + n - 1;
+            if n > 40 {
+                let d = n / 8;
+                pl = med3(v, pl, pl + d, pl + 2 * d, cmp);
+                pm = med3(v, pm - d, pm, pm + d, cmp);
+                pn = med3(v, pn - 2 * d, pn - d, pn, cmp);
+            }
+            pm = med3(v, pl, pm, pn, cmp);
+        }
+        v.swap(a, pm);
+        let (mut pa, mut pb) = (a + 1, a + 1);
+        let (mut pc, mut pd) = (a + n - 1, a + n - 1);
+        loop {
+            while pb <= pc {
+                let c = cmp(&v[pb], &v[a]);
+                if c == Ordering::Greater {
+                    break;
+                }
+                if c == Ordering::Equal {
+                    v.swap(pa, pb);
+                    pa += 1;
+                }
+                pb += 1;
+            }
+            while pb <= pc {
+                let c = cmp(&v[pc], &v[a]);
+                if c == Ordering::Less {
+                    break;
+                }
+                if c == Ordering::Equal {
+                    v.swap(pc, pd);
+                    pd -= 1;
+                }
+                pc -= 1;
+            }
+            if pb > pc {
+                break;
+            }
+            v.swap(pb, pc);
+            pb += 1;
+            pc -= 1;
+        }
+        let pn = a + n;
+        let r = (pa - a).min(pb - pa);
+        vecswap(v, a, pb - r, r);
+        let r = (pd - pc).min(pn - pd - 1);
+        vecswap(v, pb, pn - r, r);
+        let r = pb - pa;
+        if r > 1 && wanted(a, r, lrange, rrange) {
+            pqsort_at(v, a, r, cmp, lrange, rrange);
+        }
+        let r = pd - pc;
+        if r > 1 {
+            // Iterate rather than recurse, as the C does.
+            a = pn - r;
+            n = r;
+            if wanted(a, n, lrange, rrange) {
+                continue;
+            }
+        }
+        return;
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -316,18 +446,31 @@ enum Source {
 fn read_source(ctx: &mut Ctx<'_>, key: &[u8], record: bool) -> Result<Source, CmdError> {
     let now = ctx.now_ms;
     let db = ctx.db(key);
-    let entry = if record { db.get(key, now) } else { db.peek(key, now) };
-    let source = match entry.map(|e| &e.value) {
-        None => Source::Missing,
-        Some(Value::List(l)) => Source::List(l.iter().map(<[u8]>::to_vec).collect()),
-        Some(Value::Set(s)) => Source::Set(s.iter().map(|m| m.into_owned()).collect()),
-        Some(Value::ZSet(z)) => Source::ZSet(z.iter().map(|(m, _)| m.to_vec()).collect()),
-        Some(_) => return Err(CmdError::WrongType),
+    let value = if record {
+        db.get_mut(key, now).map(|e| {
+            // Redis converts a listpack sorted set to a skiplist for good before sorting it
+            // (OBJECT ENCODING shows it afterwards), even for SORT_RO.
+            if let Value::ZSet(z @ ZSetValue::Listpack(_)) = &mut e.value {
+                let entries = z.iter().map(|(m, s)| (Bytes::from(m), s)).collect();
+                let always_skiplist = Limits { zset_max_listpack_entries: 0, ..Limits::default() };
+                *z = ZSetValue::from_entries(entries, &always_skiplist);
+            }
+            &e.value
+        })
+    } else {
+        db.peek(key, now).map(|e| &e.value)
+    };
+    let source = match value {
+        None => Ok(Source::Missing),
+        Some(Value::List(l)) => Ok(Source::List(l.iter().map(<[u8]>::to_vec).collect())),
+        Some(Value::Set(s)) => Ok(Source::Set(s.iter().map(|m| m.into_owned()).collect())),
+        Some(Value::ZSet(z)) => Ok(Source::ZSet(z.iter().map(|(m, _)| m.to_vec()).collect())),
+        Some(_) => Err(CmdError::WrongType),
     };
     if record {
-        ctx.hit(!matches!(source, Source::Missing));
+        ctx.hit(!matches!(source, Ok(Source::Missing)));
     }
-    Ok(source)
+    source
 }
 
 /// C's `strcoll` in the C locale: bytes compared up to the first NUL.
@@ -472,11 +615,12 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read
                 c_strcmp(&a.obj, &b.obj)
             }
         };
-        // A stable sort, as glibc's merge-sort qsort is (ties keep the source order).
-        if o.desc {
-            items.sort_by(|a, b| compare(b, a));
+        let mut directed = |a: &Item, b: &Item| if o.desc { compare(b, a) } else { compare(a, b) };
+        if by && (start != 0 || end != len - 1) {
+            pqsort(&mut items, &mut directed, start, end);
         } else {
-            items.sort_by(compare);
+            // glibc's qsort is a merge sort: stable, ties keep the source order.
+            items.sort_by(directed);
         }
     }
 
