@@ -516,3 +516,51 @@ proptest! {
         }
     }
 }
+
+/// SORT with BY/GET patterns takes shards beyond its declared keys while other clients
+/// write those keys and sort in the other direction: no deadlock, and every reply is whole.
+#[test]
+fn concurrent_pattern_sorts_do_not_deadlock() {
+    let engine = Arc::new(Engine::new(EngineOptions { shards: 8, ..EngineOptions::default() }));
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let engine = engine.clone();
+            std::thread::spawn(move || {
+                let mut client = engine.new_client();
+                for i in 0..1500u32 {
+                    let list = format!("list{}", (i + t) % 5);
+                    let other = format!("list{}", (i * 7 + t) % 5);
+                    let elem = format!("{}", (i * 31 + t * 17) % 23);
+                    run(&engine, &mut client, &[s("RPUSH"), list.clone(), elem.clone()]);
+                    run(&engine, &mut client, &[s("SET"), format!("w_{elem}"), format!("{}", i % 13)]);
+                    let reply = run(
+                        &engine,
+                        &mut client,
+                        &[
+                            s("SORT"),
+                            list.clone(),
+                            s("BY"),
+                            s("w_*"),
+                            s("GET"),
+                            s("#"),
+                            s("GET"),
+                            s("w_*"),
+                            s("LIMIT"),
+                            s("0"),
+                            s("20"),
+                            s("STORE"),
+                            other,
+                        ],
+                    );
+                    assert!(matches!(reply, Reply::Integer(n) if n % 2 == 0), "{reply:?}");
+                    if i % 100 == 0 {
+                        run(&engine, &mut client, &[s("DEL"), list]);
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("no panic");
+    }
+}

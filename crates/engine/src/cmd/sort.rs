@@ -361,6 +361,7 @@ fn fetch(ctx: &mut Ctx<'_>, pattern: &[u8], element: &[u8]) -> Option<Found> {
     let found = ctx.db(&key).get(&key, now).map(|e| match (&e.value, &field) {
         (Value::Str(StrValue::Int(n)), None) => Some(Found::Int(*n)),
         (Value::Str(s), None) => Some(Found::Bytes(s.as_bytes().into_owned())),
+        // PERF: a scan of the fields until the hash family's `HashValue::get` is merged.
         (Value::Hash(h), Some(f)) => h.iter().find(|(k, _)| *k == &f[..]).map(|(_, v)| Found::Bytes(v.to_vec())),
         _ => None,
     });
@@ -829,6 +830,38 @@ mod tests {
         assert_eq!(limit_window(2, 0, 5), (2, 1));
         assert_eq!(limit_window(0, -1, 0), (-1, -2));
         assert_eq!(limit_window(2, i64::MAX, 3), (2, 2));
+    }
+
+    #[test]
+    fn pqsort_orders_the_wanted_window() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..300 {
+            let n = (next() % 120) as usize;
+            let v: Vec<u32> = (0..n).map(|_| (next() % 50) as u32).collect();
+            let mut full = v.clone();
+            full.sort_unstable();
+            let (l, r) = if n == 0 {
+                (0, 0)
+            } else {
+                let a = (next() % n as u64) as usize;
+                let b = (next() % n as u64) as usize;
+                (a.min(b), a.max(b))
+            };
+            let mut partial = v.clone();
+            pqsort(&mut partial, &mut |a: &u32, b: &u32| a.cmp(b), l as i64, r as i64);
+            if n > 0 {
+                assert_eq!(partial[l..=r], full[l..=r], "round {round}: {v:?} [{l}, {r}]");
+            }
+            let mut whole = v.clone();
+            pqsort(&mut whole, &mut |a: &u32, b: &u32| a.cmp(b), 0, n as i64 - 1);
+            assert_eq!(whole, full);
+        }
     }
 
     #[test]
