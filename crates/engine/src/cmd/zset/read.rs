@@ -179,8 +179,9 @@ fn randmember_count(zset: &ZSetValue, count: i64, withscores: bool, rng: &mut Rn
         return;
     }
     if count >= size {
+        // Redis walks sorted sets from the highest member down here (zuiInitIterator).
         out.array(reply_len(size));
-        for (member, score) in zset.iter() {
+        for (member, score) in zset.rank_range(0, size, true) {
             reply_member(out, member, score, withscores, resp3);
         }
         return;
