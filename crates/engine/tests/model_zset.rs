@@ -538,3 +538,68 @@ proptest! {
         }
     }
 }
+
+/// Plain sets as inputs of the set operations score 1 per member (times the weight); sets
+/// are placed directly in the keyspace, so this holds whatever the set commands do.
+#[test]
+fn plain_sets_as_inputs() {
+    use quince_engine::keyspace::{TtlOnWrite, Value};
+    use quince_engine::types::SetValue;
+    let mut h = Harness::new(128, 64);
+    let put = |h: &mut Harness, key: &str, value: SetValue| {
+        let shard = h.engine.keyspace.shard_of(key.as_bytes());
+        h.engine.keyspace.lock(shard).dbs[0].set(key.as_bytes(), Value::Set(value), TtlOnWrite::Clear, 0);
+    };
+    put(&mut h, "{t}ints", SetValue::Intset(vec![1, 2, 3]));
+    let table = ["a", "b", "2"].iter().map(|m| m.as_bytes().into()).collect();
+    put(&mut h, "{t}strs", SetValue::Table(table));
+    h.run(&["ZADD", "{t}z", "10", "a", "20", "2", "30", "zz"]);
+    let pairs =
+        |items: &[(&str, f64)]| members(&items.iter().map(|(m, s)| (*s, m.to_string())).collect::<Vec<_>>(), true);
+    assert_eq!(
+        h.run(&["ZUNION", "2", "{t}ints", "{t}z", "WEIGHTS", "2", "1", "WITHSCORES"]),
+        pairs(&[("1", 2.0), ("3", 2.0), ("a", 10.0), ("2", 22.0), ("zz", 30.0)])
+    );
+    assert_eq!(
+        h.run(&["ZINTER", "3", "{t}ints", "{t}strs", "{t}z", "AGGREGATE", "MAX", "WITHSCORES"]),
+        pairs(&[("2", 20.0)])
+    );
+    assert_eq!(h.run(&["ZDIFF", "2", "{t}strs", "{t}ints", "WITHSCORES"]), pairs(&[("a", 1.0), ("b", 1.0)]));
+    assert_eq!(h.run(&["ZINTERCARD", "2", "{t}strs", "{t}z"]), Reply::Integer(2));
+    assert_eq!(h.run(&["ZINTERSTORE", "{t}d", "2", "{t}ints", "{t}strs"]), Reply::Integer(1));
+    assert_eq!(h.run(&["ZRANGE", "{t}d", "0", "-1", "WITHSCORES"]), pairs(&[("2", 2.0)]));
+    assert!(matches!(h.run(&["ZRANGE", "{t}ints", "0", "-1"]), Reply::Error(e) if e.starts_with("WRONGTYPE")));
+}
+
+/// A client blocked in BZPOPMIN/BZMPOP is served by the write that fills the key: ZADD,
+/// ZINCRBY or a store command, FIFO, each member delivered once.
+#[test]
+fn blocking_pops_are_served_by_writes() {
+    let mut h = Harness::new(128, 64);
+    let mut waiters: Vec<Client> = (0..3).map(|_| h.engine.new_client()).collect();
+    let block = |h: &Harness, c: &mut Client, args: &[&str]| {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let mut out = ReplyBuilder::new();
+        h.engine.execute(c, &args, &mut out);
+        assert!(out.take().is_empty(), "blocked, no reply yet");
+        assert!(c.blocked.is_some());
+    };
+    block(&h, &mut waiters[0], &["BZPOPMIN", "{b}x", "{b}y", "0"]);
+    block(&h, &mut waiters[1], &["BZMPOP", "0", "1", "{b}y", "MAX", "COUNT", "5"]);
+    block(&h, &mut waiters[2], &["BZPOPMAX", "{b}y", "0"]);
+    assert_eq!(h.run(&["ZADD", "{b}y", "1", "a", "2", "b", "3", "c"]), Reply::Integer(3));
+    let reply = |h: &Harness, c: &mut Client| String::from_utf8(h.engine.blocked_reply(c).expect("served")).unwrap();
+    assert_eq!(reply(&h, &mut waiters[0]), "*3\r\n$4\r\n{b}y\r\n$1\r\na\r\n$1\r\n1\r\n");
+    assert_eq!(
+        reply(&h, &mut waiters[1]),
+        "*2\r\n$4\r\n{b}y\r\n*2\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n"
+    );
+    assert!(h.engine.blocked_reply(&mut waiters[2]).is_none(), "nothing left for the third");
+    assert_eq!(h.run(&["EXISTS", "{b}y"]), Reply::Integer(0));
+    h.run(&["ZADD", "{b}src", "7", "m"]);
+    assert_eq!(h.run(&["ZUNIONSTORE", "{b}y", "1", "{b}src"]), Reply::Integer(1));
+    assert_eq!(reply(&h, &mut waiters[2]), "*3\r\n$4\r\n{b}y\r\n$1\r\nm\r\n$1\r\n7\r\n");
+    block(&h, &mut waiters[0], &["BZPOPMIN", "{b}z", "0"]);
+    assert_eq!(h.run(&["ZINCRBY", "{b}z", "1.5", "n"]), Reply::Double(1.5));
+    assert_eq!(reply(&h, &mut waiters[0]), "*3\r\n$4\r\n{b}z\r\n$1\r\nn\r\n$3\r\n1.5\r\n");
+}
