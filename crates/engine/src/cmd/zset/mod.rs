@@ -34,13 +34,15 @@ fn read<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ZSetValue
     }
 }
 
-/// Like `read`, counting a keyspace hit or miss as Redis's lookupKeyRead does.
+/// Like `read`, counting a keyspace hit or miss as Redis's lookupKeyRead does (a key of
+/// another type is a hit).
 fn read_hit<'d>(ctx: &'d mut Ctx<'_>, key: &[u8]) -> Result<Option<&'d ZSetValue>, CmdError> {
     let (engine, now) = (ctx.engine, ctx.now_ms);
-    let found = ctx.db(key).get(key, now).is_some();
+    let zset = read(ctx.db(key), key, now);
+    let found = !matches!(zset, Ok(None));
     let counter = if found { &engine.stats.keyspace_hits } else { &engine.stats.keyspace_misses };
     counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    read(ctx.db(key), key, now)
+    zset
 }
 
 /// The sorted set at `key` for modification, or WRONGTYPE.

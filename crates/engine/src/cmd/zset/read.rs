@@ -241,7 +241,10 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) 
     }
     let (page, next): (Vec<(&[u8], f64)>, u64) = match zset {
         ZSetValue::Listpack(_) => (zset.iter().collect(), 0),
-        ZSetValue::Skiplist(_) => scan_page(zset, cursor, count),
+        // Finding a page costs a pass over the set, so a page is never smaller than an eighth
+        // of it: a full scan then costs a few passes, not one per COUNT members. COUNT is a
+        // hint in Redis too.
+        ZSetValue::Skiplist(_) => scan_page(zset, cursor, count.max(zset.len() / 8)),
     };
     let page: Vec<_> = page.into_iter().filter(|(m, _)| pattern.is_none_or(|p| glob_match(p, m, false))).collect();
     out.array(2);
