@@ -16,6 +16,7 @@ pub mod multi;
 pub mod server;
 pub mod slowlog;
 pub mod string;
+pub mod zset;
 
 use crate::command::CommandSpec;
 use crate::error::CmdError;
@@ -38,6 +39,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(cluster::register());
     all.extend(list::register());
     all.extend(multi::register());
+    all.extend(zset::register());
     all
 }
 

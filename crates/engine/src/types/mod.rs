@@ -5,6 +5,7 @@
 pub mod hash;
 pub mod list;
 pub mod set;
+pub mod skiplist;
 pub mod zset;
 
 pub use hash::HashValue;
