@@ -472,7 +472,7 @@ impl Engine {
             return;
         };
         let mut shards: SmallVec<[usize; 4]> =
-            spec.key_positions(&args).map(|p| self.keyspace.shard_of(args[p])).collect();
+            spec.key_positions(args).map(|p| self.keyspace.shard_of(args[p])).collect();
         shards.sort_unstable();
         shards.dedup();
         let start_us = self.clock.now_us();

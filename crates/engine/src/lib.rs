@@ -112,6 +112,9 @@ pub struct HotConfig {
     pub limits: parking_lot::RwLock<types::Limits>,
 }
 
+/// WATCHed keys: (db, key) to the dirty flags of the clients watching it.
+type WatchTable = hashbrown::HashMap<(usize, keyspace::Key), Vec<Arc<AtomicBool>>>;
+
 pub struct Engine {
     pub keyspace: Keyspace,
     pub table: CommandTable,
@@ -133,7 +136,7 @@ pub struct Engine {
     /// Held shared by every command and exclusively by EXEC (transaction atomicity).
     exec_gate: parking_lot::RwLock<()>,
     /// WATCHed keys: (db, key) to the flags of the clients watching it.
-    watches: parking_lot::Mutex<hashbrown::HashMap<(usize, keyspace::Key), Vec<Arc<AtomicBool>>>>,
+    watches: parking_lot::Mutex<WatchTable>,
     watch_count: AtomicUsize,
     expire_cursor: AtomicUsize,
     shutdown_requested: AtomicBool,

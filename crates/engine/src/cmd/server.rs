@@ -191,7 +191,7 @@ fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, w
     if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
         return Err(CmdError::msg("ERR Invalid number of arguments specified for command"));
     }
-    let keys: Vec<_> = spec.keys_with_specs(&target).collect();
+    let keys: Vec<_> = spec.keys_with_specs(target).collect();
     out.array(keys.len());
     for (pos, key_spec) in keys {
         if with_flags {

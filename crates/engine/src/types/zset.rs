@@ -167,6 +167,9 @@ impl ZSetValue {
         let fits = entries.len() <= limits.zset_max_listpack_entries && max_len <= limits.zset_max_listpack_value;
         let mut entries = entries;
         if fits {
+            for e in &mut entries {
+                e.1 = listpack_score(e.1);
+            }
             entries.sort_by(|a, b| order(a.1, &a.0, b.1, &b.0));
             debug_assert!(entries.windows(2).all(|w| w[0].0 != w[1].0), "members must be distinct");
             ZSetValue::Listpack(entries)
@@ -392,7 +395,7 @@ impl ZSetValue {
         if let ZSetValue::Skiplist(s) = self {
             let max_len = s.dict.keys().map(|m| m.len()).max().unwrap_or(0);
             if s.list.len() <= limits.zset_max_listpack_entries && max_len <= limits.zset_max_listpack_value {
-                let entries = self.iter().map(|(m, s)| (Bytes::from(m), s)).collect();
+                let entries = self.iter().map(|(m, s)| (Bytes::from(m), listpack_score(s))).collect();
                 *self = ZSetValue::Listpack(entries);
             }
         }
@@ -401,6 +404,7 @@ impl ZSetValue {
     fn insert_new(&mut self, member: &[u8], score: f64, limits: &Limits) {
         if let ZSetValue::Listpack(v) = self {
             if v.len() < limits.zset_max_listpack_entries && member.len() <= limits.zset_max_listpack_value {
+                let score = listpack_score(score);
                 let at = v.partition_point(|(m, s)| before(*s, m, score, member));
                 v.insert(at, (member.into(), score));
                 return;
@@ -417,6 +421,7 @@ impl ZSetValue {
             ZSetValue::Listpack(v) => {
                 let i = v.iter().position(|(m, _)| &m[..] == member).expect("member present");
                 let (m, _) = v.remove(i);
+                let score = listpack_score(score);
                 let at = v.partition_point(|(pm, ps)| before(*ps, pm, score, member));
                 v.insert(at, (m, score));
             }
@@ -447,6 +452,17 @@ impl ZSetValue {
             ZSetValue::Listpack(v) => Box::new(v.iter().map(|(m, s)| (&m[..], *s))),
             ZSetValue::Skiplist(s) => Box::new(s.dict.iter().map(|(m, s)| (&m[..], *s))),
         }
+    }
+}
+
+/// A score as a listpack keeps it: Redis stores integral scores as integers there, so -0
+/// comes back as 0 (a skiplist keeps the sign).
+#[inline]
+fn listpack_score(score: f64) -> f64 {
+    if score == 0.0 {
+        0.0
+    } else {
+        score
     }
 }
 

@@ -34,13 +34,15 @@ fn read<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ZSetValue
     }
 }
 
-/// Like `read`, counting a keyspace hit or miss as Redis's lookupKeyRead does.
+/// Like `read`, counting a keyspace hit or miss as Redis's lookupKeyRead does (a key of
+/// another type is a hit).
 fn read_hit<'d>(ctx: &'d mut Ctx<'_>, key: &[u8]) -> Result<Option<&'d ZSetValue>, CmdError> {
     let (engine, now) = (ctx.engine, ctx.now_ms);
-    let found = ctx.db(key).get(key, now).is_some();
+    let zset = read(ctx.db(key), key, now);
+    let found = !matches!(zset, Ok(None));
     let counter = if found { &engine.stats.keyspace_hits } else { &engine.stats.keyspace_misses };
     counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    read(ctx.db(key), key, now)
+    zset
 }
 
 /// The sorted set at `key` for modification, or WRONGTYPE.
@@ -338,5 +340,83 @@ mod tests {
         assert!(parse_lex_range(b"a", b"+").is_err());
         assert!(parse_lex_range(b"-x", b"+").is_err());
         assert_eq!(parse_lex_range(b"(", b"[b").unwrap().min, LexBound::Exclusive(Vec::new()));
+    }
+
+    mod libc_fns {
+        extern "C" {
+            pub fn strtod(nptr: *const std::ffi::c_char, endptr: *mut *mut std::ffi::c_char) -> f64;
+            pub fn __errno_location() -> *mut i32;
+        }
+    }
+    use libc_fns::__errno_location;
+
+    /// glibc's strtod on `s` (NUL-terminated copy): value, bytes used, ERANGE.
+    fn c_strtod(s: &[u8]) -> (f64, usize, bool) {
+        let c = std::ffi::CString::new(s).expect("no NUL");
+        let mut end: *mut std::ffi::c_char = std::ptr::null_mut();
+        // SAFETY: `c` is a valid C string for the duration of the call; errno is this
+        // thread's.
+        unsafe {
+            *__errno_location() = 0;
+            let v = libc_fns::strtod(c.as_ptr(), &mut end);
+            let used = end.offset_from(c.as_ptr()) as usize;
+            (v, used, *__errno_location() == 34)
+        }
+    }
+
+    #[test]
+    fn strtod_agrees_with_glibc() {
+        let alphabet: &[&[u8]] = &[
+            b"0",
+            b"1",
+            b"5",
+            b"9",
+            b".",
+            b"e",
+            b"E",
+            b"-",
+            b"+",
+            b"x",
+            b"X",
+            b"p",
+            b"a",
+            b"f",
+            b"inf",
+            b"nan",
+            b"infinity",
+            b" ",
+            b"(",
+            b"00",
+            b"e308",
+            b"e-320",
+            b"0x1",
+            b"1e400",
+            b"7",
+        ];
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        for _ in 0..200_000 {
+            let mut s = Vec::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut r = seed;
+            for _ in 0..(r % 7 + 1) {
+                r /= 7;
+                s.extend_from_slice(alphabet[(r % alphabet.len() as u64) as usize]);
+                r /= alphabet.len() as u64;
+            }
+            let (v, used, erange) = strtod(&s);
+            let (cv, cused, cerange) = c_strtod(&s);
+            let same_value = (v.is_nan() && cv.is_nan()) || v.to_bits() == cv.to_bits();
+            assert!(
+                same_value && used == cused,
+                "{:?}: ours {v} {used}, glibc {cv} {cused}",
+                String::from_utf8_lossy(&s)
+            );
+            // glibc also flags denormal results; only overflow and underflow to zero matter.
+            if v.is_infinite() || v == 0.0 {
+                assert_eq!(erange, cerange, "{:?}", String::from_utf8_lossy(&s));
+            }
+        }
     }
 }

@@ -179,8 +179,9 @@ fn randmember_count(zset: &ZSetValue, count: i64, withscores: bool, rng: &mut Rn
         return;
     }
     if count >= size {
+        // Redis walks sorted sets from the highest member down here (zuiInitIterator).
         out.array(reply_len(size));
-        for (member, score) in zset.iter() {
+        for (member, score) in zset.rank_range(0, size, true) {
             reply_member(out, member, score, withscores, resp3);
         }
         return;
@@ -240,7 +241,10 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) 
     }
     let (page, next): (Vec<(&[u8], f64)>, u64) = match zset {
         ZSetValue::Listpack(_) => (zset.iter().collect(), 0),
-        ZSetValue::Skiplist(_) => scan_page(zset, cursor, count),
+        // Finding a page costs a pass over the set, so a page is never smaller than an eighth
+        // of it: a full scan then costs a few passes, not one per COUNT members. COUNT is a
+        // hint in Redis too.
+        ZSetValue::Skiplist(_) => scan_page(zset, cursor, count.max(zset.len() / 8)),
     };
     let page: Vec<_> = page.into_iter().filter(|(m, _)| pattern.is_none_or(|p| glob_match(p, m, false))).collect();
     out.array(2);
