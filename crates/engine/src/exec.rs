@@ -566,8 +566,13 @@ impl Engine {
         let db = ctx.client.db;
         match ctx.spec.name.as_str() {
             _ if changed => {
-                for pos in ctx.spec.key_positions(args) {
-                    self.touch_watched(Some(db), Some(args[pos]));
+                // Keys the command only reads (a SORT or GEORADIUS source next to its STORE
+                // destination) are not modified: Redis signals only the written ones.
+                let read_only = CommandSpec::key_flags("RO");
+                for (pos, spec) in ctx.spec.keys_with_specs(args) {
+                    if spec.flags & read_only == 0 {
+                        self.touch_watched(Some(db), Some(args[pos]));
+                    }
                 }
                 // MOVE and COPY ... DB n change a key in another database too.
                 if matches!(ctx.spec.name.as_str(), "move" | "copy") {
