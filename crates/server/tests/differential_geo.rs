@@ -422,3 +422,44 @@ fn command_metadata() {
     ]);
     run("geo command metadata", &steps);
 }
+
+/// Runs `(connection, command)` pairs on two connections per server and compares the
+/// transcripts (WATCH in one connection, writes in the other).
+fn run_two_clients(name: &str, script: &[(usize, Vec<&str>)]) {
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    let transcript = |server: &quince_test_util::ServerProcess| {
+        let mut conns = [server.client(), server.client()];
+        conns[0].call(&["FLUSHALL"]);
+        script.iter().map(|(i, args)| conns[*i].call(args)).collect::<Vec<_>>()
+    };
+    let (q, r) = (transcript(&diff.quince), transcript(&diff.redis));
+    for (i, (q, r)) in q.iter().zip(&r).enumerate() {
+        assert_eq!(String::from_utf8_lossy(q), String::from_utf8_lossy(r), "{name}: step {i} {:?}", script[i].1);
+    }
+}
+
+#[test]
+fn watch_sees_only_written_keys() {
+    let mut script = vec![(1, vec!["GEOADD", "g", "1", "1", "a", "2", "2", "b"])];
+    for (watched, write) in [
+        ("g", vec!["GEOADD", "g", "1", "1", "a"]),
+        ("g", vec!["GEOADD", "g", "3", "3", "c"]),
+        ("g", vec!["GEOADD", "g", "XX", "4", "4", "d"]),
+        ("g", vec!["GEORADIUS", "g", "1", "1", "500", "km"]),
+        ("g", vec!["GEORADIUS", "g", "1", "1", "500", "km", "STORE", "dst"]),
+        ("dst", vec!["GEORADIUS", "g", "1", "1", "500", "km", "STOREDIST", "dst"]),
+        ("g", vec!["GEOSEARCHSTORE", "dst", "g", "FROMMEMBER", "a", "BYRADIUS", "500", "km"]),
+        ("dst", vec!["GEOSEARCHSTORE", "dst", "g", "FROMMEMBER", "a", "BYRADIUS", "1", "m"]),
+        ("dst", vec!["GEOSEARCHSTORE", "dst", "g", "FROMMEMBER", "a", "BYRADIUS", "1", "m"]),
+        ("g", vec!["GEOSEARCH", "g", "FROMMEMBER", "a", "BYRADIUS", "500", "km"]),
+    ] {
+        script.extend([
+            (0, vec!["WATCH", watched]),
+            (0, vec!["MULTI"]),
+            (0, vec!["PING"]),
+            (1, write),
+            (0, vec!["EXEC"]),
+        ]);
+    }
+    run_two_clients("geo and WATCH", &script);
+}

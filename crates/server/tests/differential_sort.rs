@@ -295,3 +295,42 @@ fn sets_and_hash_fields() {
         ],
     );
 }
+
+/// Runs `(connection, command)` pairs on two connections per server and compares the
+/// transcripts (WATCH in one connection, writes in the other).
+fn run_two_clients(name: &str, script: &[(usize, Vec<&str>)]) {
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    let transcript = |server: &quince_test_util::ServerProcess| {
+        let mut conns = [server.client(), server.client()];
+        conns[0].call(&["FLUSHALL"]);
+        script.iter().map(|(i, args)| conns[*i].call(args)).collect::<Vec<_>>()
+    };
+    let (q, r) = (transcript(&diff.quince), transcript(&diff.redis));
+    for (i, (q, r)) in q.iter().zip(&r).enumerate() {
+        assert_eq!(String::from_utf8_lossy(q), String::from_utf8_lossy(r), "{name}: step {i} {:?}", script[i].1);
+    }
+}
+
+#[test]
+fn watch_sees_only_the_store_destination() {
+    let mut script =
+        vec![(1, vec!["RPUSH", "l", "3", "1", "2"]), (1, vec!["MSET", "w_1", "3", "w_2", "2", "w_3", "1"])];
+    for (watched, write) in [
+        ("l", vec!["SORT", "l", "BY", "w_*"]),
+        ("l", vec!["SORT", "l", "BY", "w_*", "STORE", "dst"]),
+        ("w_1", vec!["SORT", "l", "BY", "w_*", "GET", "w_*", "STORE", "dst"]),
+        ("dst", vec!["SORT", "l", "STORE", "dst"]),
+        ("dst", vec!["SORT", "missing", "STORE", "dst"]),
+        ("dst", vec!["SORT", "missing", "STORE", "dst"]),
+        ("l", vec!["SORT_RO", "l", "BY", "w_*"]),
+    ] {
+        script.extend([
+            (0, vec!["WATCH", watched]),
+            (0, vec!["MULTI"]),
+            (0, vec!["PING"]),
+            (1, write),
+            (0, vec!["EXEC"]),
+        ]);
+    }
+    run_two_clients("sort and WATCH", &script);
+}
