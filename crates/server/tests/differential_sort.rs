@@ -259,6 +259,32 @@ fn command_metadata() {
     );
 }
 
+/// NULs: C string functions stop at them in patterns and numbers, while keys, fields and
+/// values keep every byte.
+#[test]
+fn binary_patterns_and_elements() {
+    let b = |args: &[&[u8]]| Step::bytes(args);
+    run(
+        "sort binary",
+        &[
+            b(&[b"RPUSH", b"l", b"1\x00abc", b"2", b"", b"1.5\x00"]),
+            b(&[b"SORT", b"l"]),
+            b(&[b"SORT", b"l", b"ALPHA"]),
+            b(&[b"SET", b"w_2", b"5\x00x"]),
+            b(&[b"SET", b"w_1\x00abc", b"7"]),
+            b(&[b"SORT", b"l", b"BY", b"w_*"]),
+            b(&[b"SORT", b"l", b"BY", b"w_*\x00zz"]),
+            b(&[b"SORT", b"l", b"BY", b"w_\x00*"]),
+            b(&[b"SORT", b"l", b"BY", b"w_*", b"GET", b"w_*", b"GET", b"#\x00x", b"GET", b"\x00*"]),
+            b(&[b"RPUSH", b"al", b"b\x00z", b"b\x00a", b"b"]),
+            b(&[b"SORT", b"al", b"ALPHA"]),
+            b(&[b"SORT", b"al", b"ALPHA", b"DESC"]),
+            b(&[b"SORT", b"al", b"ALPHA", b"STORE", b"out"]),
+            b(&[b"LRANGE", b"out", b"0", b"-1"]),
+        ],
+    );
+}
+
 /// Needs SADD and HSET (the hash and set families).
 #[test]
 fn sets_and_hash_fields() {
@@ -290,6 +316,8 @@ fn sets_and_hash_fields() {
             cmd(&["SORT", "l", "GET", "h_*->"]),
             cmd(&["SORT", "l", "GET", "h_*"]),
             cmd(&["SORT", "l", "BY", "h_*"]),
+            Step::bytes(&[b"HSET", b"h_2", b"f\x00g", b"hv"]),
+            Step::bytes(&[b"SORT", b"l", b"GET", b"h_*->f\x00g", b"GET", b"h_*->\x00g"]),
             cmd(&["SADD", "ints", "3", "1", "2"]),
             cmd(&["SORT", "ints", "BY", "h_*->w", "GET", "h_*->name"]),
         ],

@@ -444,7 +444,8 @@ fn parse_options<'a>(args: &[&'a [u8]], readonly: bool) -> Result<SortOptions<'a
             j += 1;
         } else if is(arg, "by") && left >= 1 {
             o.by = Some(args[j + 1]);
-            o.dont_sort = !args[j + 1].contains(&b'*');
+            // C's strchr: a '*' after a NUL is not seen.
+            o.dont_sort = !args[j + 1].iter().take_while(|&&b| b != 0).any(|&b| b == b'*');
             j += 1;
         } else if is(arg, "get") && left >= 1 {
             o.gets.push(args[j + 1]);
