@@ -517,7 +517,7 @@ fn c_strcmp(a: &[u8], b: &[u8]) -> Ordering {
 
 /// Locks the shards of every key the patterns can touch, re-reading the source after a
 /// relock until the set of keys is stable.
-fn lock_pattern_keys(ctx: &mut Ctx<'_>, key: &[u8], o: &SortOptions<'_>) -> CmdResult {
+fn lock_pattern_keys(ctx: &mut Ctx<'_>, key: &[u8], o: &SortOptions<'_>) {
     let mut patterns: SmallVec<[&[u8]; 4]> = o.gets.iter().copied().collect();
     if let (Some(by), false) = (o.by, o.dont_sort) {
         patterns.push(by);
@@ -530,9 +530,10 @@ fn lock_pattern_keys(ctx: &mut Ctx<'_>, key: &[u8], o: &SortOptions<'_>) -> CmdR
             by_shard.insert(ctx.engine.keyspace.shard_of(store), store.to_vec());
         }
         if !patterns.is_empty() {
-            let elements = match read_source(ctx, key, false)? {
-                Source::Missing => Vec::new(),
-                Source::List(v) | Source::Set(v) | Source::ZSet(v) => v,
+            // A wrong type is reported by the real read, which also counts the lookup.
+            let elements = match read_source(ctx, key, false) {
+                Ok(Source::List(v) | Source::Set(v) | Source::ZSet(v)) => v,
+                Ok(Source::Missing) | Err(_) => Vec::new(),
             };
             for element in &elements {
                 for pattern in &patterns {
@@ -544,7 +545,7 @@ fn lock_pattern_keys(ctx: &mut Ctx<'_>, key: &[u8], o: &SortOptions<'_>) -> CmdR
         }
         let keys: Vec<&[u8]> = by_shard.values().map(|k| &k[..]).collect();
         if !ctx.lock_extra(&keys) {
-            return Ok(());
+            return;
         }
     }
 }
@@ -565,7 +566,7 @@ fn limit_window(limit_start: i64, limit_count: i64, len: i64) -> (i64, i64) {
 fn sort_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, readonly: bool) -> CmdResult {
     let mut o = parse_options(args, readonly)?;
     let key = args[1];
-    lock_pattern_keys(ctx, key, &o)?;
+    lock_pattern_keys(ctx, key, &o);
     let source = read_source(ctx, key, true)?;
 
     // A set has no native order: with STORE it is sorted ALPHA so the stored result (and
