@@ -108,6 +108,17 @@ pub struct KeySpec {
     pub last_key: i32,
     pub key_step: i32,
     pub limit: i32,
+    /// A `keynum` find_keys instead of `range` (SINTERCARD, ZUNIONSTORE...): the key count
+    /// is an argument; `last_key`/`limit` are then unused and `key_step` steps the keys.
+    pub keynum: Option<KeyNum>,
+}
+
+/// `find_keys: keynum`: offsets (from the begin_search index) of the key count argument
+/// and of the first key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyNum {
+    pub keynum_index: i32,
+    pub first_key: i32,
 }
 
 /// The type of a documented argument (COMMAND DOCS).
@@ -316,7 +327,24 @@ impl CommandSpec {
             last_key: last,
             key_step: step,
             limit: 0,
+            keynum: None,
         });
+        self
+    }
+
+    /// Adds a `keynum` key spec: from argument `begin`, the key count at `begin + keynum_index`,
+    /// keys from `begin + first_key`, every `step`. Such commands have movable keys.
+    pub fn keys_keynum(mut self, flags: &str, begin: i32, keynum_index: i32, first_key: i32, step: i32) -> Self {
+        self.key_specs.push(KeySpec {
+            notes: None,
+            flags: bits(KEY_FLAG_NAMES, flags, "key flag"),
+            begin_index: begin,
+            last_key: 0,
+            key_step: step,
+            limit: 0,
+            keynum: Some(KeyNum { keynum_index, first_key }),
+        });
+        self.flags |= flag("movablekeys");
         self
     }
 
@@ -376,14 +404,14 @@ impl CommandSpec {
     pub fn legacy_key_range(&self) -> (i32, i32, i32) {
         match self.key_specs.as_slice() {
             [] => (0, 0, 0),
-            [ks] => {
+            [ks] if ks.keynum.is_none() => {
                 let last = if ks.last_key >= 0 { ks.begin_index + ks.last_key } else { ks.last_key };
                 (ks.begin_index, last, ks.key_step)
             }
             specs => {
                 let (mut first, mut last, mut prev_last) = (i32::MAX, 0i32, 0i32);
                 for ks in specs {
-                    if ks.key_step != 1 || (prev_last != 0 && prev_last != ks.begin_index - 1) {
+                    if ks.keynum.is_some() || ks.key_step != 1 || (prev_last != 0 && prev_last != ks.begin_index - 1) {
                         continue;
                     }
                     first = first.min(ks.begin_index);
@@ -401,21 +429,43 @@ impl CommandSpec {
     }
 
     /// Positions of key arguments in `args` (args[0] is the command name), per the key specs.
-    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> + '_ {
-        self.keys_with_specs(argc).map(|(pos, _)| pos)
+    pub fn key_positions<'s>(&'s self, args: &'s [&[u8]]) -> impl Iterator<Item = usize> + 's {
+        self.keys_with_specs(args).map(|(pos, _)| pos)
     }
 
-    /// Key positions, each with the key spec that found it (for its access flags).
-    pub fn keys_with_specs(&self, argc: usize) -> impl Iterator<Item = (usize, &KeySpec)> + '_ {
+    /// Key positions, each with the key spec that found it (for its access flags). Positions
+    /// past the end of `args` are dropped; a keynum spec whose count is not a non-negative
+    /// integer finds no keys (the handler then reports the error, as Redis does).
+    pub fn keys_with_specs<'s>(&'s self, args: &'s [&[u8]]) -> impl Iterator<Item = (usize, &'s KeySpec)> + 's {
+        let argc = args.len();
         self.key_specs.iter().flat_map(move |ks| {
             let begin = ks.begin_index as usize;
-            let last = if ks.last_key >= 0 {
-                begin + ks.last_key as usize
-            } else {
-                (argc as i64 + i64::from(ks.last_key)).max(0) as usize
+            let (first, last) = match ks.keynum {
+                None => {
+                    let last = if ks.last_key >= 0 {
+                        begin + ks.last_key as usize
+                    } else {
+                        (argc as i64 + i64::from(ks.last_key)).max(0) as usize
+                    };
+                    (begin, last.min(argc.saturating_sub(1)))
+                }
+                Some(kn) => {
+                    let count = args
+                        .get(begin + kn.keynum_index as usize)
+                        .and_then(|a| quince_resp::parse_i64_strict(a))
+                        .filter(|n| *n >= 0)
+                        .unwrap_or(0) as usize;
+                    let first = begin + kn.first_key as usize;
+                    let step = ks.key_step.max(1) as usize;
+                    let last = first.saturating_add(count.saturating_mul(step)).min(argc);
+                    if count == 0 || first >= argc {
+                        (1, 0)
+                    } else {
+                        (first, last - 1)
+                    }
+                }
             };
-            let last = last.min(argc.saturating_sub(1));
-            (begin..=last).step_by(ks.key_step.max(1) as usize).filter(move |&p| p < argc).map(move |p| (p, ks))
+            (first..=last).step_by(ks.key_step.max(1) as usize).filter(move |&p| p < argc).map(move |p| (p, ks))
         })
     }
 
@@ -453,6 +503,18 @@ impl CommandSpec {
             out.bulk(b"find_keys");
             out.map(2);
             out.bulk(b"type");
+            if let Some(kn) = ks.keynum {
+                out.bulk(b"keynum");
+                out.bulk(b"spec");
+                out.map(3);
+                out.bulk(b"keynumidx");
+                out.integer(i64::from(kn.keynum_index));
+                out.bulk(b"firstkey");
+                out.integer(i64::from(kn.first_key));
+                out.bulk(b"keystep");
+                out.integer(i64::from(ks.key_step));
+                continue;
+            }
             out.bulk(b"range");
             out.bulk(b"spec");
             out.map(3);

@@ -7,10 +7,10 @@ use smallvec::SmallVec;
 
 use std::sync::Arc;
 
+use crate::blocking::{ServeState, Unblock, Waiter, WaiterRef};
 use crate::clients::ClientHandle;
 use crate::command::{CommandSpec, Resolved};
 use crate::error::{truncate_c, CmdError};
-use crate::blocking::{ServeState, Unblock, Waiter, WaiterRef};
 use crate::keyspace::{AccessMode, Db, Key, Shard};
 use crate::reply::ReplySink;
 use crate::Engine;
@@ -220,7 +220,7 @@ impl Engine {
             return;
         };
         let mut shards: SmallVec<[usize; 4]> =
-            spec.key_positions(args.len()).map(|p| self.keyspace.shard_of(args[p])).collect();
+            spec.key_positions(args).map(|p| self.keyspace.shard_of(args[p])).collect();
         shards.sort_unstable();
         shards.dedup();
         let start_us = self.clock.now_us();
@@ -282,7 +282,7 @@ impl Engine {
         let Resolved::Found(spec) = self.table.resolve(&args) else { return Vec::new() };
         let Some(handler) = spec.handler else { return Vec::new() };
         let mut shards: SmallVec<[usize; 4]> =
-            spec.key_positions(args.len()).map(|p| self.keyspace.shard_of(args[p])).collect();
+            spec.key_positions(&args).map(|p| self.keyspace.shard_of(args[p])).collect();
         shards.sort_unstable();
         shards.dedup();
         let mut client = waiter.client.clone();
