@@ -6,12 +6,14 @@ pub mod client;
 pub mod cluster;
 pub mod connection;
 pub mod debug;
+pub mod hash;
 pub mod hyperloglog;
 pub mod info;
 pub mod keys;
 pub mod latency;
 pub mod memory;
 pub mod server;
+pub mod set;
 pub mod slowlog;
 pub mod string;
 
@@ -34,6 +36,8 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(hyperloglog::register());
     all.extend(bitmap::register());
     all.extend(cluster::register());
+    all.extend(hash::register());
+    all.extend(set::register());
     all
 }
 
