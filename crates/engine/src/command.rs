@@ -434,8 +434,9 @@ impl CommandSpec {
     }
 
     /// Key positions, each with the key spec that found it (for its access flags). Positions
-    /// past the end of `args` are dropped; a keynum spec whose count is not a non-negative
-    /// integer finds no keys (the handler then reports the error, as Redis does).
+    /// past the end of `args` are dropped; a keynum spec whose count is not a positive
+    /// integer, or counts more keys than there are arguments, finds none (the handler then
+    /// reports the error, as Redis does).
     pub fn keys_with_specs<'s>(&'s self, args: &'s [&[u8]]) -> impl Iterator<Item = (usize, &'s KeySpec)> + 's {
         let argc = args.len();
         self.key_specs.iter().flat_map(move |ks| {
@@ -457,11 +458,12 @@ impl CommandSpec {
                         .unwrap_or(0) as usize;
                     let first = begin + kn.first_key as usize;
                     let step = ks.key_step.max(1) as usize;
-                    let last = first.saturating_add(count.saturating_mul(step)).min(argc);
-                    if count == 0 || first >= argc {
+                    let last = (count.max(1) - 1).saturating_mul(step).saturating_add(first);
+                    // Keys past the arguments make the whole spec invalid, as in Redis.
+                    if count == 0 || last >= argc {
                         (1, 0)
                     } else {
-                        (first, last - 1)
+                        (first, last)
                     }
                 }
             };
