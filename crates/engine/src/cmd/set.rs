@@ -804,3 +804,50 @@ pub fn register() -> Vec<CommandSpec> {
             ]),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_read_like_strtoul() {
+        assert_eq!(parse_cursor(b"0"), Ok(0));
+        assert_eq!(parse_cursor(b""), Ok(0));
+        assert_eq!(parse_cursor(b"+7"), Ok(7));
+        assert_eq!(parse_cursor(b"-1"), Ok(u64::MAX));
+        assert_eq!(parse_cursor(b"18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(parse_cursor(b"12\x00junk"), Ok(12));
+        for bad in [&b"18446744073709551616"[..], b" 1", b"1 ", b"-", b"+", b"0x10", b"1.5"] {
+            assert!(parse_cursor(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn scan_options() {
+        let o = parse_scan_options(&[b"MATCH", b"a*", b"count", b"5"]).unwrap();
+        assert_eq!((o.count, o.pattern), (5, Some(&b"a*"[..])));
+        assert!(o.matches(b"abc") && !o.matches(b"bc"));
+        assert!(parse_scan_options(&[b"MATCH", b"*"]).unwrap().pattern.is_none());
+        assert_eq!(parse_scan_options(&[b"COUNT", b"0"]).err(), Some(CmdError::Syntax));
+        assert_eq!(parse_scan_options(&[b"COUNT", b"x"]).err(), Some(CmdError::NotInteger));
+        assert_eq!(parse_scan_options(&[b"COUNT"]).err(), Some(CmdError::Syntax));
+        assert_eq!(parse_scan_options(&[b"TYPE", b"string"]).err(), Some(CmdError::Syntax));
+    }
+
+    #[test]
+    fn distinct_indices_are_distinct_and_uniform() {
+        let mut rng = Rng::new(42);
+        let mut hits = [0u32; 10];
+        for count in [2, 8] {
+            for _ in 0..5000 {
+                let picked = distinct_indices(&mut rng, 10, count);
+                assert_eq!(picked.len(), count);
+                let unique: hashbrown::HashSet<_> = picked.iter().collect();
+                assert_eq!(unique.len(), count);
+                picked.iter().for_each(|&i| hits[i] += 1);
+            }
+        }
+        // 50,000 picks over 10 slots: each within 5% of 5,000.
+        assert!(hits.iter().all(|&h| (4750..=5250).contains(&h)), "{hits:?}");
+    }
+}
