@@ -40,15 +40,26 @@ fn write_hash<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Result<Option<&'c mut Has
     }
 }
 
-/// Redis's hashTypeLookupWriteOrCreate: the hash at `key`, created empty if missing.
-/// Returns whether it was created (which counted one change already).
-fn hash_or_create<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Result<(bool, &'c mut HashValue), CmdError> {
-    let now = ctx.now_ms;
-    let created = write_hash(ctx, key)?.is_none();
-    if created {
-        ctx.db(key).set(key, Value::Hash(HashValue::default()), TtlOnWrite::Clear, now);
+/// Runs `update` on the hash at `key` (Redis's hashTypeLookupWriteOrCreate and what
+/// follows). A missing key gets a new hash, stored once `update` succeeds and only if it
+/// is not empty, so the key is looked up (and its access recorded) once. Returns whether
+/// the key was created (which `Db::set` counted as one change).
+fn update_hash<T>(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    update: impl FnOnce(&mut HashValue) -> Result<T, CmdError>,
+) -> Result<(bool, T), CmdError> {
+    if let Some(hash) = write_hash(ctx, key)? {
+        return Ok((false, update(hash)?));
     }
-    Ok((created, write_hash(ctx, key)?.expect("exists now")))
+    let mut hash = HashValue::default();
+    let result = update(&mut hash)?;
+    let created = !hash.is_empty();
+    if created {
+        let now = ctx.now_ms;
+        ctx.db(key).set(key, Value::Hash(hash), TtlOnWrite::Clear, now);
+    }
+    Ok((created, result))
 }
 
 fn wrong_arity(ctx: &Ctx<'_>) -> CmdError {
@@ -74,9 +85,10 @@ fn hset_generic(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Result<usize, CmdError> {
         return Err(wrong_arity(ctx));
     }
     let limits = ctx.limits();
-    let (created, hash) = hash_or_create(ctx, args[1])?;
-    hash.convert_for(args[2..].iter().copied(), &limits);
-    let added = args[2..].chunks_exact(2).filter(|pair| hash.set(pair[0], pair[1], &limits)).count();
+    let (created, added) = update_hash(ctx, args[1], |hash| {
+        hash.convert_for(args[2..].iter().copied(), &limits);
+        Ok(args[2..].chunks_exact(2).filter(|pair| hash.set(pair[0], pair[1], &limits)).count())
+    })?;
     add_dirty(ctx, (args.len() as u64 - 2) / 2, u64::from(created));
     Ok(added)
 }
@@ -84,14 +96,17 @@ fn hset_generic(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Result<usize, CmdError> {
 /// HSETNX key field value — O(1).
 fn hsetnx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let limits = ctx.limits();
-    let (created, hash) = hash_or_create(ctx, args[1])?;
-    if hash.contains(args[2]) {
-        out.integer(0);
-        return Ok(());
+    let (created, added) = update_hash(ctx, args[1], |hash| {
+        let new = !hash.contains(args[2]);
+        if new {
+            hash.set(args[2], args[3], &limits);
+        }
+        Ok(new)
+    })?;
+    if added {
+        add_dirty(ctx, 1, u64::from(created));
     }
-    hash.set(args[2], args[3], &limits);
-    add_dirty(ctx, 1, u64::from(created));
-    out.integer(1);
+    out.integer(i64::from(added));
     Ok(())
 }
 
@@ -210,13 +225,18 @@ fn hgetall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
 fn hincrby(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let incr = parse_i64(args[3])?;
     let limits = ctx.limits();
-    let (created, hash) = hash_or_create(ctx, args[1])?;
-    let current = match hash.get(args[2]) {
-        None => 0,
-        Some(v) => quince_resp::parse_i64_strict(v).ok_or_else(|| CmdError::msg("ERR hash value is not an integer"))?,
-    };
-    let value = current.checked_add(incr).ok_or_else(|| CmdError::msg("ERR increment or decrement would overflow"))?;
-    hash.set(args[2], quince_resp::format_i64(value).as_bytes(), &limits);
+    let (created, value) = update_hash(ctx, args[1], |hash| {
+        let current = match hash.get(args[2]) {
+            None => 0,
+            Some(v) => {
+                quince_resp::parse_i64_strict(v).ok_or_else(|| CmdError::msg("ERR hash value is not an integer"))?
+            }
+        };
+        let value =
+            current.checked_add(incr).ok_or_else(|| CmdError::msg("ERR increment or decrement would overflow"))?;
+        hash.set(args[2], quince_resp::format_i64(value).as_bytes(), &limits);
+        Ok(value)
+    })?;
     add_dirty(ctx, 1, u64::from(created));
     out.integer(value);
     Ok(())
@@ -229,17 +249,18 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
         return Err(CmdError::msg("ERR value is NaN or Infinity"));
     }
     let limits = ctx.limits();
-    let (created, hash) = hash_or_create(ctx, args[1])?;
-    let current = match hash.get(args[2]) {
-        None => LongDouble::from_i64(0),
-        Some(v) => LongDouble::parse(v).ok_or_else(|| CmdError::msg("ERR hash value is not a float"))?,
-    };
-    let value = current + incr;
-    let text = Some(value)
-        .filter(|v| !v.is_nan() && !v.is_infinite())
-        .and_then(LongDouble::to_human_string)
-        .ok_or_else(|| CmdError::msg("ERR increment would produce NaN or Infinity"))?;
-    hash.set(args[2], text.as_bytes(), &limits);
+    let (created, text) = update_hash(ctx, args[1], |hash| {
+        let current = match hash.get(args[2]) {
+            None => LongDouble::from_i64(0),
+            Some(v) => LongDouble::parse(v).ok_or_else(|| CmdError::msg("ERR hash value is not a float"))?,
+        };
+        let text = Some(current + incr)
+            .filter(|v| !v.is_nan() && !v.is_infinite())
+            .and_then(LongDouble::to_human_string)
+            .ok_or_else(|| CmdError::msg("ERR increment would produce NaN or Infinity"))?;
+        hash.set(args[2], text.as_bytes(), &limits);
+        Ok(text)
+    })?;
     add_dirty(ctx, 1, u64::from(created));
     out.bulk(text.as_bytes());
     Ok(())

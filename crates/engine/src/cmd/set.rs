@@ -225,12 +225,16 @@ fn reply_members(out: &mut dyn ReplySink, set: &SetValue) {
 /// SADD key member [member ...] — O(1) per member.
 fn sadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let (key, now, limits) = (args[1], ctx.now_ms, ctx.limits());
-    let created = write_set(ctx, key)?.is_none();
-    if created {
-        ctx.db(key).set(key, Value::Set(SetValue::new_for(args[2])), TtlOnWrite::Clear, now);
-    }
-    let set = write_set(ctx, key)?.expect("exists now");
-    let added = args[2..].iter().filter(|m| set.add(m, &limits)).count();
+    let (added, created) = match write_set(ctx, key)? {
+        Some(set) => (args[2..].iter().filter(|m| set.add(m, &limits)).count(), false),
+        None => {
+            // Built whole, then stored: one lookup, as with Redis's dbAdd.
+            let mut set = SetValue::new_for(args[2]);
+            let added = args[2..].iter().filter(|m| set.add(m, &limits)).count();
+            ctx.db(key).set(key, Value::Set(set), TtlOnWrite::Clear, now);
+            (added, true)
+        }
+    };
     add_dirty(ctx, added as u64, u64::from(created));
     out.integer(added as i64);
     Ok(())
@@ -285,43 +289,35 @@ fn scard(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
 /// SMOVE source destination member — O(1).
 fn smove(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let (src, dst, member, now, limits) = (args[1], args[2], args[3], ctx.now_ms, ctx.limits());
-    let src_exists = match ctx.db(src).get_mut(src, now) {
-        None => false,
-        Some(entry) => {
-            set_of(entry)?;
-            true
-        }
-    };
-    // Redis looks both keys up before answering 0 for a missing source.
-    let dst_exists = match ctx.db(dst).get_mut(dst, now) {
-        None => false,
-        Some(entry) => {
-            if src_exists {
-                set_of(entry)?;
-            }
-            true
-        }
-    };
-    if !src_exists {
+    // Redis looks both keys up (as writes: no hit accounting) before answering 0 for a
+    // missing source, and checks their types only when the source exists.
+    let src_found = ctx.db(src).get(src, now).map(|e| set_of(e).map(|s| s.contains(member)));
+    let dst_found = ctx.db(dst).get(dst, now).map(|e| set_of(e).map(|s| s.contains(member)));
+    let Some(in_src) = src_found.transpose()? else {
         out.integer(0);
         return Ok(());
-    }
-    if src == dst {
-        let found = peek_set(ctx, src).is_some_and(|s| s.contains(member));
-        out.integer(i64::from(found));
+    };
+    let in_dst = dst_found.transpose()?;
+    if src == dst || !in_src {
+        out.integer(i64::from(in_src));
         return Ok(());
     }
-    if !write_set(ctx, src)?.expect("checked above").remove(member) {
-        out.integer(0);
-        return Ok(());
-    }
+    // Only what changes is written: a destination already holding the member is untouched.
+    write_set(ctx, src)?.expect("checked above").remove(member);
     let mut counted_by_db = u64::from(delete_if_empty(ctx, src));
-    if !dst_exists {
-        ctx.db(dst).set(dst, Value::Set(SetValue::new_for(member)), TtlOnWrite::Clear, now);
-        counted_by_db += 1;
+    match in_dst {
+        Some(true) => {}
+        Some(false) => {
+            write_set(ctx, dst)?.expect("checked above").add(member, &limits);
+        }
+        None => {
+            let mut set = SetValue::new_for(member);
+            set.add(member, &limits);
+            ctx.db(dst).set(dst, Value::Set(set), TtlOnWrite::Clear, now);
+            counted_by_db += 1;
+        }
     }
-    let added = write_set(ctx, dst)?.expect("exists now").add(member, &limits);
-    add_dirty(ctx, 1 + u64::from(added), counted_by_db);
+    add_dirty(ctx, 1 + u64::from(in_dst != Some(true)), counted_by_db);
     out.integer(1);
     Ok(())
 }
