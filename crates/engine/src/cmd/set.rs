@@ -35,8 +35,8 @@ pub(crate) fn add_dirty(ctx: &Ctx<'_>, changes: u64, counted_by_db: u64) {
 static RNG_SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 /// The random source of one command (SPOP, SRANDMEMBER, HRANDFIELD): seeded from the
-/// injected clock, the client and a global sequence, so a simulation with a manual clock
-/// replays the same picks, and two commands in the same microsecond still differ.
+/// injected clock, the client id and a process-wide sequence, so two commands in the same
+/// microsecond still draw differently. Not for anything security-related.
 pub(crate) fn command_rng(ctx: &Ctx<'_>) -> Rng {
     let sequence = RNG_SEQUENCE.fetch_add(1, Ordering::Relaxed);
     let mut z = (ctx.engine.clock.now_us() as u64)
