@@ -163,8 +163,12 @@ impl KeySpec {
                 return smallvec::SmallVec::new();
             }
             let first = begin + first as usize;
-            let step = step.max(1) as usize;
-            return (0..count as usize).map(|n| first + n * step).take_while(|&p| p < argc).collect();
+            // As Redis: the last key is first + count - 1 whatever the step, and a range
+            // past the arguments finds no keys (the handler reports the syntax error).
+            let Some(last) = first.checked_add(count as usize - 1).filter(|&l| l < argc) else {
+                return smallvec::SmallVec::new();
+            };
+            return (first..=last).step_by(step.max(1) as usize).collect();
         }
         let last = if self.last_key >= 0 {
             begin + self.last_key as usize

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod connection;
 pub mod debug;
 pub mod geo;
+pub mod hash;
 pub mod hyperloglog;
 pub mod info;
 pub mod keys;
@@ -15,6 +16,7 @@ pub mod list;
 pub mod memory;
 pub mod multi;
 pub mod server;
+pub mod set;
 pub mod slowlog;
 pub mod sort;
 pub mod string;
@@ -44,6 +46,8 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(list::register());
     all.extend(multi::register());
     all.extend(zset::register());
+    all.extend(hash::register());
+    all.extend(set::register());
     all
 }
 
