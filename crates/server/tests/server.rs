@@ -170,23 +170,47 @@ fn bad_config_refuses_to_start() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Bad directive or wrong number of arguments"));
 }
 
-/// redis-benchmark is Redis's own load tool; it must run against quince with no errors.
+/// redis-benchmark is Redis's own load tool; its whole default suite must run against
+/// quince with no errors, pipelined and not.
 #[test]
-fn redis_benchmark_runs_clean() {
+fn redis_benchmark_default_suite_runs_clean() {
     let Some(bench) = which("redis-benchmark") else {
         assert!(!quince_test_util::redis_required(), "QUINCE_REQUIRE_REDIS=1 but redis-benchmark is missing");
         eprintln!("SKIPPED: redis-benchmark not found on PATH");
         return;
     };
     let server = start_quince(QUINCE, &[]);
-    let out = std::process::Command::new(bench)
-        .args(["-p", &server.port.to_string(), "-t", "ping,set,get,incr,mset", "-P", "16", "-n", "20000", "-q"])
-        .output()
-        .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{text}");
-    assert!(!text.contains("ERR") && !text.contains("WARNING"), "{text}");
-    for test in ["PING_INLINE", "PING_MBULK", "SET", "GET", "INCR", "MSET (10 keys)"] {
-        assert!(text.contains(&format!("{test}: ")), "{test} missing from: {text}");
+    for pipeline in ["1", "16"] {
+        let out = std::process::Command::new(&bench)
+            .args(["-p", &server.port.to_string(), "-P", pipeline, "-n", "5000", "-c", "20", "-q"])
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{text}");
+        assert!(!text.contains("ERR") && !text.contains("WARNING") && !text.contains("rror"), "{text}");
+        for test in [
+            "PING_INLINE",
+            "PING_MBULK",
+            "SET",
+            "GET",
+            "INCR",
+            "LPUSH",
+            "RPUSH",
+            "LPOP",
+            "RPOP",
+            "SADD",
+            "HSET",
+            "SPOP",
+            "ZADD",
+            "ZPOPMIN",
+            "LPUSH (needed to benchmark LRANGE)",
+            "LRANGE_100 (first 100 elements)",
+            "LRANGE_300 (first 300 elements)",
+            "LRANGE_500 (first 500 elements)",
+            "LRANGE_600 (first 600 elements)",
+            "MSET (10 keys)",
+        ] {
+            assert!(text.contains(&format!("{test}: ")), "{test} missing from: {text}");
+        }
     }
 }
