@@ -289,7 +289,16 @@ impl Engine {
     fn queue_in_transaction(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) -> bool {
         let name = args[0];
         if name.eq_ignore_ascii_case(b"exec") {
+            let start_us = self.clock.now_us();
+            self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
             self.run_transaction(client, out);
+            // EXEC is counted, logged and shown to MONITOR after the commands it ran, as in
+            // Redis's call().
+            if let Resolved::Found(spec) = self.table.resolve(args) {
+                let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
+                self.observe.commands[spec.id].record(duration_us);
+                self.after_command(client, spec, args, start_us, duration_us);
+            }
             return true;
         }
         if ["multi", "discard", "watch", "quit", "reset"].iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes())) {

@@ -91,6 +91,18 @@ fn monitor_streams_commands_from_other_connections() {
     assert!(second.ends_with("\"auth\" \"(redacted)\"\r\n"), "{second}");
     let third = text(&monitor.read_reply());
     assert!(third.ends_with("\"get\" \"foo\"\r\n"), "{third}");
+    // A transaction shows as MULTI, then its commands as EXEC runs them, then EXEC; a
+    // command refused while queueing is not shown, an aborted EXEC is.
+    c.call(&["multi"]);
+    c.call(&["set", "a", "1"]);
+    c.call(&["exec"]);
+    c.call(&["multi"]);
+    c.call(&["nosuchcommand"]);
+    c.call(&["exec"]);
+    for expected in ["\"multi\"", "\"set\" \"a\" \"1\"", "\"exec\"", "\"multi\"", "\"exec\""] {
+        let line = text(&monitor.read_reply());
+        assert!(line.ends_with(&format!("] {expected}\r\n")), "{line} (expected {expected})");
+    }
 }
 
 #[test]
