@@ -528,15 +528,6 @@ impl Engine {
             }
             result
         };
-        // Waiters on keys this command filled are served now, before its client hears back
-        // (after the whole transaction inside EXEC).
-        if !ready.is_empty() {
-            if client.in_exec {
-                client.deferred_ready.extend(ready);
-            } else {
-                self.serve_ready(ready);
-            }
-        }
         let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
         let stat = &self.observe.commands[spec.id];
         // A command that blocked is counted when its wait ends, as Redis does.
@@ -550,6 +541,16 @@ impl Engine {
             out.error(&line);
         }
         self.after_command(client, spec, args, start_us, duration_us);
+        // Waiters on keys this command filled are served now, before its client hears back
+        // (after the whole transaction inside EXEC), and after the command is logged, as
+        // Redis's handleClientsBlockedOnKeys runs after call().
+        if !ready.is_empty() {
+            if client.in_exec {
+                client.deferred_ready.extend(ready);
+            } else {
+                self.serve_ready(ready);
+            }
+        }
     }
 
     /// The watched keys a whole-database command is about to change, if it is one.
@@ -662,7 +663,9 @@ impl Engine {
         drop(ctx);
         self.blocked_count.fetch_sub(1, Ordering::SeqCst);
         waiter.finish(reply);
-        self.observe.commands[spec.id].record((self.clock.now_us() - start_us).max(0) as u64);
+        let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
+        self.observe.commands[spec.id].record(duration_us);
+        self.log_if_slow(&waiter.client, spec, &args, start_us, duration_us);
         ready
     }
 
@@ -729,6 +732,17 @@ impl Engine {
 
     /// Slow log, latency events and MONITOR feeds for a command that ran.
     fn after_command(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]], start_us: i64, duration_us: u64) {
+        // A command that blocked is slow-logged when its wait ends (see `serve_waiter`).
+        if client.blocked.is_none() {
+            self.log_if_slow(client, spec, args, start_us, duration_us);
+        }
+        if self.clients.has_monitors() && !spec.has_flag("admin") && !spec.has_flag("skip_monitor") {
+            self.feed_monitors(client, spec, args);
+        }
+    }
+
+    /// The slow log and latency events for a command that took `duration_us`.
+    fn log_if_slow(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]], start_us: i64, duration_us: u64) {
         let threshold = self.observe.slowlog_threshold_us.load(Ordering::Relaxed);
         if threshold >= 0 && duration_us >= threshold as u64 && !spec.has_flag("skip_slowlog") {
             let max_len = self.observe.slowlog_max_len.load(Ordering::Relaxed) as usize;
@@ -747,9 +761,6 @@ impl Engine {
         if latency_ms > 0 && duration_us / 1000 >= latency_ms {
             let event = if spec.has_flag("fast") { "fast-command" } else { "command" };
             self.observe.latency.lock().add(event, start_us / 1_000_000, duration_us / 1000);
-        }
-        if self.clients.has_monitors() && !spec.has_flag("admin") && !spec.has_flag("skip_monitor") {
-            self.feed_monitors(client, spec, args);
         }
     }
 

@@ -123,6 +123,19 @@ fn slowlog_records_slow_commands_with_client_details() {
     c.call(&["SET", "k", &long]);
     let entry = text(&c.call(&["SLOWLOG", "GET", "1"]));
     assert!(entry.contains("... (72 more bytes)"), "{entry}");
+    // A blocked command is logged when it is served, after the command that served it.
+    let mut blocked = server.client();
+    blocked.send(&["BLPOP", "l", "0"]);
+    while !text(&c.call(&["INFO", "clients"])).contains("blocked_clients:1\r\n") {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    c.call(&["SLOWLOG", "RESET"]);
+    c.call(&["RPUSH", "l", "x"]);
+    assert_eq!(text(&blocked.read_reply()), "*2\r\n$1\r\nl\r\n$1\r\nx\r\n");
+    let entries = text(&c.call(&["SLOWLOG", "GET", "2"]));
+    let blpop = entries.find("$5\r\nBLPOP\r\n").expect("BLPOP logged");
+    let rpush = entries.find("$5\r\nRPUSH\r\n").expect("RPUSH logged");
+    assert!(blpop < rpush, "newest first: {entries}");
 }
 
 #[test]
