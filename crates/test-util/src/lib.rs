@@ -29,6 +29,28 @@ pub fn redis_required() -> bool {
     std::env::var("QUINCE_REQUIRE_REDIS").is_ok_and(|v| v == "1")
 }
 
+/// The `process_id` the server on `port` reports in INFO server, if it answers with one
+/// (a server requiring a password does not).
+fn answering_pid(port: u16) -> Option<u32> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    stream.write_all(&encode_command(&["INFO", "server"])).ok()?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        if let Ok(Some(len)) = quince_resp::reply_frame_len(&buf) {
+            let text = String::from_utf8_lossy(&buf[..len]).into_owned();
+            let line = text.lines().find(|l| l.starts_with("process_id:"))?;
+            return line["process_id:".len()..].trim().parse().ok();
+        }
+        let n = stream.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
 /// A server process on a loopback port, killed (by pid) when dropped.
 pub struct ServerProcess {
     child: Child,
@@ -49,7 +71,12 @@ impl ServerProcess {
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
                 if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Ok(Self { child, port, name });
+                    // Another test's server may have taken the same "free" port first: make
+                    // sure the one answering is ours before handing it out.
+                    match answering_pid(port) {
+                        Some(pid) if pid != child.id() => break,
+                        _ => return Ok(Self { child, port, name }),
+                    }
                 }
                 if let Ok(Some(_)) = child.try_wait() {
                     break; // port taken or bad arguments: try another port
