@@ -604,10 +604,8 @@ impl Engine {
             let shard = self.keyspace.shard_of(&key);
             let waiters = self.keyspace.lock(shard).dbs[db].waiters(&key);
             for waiter in waiters {
-                let now = self.clock.now_ms();
-                if !self.keyspace.lock(shard).dbs[db].contains(&key, now) {
-                    break;
-                }
+                // A missing key is served too: XREADGROUP waiters get an error when their
+                // stream is deleted (the others find nothing and stay blocked).
                 queue.extend(self.serve_waiter(&waiter));
             }
         }

@@ -12,7 +12,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use crate::blocking::WaiterRef;
 use crate::slot::{key_hash_slot, SLOT_COUNT};
-use crate::types::{HashValue, ListValue, SetValue, ZSetValue};
+use crate::types::{HashValue, ListValue, SetValue, StreamValue, ZSetValue};
 
 pub type Key = Box<[u8]>;
 
@@ -123,6 +123,7 @@ pub enum Value {
     Hash(HashValue),
     Set(SetValue),
     ZSet(ZSetValue),
+    Stream(StreamValue),
 }
 
 impl Value {
@@ -139,6 +140,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -149,6 +151,7 @@ impl Value {
             Value::Hash(h) => h.encoding_name(),
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
+            Value::Stream(_) => "stream",
         }
     }
 }
@@ -407,6 +410,8 @@ impl Db {
         self.expire_if_due(key, now_ms);
         let entry = self.remove_entry(key)?;
         self.dirty += 1;
+        // Clients blocked in XREADGROUP on a deleted stream get an error.
+        self.signal_ready(key);
         Some(entry)
     }
 

@@ -198,6 +198,8 @@ impl Engine {
             zset_max_listpack_value: int("zset-max-listpack-value") as usize,
             list_max_listpack_size: int("list-max-listpack-size"),
             list_compress_depth: int("list-compress-depth"),
+            stream_node_max_entries: int("stream-node-max-entries"),
+            stream_node_max_bytes: int("stream-node-max-bytes"),
         };
         self.observe.slowlog_threshold_us.store(int("slowlog-log-slower-than"), Ordering::Relaxed);
         let slowlog_max_len = int("slowlog-max-len").max(0) as u64;

@@ -81,6 +81,16 @@ fn value_content(value: &Value) -> Vec<u8> {
                 out.extend_from_slice(&score.to_le_bytes());
             }
         }
+        Value::Stream(st) => {
+            for (id, fields) in st.entries() {
+                out.extend_from_slice(id.to_string().as_bytes());
+                for f in fields.iter() {
+                    out.extend_from_slice(&(f.len() as u64).to_le_bytes());
+                    out.extend_from_slice(f);
+                }
+            }
+            out.extend_from_slice(st.last_id.to_string().as_bytes());
+        }
     }
     out
 }
@@ -113,6 +123,7 @@ fn serialized_len(entry: &Entry) -> usize {
         Value::Hash(h) => h.iter().map(|(f, v)| f.len() + v.len() + 2).sum::<usize>() + 11,
         Value::Set(set) => set.iter().map(|m| m.len() + 1).sum::<usize>() + 11,
         Value::ZSet(z) => z.iter().map(|(m, _)| m.len() + 10).sum::<usize>() + 11,
+        Value::Stream(st) => st.data_bytes() + 11,
     }
 }
 

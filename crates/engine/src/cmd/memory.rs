@@ -20,6 +20,7 @@ pub fn entry_usage(key: &[u8], entry: &Entry) -> usize {
         Value::Hash(h) => h.iter().map(|(f, v)| f.len() + v.len() + 48).sum(),
         Value::Set(set) => set.iter().map(|m| m.len() + 24).sum(),
         Value::ZSet(z) => z.iter().map(|(m, _)| m.len() + 48).sum(),
+        Value::Stream(st) => st.data_bytes(),
     };
     let ttl = if entry.expire_at_ms.is_some() { key.len() + 16 } else { 0 };
     slot + key.len() + value + ttl

@@ -19,6 +19,7 @@ pub mod server;
 pub mod set;
 pub mod slowlog;
 pub mod sort;
+pub mod stream;
 pub mod string;
 pub mod zset;
 
@@ -48,6 +49,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(zset::register());
     all.extend(hash::register());
     all.extend(set::register());
+    all.extend(stream::register());
     all
 }
 

@@ -6,11 +6,13 @@ pub mod hash;
 pub mod list;
 pub mod set;
 pub mod skiplist;
+pub mod stream;
 pub mod zset;
 
 pub use hash::HashValue;
 pub use list::ListValue;
 pub use set::SetValue;
+pub use stream::StreamValue;
 pub use zset::ZSetValue;
 
 /// Collection members and fields are owned byte strings.
@@ -28,6 +30,8 @@ pub struct Limits {
     /// `list-max-listpack-size`: positive is entries per quicklist node, -1..-5 a byte size.
     pub list_max_listpack_size: i64,
     pub list_compress_depth: i64,
+    pub stream_node_max_entries: i64,
+    pub stream_node_max_bytes: i64,
 }
 
 impl Default for Limits {
@@ -41,6 +45,8 @@ impl Default for Limits {
             zset_max_listpack_value: 64,
             list_max_listpack_size: -2,
             list_compress_depth: 0,
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
         }
     }
 }

@@ -1,0 +1,114 @@
+//! Stream commands (Redis's t_stream.c), split by kind:
+//! - `entries`: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID, XREAD, XREADGROUP,
+//! - `group`: XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO,
+//! - `spec`: the command table entries.
+//!
+//! This file holds what they share: lookups, ID parsing with Redis's error texts and the
+//! entry reply shape.
+
+mod entries;
+mod group;
+mod spec;
+
+pub use spec::register;
+
+use crate::error::CmdError;
+use crate::exec::Ctx;
+use crate::keyspace::{Db, Value};
+use crate::reply::ReplySink;
+use crate::types::stream::{parse_id, Fields, NodeLimits, StreamId};
+use crate::types::StreamValue;
+
+fn invalid_id() -> CmdError {
+    CmdError::msg("ERR Invalid stream ID specified as stream command argument")
+}
+
+/// A strict ID (`-` and `+` rejected), missing seq as `missing_seq`.
+fn strict_id(arg: &[u8], missing_seq: u64) -> Result<StreamId, CmdError> {
+    parse_id(arg, missing_seq, true, false).map(|p| p.id).ok_or_else(invalid_id)
+}
+
+/// An ID that may be `-` or `+`.
+fn loose_id(arg: &[u8], missing_seq: u64) -> Result<StreamId, CmdError> {
+    parse_id(arg, missing_seq, false, false).map(|p| p.id).ok_or_else(invalid_id)
+}
+
+/// A range bound (Redis's streamParseIntervalIDOrReply): `(id` is exclusive (and strict);
+/// returns the inclusive bound.
+fn interval_id(arg: &[u8], missing_seq: u64, is_start: bool) -> Result<StreamId, CmdError> {
+    if arg.len() > 1 && arg[0] == b'(' {
+        let id = strict_id(&arg[1..], missing_seq)?;
+        if is_start {
+            id.incr().ok_or_else(|| CmdError::msg("ERR invalid start ID for the interval"))
+        } else {
+            id.decr().ok_or_else(|| CmdError::msg("ERR invalid end ID for the interval"))
+        }
+    } else {
+        loose_id(arg, missing_seq)
+    }
+}
+
+/// The stream at `key` (recording the access), or WRONGTYPE.
+fn get<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d mut StreamValue>, CmdError> {
+    match db.get_mut(key, now).map(|e| &mut e.value) {
+        None => Ok(None),
+        Some(Value::Stream(s)) => Ok(Some(s)),
+        Some(_) => Err(CmdError::WrongType),
+    }
+}
+
+/// Like `get`, counting a keyspace hit or miss (Redis's lookupKeyRead).
+fn get_read<'d>(ctx: &'d mut Ctx<'_>, key: &[u8]) -> Result<Option<&'d mut StreamValue>, CmdError> {
+    let now = ctx.now_ms;
+    let found = ctx.db(key).peek(key, now).is_some();
+    ctx.hit(found);
+    get(ctx.db(key), key, now)
+}
+
+fn node_limits(ctx: &Ctx<'_>) -> NodeLimits {
+    let l = ctx.limits();
+    NodeLimits { max_entries: l.stream_node_max_entries, max_bytes: l.stream_node_max_bytes }
+}
+
+fn reply_id(out: &mut dyn ReplySink, id: StreamId) {
+    out.bulk(id.to_string().as_bytes());
+}
+
+/// One entry: `[id, [field, value, ...]]`.
+fn reply_entry(out: &mut dyn ReplySink, id: StreamId, fields: &Fields<'_>) {
+    out.array(2);
+    reply_id(out, id);
+    out.array(fields.len() * 2);
+    for f in fields.iter() {
+        out.bulk(f);
+    }
+}
+
+fn reply_entries(out: &mut dyn ReplySink, entries: &[(StreamId, Fields<'_>)]) {
+    out.array(entries.len());
+    for (id, fields) in entries {
+        reply_entry(out, *id, fields);
+    }
+}
+
+/// Redis's addReplySubcommandSyntaxError.
+fn subcommand_syntax(args: &[&[u8]]) -> CmdError {
+    CmdError::msg(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+        crate::error::truncate_c(args[1], 128),
+        String::from_utf8_lossy(args[0]).to_uppercase()
+    ))
+}
+
+fn nogroup_key(key: &[u8], group: &[u8]) -> CmdError {
+    CmdError::msg(format!(
+        "NOGROUP No such key '{}' or consumer group '{}'",
+        String::from_utf8_lossy(key),
+        String::from_utf8_lossy(group)
+    ))
+}
+
+/// A strict ID, or None (XCLAIM reads IDs until the first argument that is not one).
+fn parse_id_quiet(arg: &[u8]) -> Option<StreamId> {
+    parse_id(arg, 0, true, false).map(|p| p.id)
+}
