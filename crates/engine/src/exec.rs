@@ -651,8 +651,11 @@ impl Engine {
         if not_served || result == Err(CmdError::WrongType) {
             return ctx.take_ready();
         }
+        let failed = result.is_err();
         if let Err(e) = result {
-            ReplySink::error(&mut enc, &e.render(&spec.name));
+            let line = e.render(&spec.name);
+            self.observe.errors.record(&line);
+            ReplySink::error(&mut enc, &line);
         }
         for key in &waiter.keys {
             ctx.db(key).remove_waiter(key, waiter);
@@ -663,6 +666,9 @@ impl Engine {
         waiter.finish(reply);
         let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
         self.observe.commands[spec.id].record(duration_us);
+        if failed {
+            self.observe.commands[spec.id].failed_calls.fetch_add(1, Ordering::Relaxed);
+        }
         self.log_if_slow(&waiter.client, spec, &args, start_us, duration_us);
         ready
     }

@@ -446,6 +446,16 @@ impl Db {
     }
 
     pub fn clear(&mut self) -> usize {
+        // Clients blocked in XREADGROUP on a stream that goes away get an error.
+        let streams: Vec<Key> = self
+            .blocked
+            .keys()
+            .filter(|k| matches!(self.map.get(&k[..]).map(|e| &e.value), Some(Value::Stream(_))))
+            .cloned()
+            .collect();
+        for key in streams {
+            self.signal_ready(&key);
+        }
         let n = self.map.len();
         self.dirty += n as u64;
         self.map = HashMap::new();

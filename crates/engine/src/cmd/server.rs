@@ -29,9 +29,13 @@ fn check_flush_option(args: &[&[u8]]) -> CmdResult {
 fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     check_flush_option(args)?;
     let db = ctx.client.db;
+    let mut ready = Vec::new();
     for mut shard in ctx.engine.keyspace.lock_all() {
         shard.dbs[db].clear();
+        ready.extend(shard.dbs[db].take_ready().into_iter().map(|k| (db, k)));
     }
+    // Clients blocked in XREADGROUP on a flushed stream get their error now.
+    ctx.engine.serve_ready(ready);
     out.simple("OK");
     Ok(())
 }
@@ -39,11 +43,15 @@ fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
 /// FLUSHALL [ASYNC|SYNC] — O(N) in the number of keys.
 fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     check_flush_option(args)?;
+    let mut ready = Vec::new();
     for mut shard in ctx.engine.keyspace.lock_all() {
-        shard.dbs.iter_mut().for_each(|db| {
+        for (index, db) in shard.dbs.iter_mut().enumerate() {
             db.clear();
-        });
+            ready.extend(db.take_ready().into_iter().map(|k| (index, k)));
+        }
     }
+    // Clients blocked in XREADGROUP on a flushed stream get their error now.
+    ctx.engine.serve_ready(ready);
     out.simple("OK");
     Ok(())
 }
