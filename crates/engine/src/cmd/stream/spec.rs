@@ -44,7 +44,7 @@ pub fn register() -> Vec<CommandSpec> {
                   "id_or_auto",
                   vec![
                     ArgDoc::token("auto_id", "*"),
-                    ArgDoc::new("ID", ArgType::String),
+                    ArgDoc::new("id", ArgType::String),
                   ],
                 ),
                 ArgDoc::block(
@@ -86,7 +86,7 @@ pub fn register() -> Vec<CommandSpec> {
             .keys("RW delete", 1, 0, 1)
             .args(vec![
                 ArgDoc::key("key", 0),
-                ArgDoc::new("ID", ArgType::String).multiple(),
+                ArgDoc::new("id", ArgType::String).multiple(),
             ]),
         CommandSpec::new("xtrim", -4, "write", "stream", xtrim)
             .doc("stream", "5.0.0", "Trims the stream to (approximately if '~' is passed) a certain size", "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.")
@@ -127,7 +127,7 @@ pub fn register() -> Vec<CommandSpec> {
                   "streams",
                   vec![
                     ArgDoc::key("key", 0).multiple(),
-                    ArgDoc::new("ID", ArgType::String).multiple(),
+                    ArgDoc::new("id", ArgType::String).multiple(),
                   ],
                 ).after("STREAMS"),
             ]),
@@ -149,7 +149,7 @@ pub fn register() -> Vec<CommandSpec> {
                   "streams",
                   vec![
                     ArgDoc::key("key", 0).multiple(),
-                    ArgDoc::new("ID", ArgType::String).multiple(),
+                    ArgDoc::new("id", ArgType::String).multiple(),
                   ],
                 ).after("STREAMS"),
             ]),
@@ -159,7 +159,7 @@ pub fn register() -> Vec<CommandSpec> {
             .args(vec![
                 ArgDoc::key("key", 0),
                 ArgDoc::new("group", ArgType::String),
-                ArgDoc::new("ID", ArgType::String).multiple(),
+                ArgDoc::new("id", ArgType::String).multiple(),
             ]),
         CommandSpec::new("xpending", -3, "readonly", "stream", xpending)
             .doc("stream", "5.0.0", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.")
@@ -189,7 +189,7 @@ pub fn register() -> Vec<CommandSpec> {
                 ArgDoc::new("group", ArgType::String),
                 ArgDoc::new("consumer", ArgType::String),
                 ArgDoc::new("min-idle-time", ArgType::String),
-                ArgDoc::new("ID", ArgType::String).multiple(),
+                ArgDoc::new("id", ArgType::String).multiple(),
                 ArgDoc::new("ms", ArgType::Integer).after("IDLE").optional(),
                 ArgDoc::new("unix-time-milliseconds", ArgType::UnixTime).after("TIME").optional(),
                 ArgDoc::new("count", ArgType::Integer).after("RETRYCOUNT").optional(),
@@ -236,7 +236,7 @@ pub fn register() -> Vec<CommandSpec> {
                 ArgDoc::one_of(
                   "id",
                   vec![
-                    ArgDoc::new("ID", ArgType::String),
+                    ArgDoc::new("id", ArgType::String),
                     ArgDoc::token("new_id", "$"),
                   ],
                 ),
@@ -253,7 +253,7 @@ pub fn register() -> Vec<CommandSpec> {
                 ArgDoc::one_of(
                   "id",
                   vec![
-                    ArgDoc::new("ID", ArgType::String),
+                    ArgDoc::new("id", ArgType::String),
                     ArgDoc::token("new_id", "$"),
                   ],
                 ),
