@@ -521,3 +521,122 @@ fn command_docs_and_info() {
     steps.push(cmd(&["COMMAND", "GETKEYS", "XINFO", "STREAM", "k"]));
     run("command docs", &steps);
 }
+
+/// Runs `blocked` on one connection of each server, waits until it blocks, runs `then` on
+/// another connection and compares every reply, the blocked client's included, in RESP2
+/// and RESP3.
+fn blocking_case(name: &str, setup: &[&[&str]], blocked: &[&str], then: &[&[&str]]) {
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    for resp3 in [false, true] {
+        let mut replies = Vec::new();
+        for server in [&diff.quince, &diff.redis] {
+            let mut waiter = server.client();
+            let mut other = server.client();
+            other.call(&["FLUSHALL"]);
+            if resp3 {
+                waiter.call(&["HELLO", "3"]);
+            }
+            let mut got = Vec::new();
+            for args in setup {
+                got.push(other.call(args));
+            }
+            waiter.send(blocked);
+            // Wait until the server counts the client as blocked.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            loop {
+                let info = other.call(&["INFO", "clients"]);
+                if String::from_utf8_lossy(&info).contains("blocked_clients:1") {
+                    break;
+                }
+                assert!(std::time::Instant::now() < deadline, "{name}: the client never blocked");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            for args in then {
+                got.push(other.call(args));
+            }
+            got.push(waiter.read_reply());
+            replies.push(got);
+        }
+        assert_eq!(
+            replies[0].iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect::<Vec<_>>(),
+            replies[1].iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect::<Vec<_>>(),
+            "{name} (resp3: {resp3}): quince first, redis second"
+        );
+    }
+}
+
+#[test]
+fn blocking_xread_served_by_xadd() {
+    blocking_case(
+        "xread $",
+        &[&["XADD", "s", "5-0", "a", "1"]],
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"],
+        &[&["XADD", "s", "6-0", "b", "2"]],
+    );
+    blocking_case(
+        "xread missing key",
+        &[&["XADD", "other", "1-0", "a", "1"]],
+        &["XREAD", "BLOCK", "0", "STREAMS", "other", "s", "$", "$"],
+        &[&["XADD", "s", "1-0", "b", "2"], &["XADD", "s", "2-0", "c", "3"]],
+    );
+    blocking_case(
+        "xread count",
+        &[&["XADD", "s", "5-0", "a", "1"]],
+        &["XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", "5-0"],
+        &[&["MULTI"], &["XADD", "s", "6-0", "b", "2"], &["XADD", "s", "7-0", "c", "3"], &["EXEC"]],
+    );
+    blocking_case(
+        "xread wrong type then stream",
+        &[&["XADD", "s", "5-0", "a", "1"]],
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"],
+        &[&["SET", "s", "x"], &["DEL", "s"], &["XADD", "s", "7-0", "c", "3"]],
+    );
+}
+
+#[test]
+fn blocking_xreadgroup() {
+    let group = &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"][..];
+    blocking_case(
+        "xreadgroup served",
+        &[group],
+        &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"],
+        &[&["XADD", "s", "1-0", "a", "1"], &["XPENDING", "s", "g"], &["XINFO", "GROUPS", "s"]],
+    );
+    blocking_case(
+        "xreadgroup noack",
+        &[group],
+        &["XREADGROUP", "GROUP", "g", "alice", "NOACK", "BLOCK", "0", "STREAMS", "s", ">"],
+        &[&["XADD", "s", "1-0", "a", "1"], &["XPENDING", "s", "g"]],
+    );
+    blocking_case(
+        "xreadgroup group destroyed",
+        &[group],
+        &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"],
+        &[&["XGROUP", "DESTROY", "s", "g"]],
+    );
+    blocking_case(
+        "xreadgroup key deleted",
+        &[group],
+        &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"],
+        &[&["DEL", "s"]],
+    );
+    blocking_case(
+        "xreadgroup key overwritten",
+        &[group],
+        &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"],
+        &[&["SET", "s", "x"]],
+    );
+    blocking_case(
+        "xreadgroup flushall",
+        &[group],
+        &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"],
+        &[&["FLUSHALL"]],
+    );
+    blocking_case(
+        "xreadgroup timeout",
+        &[group],
+        &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "50", "STREAMS", "s", ">"],
+        &[],
+    );
+    blocking_case("xread timeout", &[group], &["XREAD", "BLOCK", "50", "STREAMS", "s", "$"], &[]);
+}
