@@ -89,7 +89,6 @@ fn value_content(value: &Value) -> Vec<u8> {
                     out.extend_from_slice(f);
                 }
             }
-            out.extend_from_slice(st.last_id.to_string().as_bytes());
         }
     }
     out

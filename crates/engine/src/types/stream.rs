@@ -400,7 +400,7 @@ impl StreamValue {
     /// Appends an entry with ID `id` (which the caller checked is above `last_id`);
     /// `fields` alternates fields and values.
     pub fn append(&mut self, id: StreamId, fields: &[&[u8]], limits: NodeLimits) {
-        debug_assert!(id > self.last_id || (self.last_id.is_zero() && self.entries_added == 0 && !id.is_zero()));
+        debug_assert!(id > self.last_id, "IDs only grow");
         let total: usize = fields.iter().map(|f| f.len()).sum();
         let max_bytes = match usize::try_from(limits.max_bytes) {
             Ok(0) | Err(_) => LISTPACK_MAX_SIZE,
@@ -580,7 +580,7 @@ impl StreamValue {
         }
         if self.length == 0 {
             self.first_id = StreamId::MIN;
-        } else {
+        } else if deleted > 0 {
             self.first_id = self.edge_id(true).unwrap_or(StreamId::MAX);
         }
         deleted
