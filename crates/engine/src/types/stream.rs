@@ -725,6 +725,42 @@ mod tests {
     }
 
     #[test]
+    fn trim_limit_and_minid_nodes() {
+        let mut s = filled(10, 2);
+        // Approximate trimming removes whole nodes of 2, never more than the limit allows.
+        assert_eq!(s.trim(Trim::MaxLen(0), true, 3), 2);
+        assert_eq!(s.trim(Trim::MinId(id(6, 0)), true, 0), 2);
+        assert_eq!(s.first_id, id(5, 0));
+        assert_eq!(s.trim(Trim::MinId(id(6, 0)), false, 0), 1);
+        assert_eq!(s.xdel(&[id(7, 0), id(6, 0)]), 2);
+        assert_eq!(s.node_count(), 2);
+        assert_eq!(s.range(StreamId::MIN, StreamId::MAX, false, 0).len(), 3);
+        assert_eq!(s.edge_id(false), Some(id(10, 0)));
+        assert_eq!(s.first_id, id(8, 0));
+    }
+
+    #[test]
+    fn group_pending_entries() {
+        let mut g = Group::new(StreamId::MIN, 0);
+        assert!(g.create_consumer(b"a", 1));
+        assert!(!g.create_consumer(b"a", 2));
+        g.create_consumer(b"b", 1);
+        g.deliver(id(1, 0), b"a", 10);
+        g.deliver(id(2, 0), b"a", 10);
+        // Delivering again to another consumer moves the entry and resets its count.
+        g.pel.get_mut(&id(2, 0)).unwrap().delivery_count = 5;
+        g.deliver(id(2, 0), b"b", 20);
+        assert_eq!(g.pel[&id(2, 0)].delivery_count, 1);
+        assert_eq!(g.consumers[&b"a"[..]].pel.len(), 1);
+        assert_eq!(g.consumers[&b"b"[..]].pel.len(), 1);
+        assert!(g.ack(id(1, 0)));
+        assert!(!g.ack(id(1, 0)));
+        assert_eq!(g.delete_consumer(b"b"), Some(1));
+        assert!(g.pel.is_empty());
+        assert_eq!(g.delete_consumer(b"b"), None);
+    }
+
+    #[test]
     fn lag_and_distance() {
         let mut s = filled(5, 100);
         assert_eq!(s.estimate_distance(id(0, 0)), 0);
