@@ -384,6 +384,9 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
     let id_args = &args[streams_arg + n..];
     let serving = ctx.serving();
     let now = ctx.now_ms;
+    // The key spec finds the first STREAMS after the options' start; a GROUP named
+    // "STREAMS" makes the parse above see other keys. Nothing was read yet.
+    ctx.lock_extra(keys);
 
     // Resolve the IDs (and check the groups exist), as Redis does before serving anything.
     let mut from = Vec::with_capacity(n);
