@@ -410,8 +410,6 @@ impl Db {
         self.expire_if_due(key, now_ms);
         let entry = self.remove_entry(key)?;
         self.dirty += 1;
-        // Clients blocked in XREADGROUP on a deleted stream get an error.
-        self.signal_ready(key);
         Some(entry)
     }
 
@@ -419,6 +417,10 @@ impl Db {
         let entry = self.map.remove(key)?;
         if entry.expire_at_ms.is_some() {
             self.expires.swap_remove(key);
+        }
+        // Clients blocked in XREADGROUP on a deleted (or expired) stream get an error.
+        if matches!(entry.value, Value::Stream(_)) {
+            self.signal_ready(key);
         }
         Some(entry)
     }
