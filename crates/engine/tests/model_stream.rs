@@ -274,3 +274,207 @@ proptest! {
         prop_assert_eq!(exists, Reply::Integer(i64::from(model.entries.is_some())));
     }
 }
+
+/// Consumer group operations on one stream with one group, against a model of the group's
+/// last-delivered ID and pending entries list (the clock is fixed, so idle times are 0).
+#[derive(Debug, Clone)]
+enum GroupOp {
+    Add { ms: u64, fields: usize },
+    Del { ids: Vec<Id> },
+    Read { consumer: usize, count: Option<u64> },
+    History { consumer: usize, count: Option<u64> },
+    Ack { ids: Vec<Id> },
+    Claim { consumer: usize, ids: Vec<Id> },
+    Pending,
+    PendingOf { consumer: usize },
+}
+
+const CONSUMERS: [&str; 2] = ["alice", "bob"];
+
+fn group_op() -> impl Strategy<Value = GroupOp> {
+    let ids = prop::collection::vec((1u64..30, 0u64..2), 1..4);
+    prop_oneof![
+        3 => (1u64..30, 1usize..3).prop_map(|(ms, fields)| GroupOp::Add { ms, fields }),
+        1 => ids.clone().prop_map(|ids| GroupOp::Del { ids }),
+        2 => (0usize..2, prop::option::of(1u64..4)).prop_map(|(consumer, count)| GroupOp::Read { consumer, count }),
+        1 => (0usize..2, prop::option::of(1u64..4)).prop_map(|(consumer, count)| GroupOp::History { consumer, count }),
+        1 => ids.clone().prop_map(|ids| GroupOp::Ack { ids }),
+        1 => (0usize..2, ids).prop_map(|(consumer, ids)| GroupOp::Claim { consumer, ids }),
+        1 => Just(GroupOp::Pending),
+        1 => (0usize..2).prop_map(|consumer| GroupOp::PendingOf { consumer }),
+    ]
+}
+
+#[derive(Debug, Default)]
+struct GroupModel {
+    entries: BTreeMap<Id, Vec<Vec<u8>>>,
+    last: Id,
+    group_last: Id,
+    /// Pending entries: owner and delivery count.
+    pel: BTreeMap<Id, (usize, i64)>,
+}
+
+/// XREADGROUP's reply for stream `s` (the reply builder speaks RESP3: a map by key).
+fn read_reply(entries: Vec<Reply>) -> Reply {
+    Reply::Map(vec![(bulk(b"s"), Reply::Array(entries))])
+}
+
+fn group_apply(m: &mut GroupModel, op: &GroupOp) -> Reply {
+    match op {
+        GroupOp::Add { ms, fields: n } => {
+            let id = if *ms == m.last.0 { (*ms, m.last.1 + 1) } else { (*ms, 0) };
+            if id <= m.last {
+                return Reply::Error(
+                    "ERR The ID specified in XADD is equal or smaller than the target stream top item".into(),
+                );
+            }
+            m.entries.insert(id, fields(*n));
+            m.last = id;
+            bulk(id_text(id).as_bytes())
+        }
+        GroupOp::Del { ids } => Reply::Integer(ids.iter().filter(|id| m.entries.remove(id).is_some()).count() as i64),
+        GroupOp::Read { consumer, count } => {
+            let after: Vec<Id> = m
+                .entries
+                .range((std::ops::Bound::Excluded(m.group_last), std::ops::Bound::Unbounded))
+                .map(|(id, _)| *id)
+                .take(count.map_or(usize::MAX, |c| c as usize))
+                .collect();
+            if after.is_empty() {
+                return Reply::Null;
+            }
+            let mut out = Vec::new();
+            for id in after {
+                m.group_last = id;
+                m.pel.insert(id, (*consumer, 1));
+                out.push(entry_reply(id, &m.entries[&id]));
+            }
+            read_reply(out)
+        }
+        GroupOp::History { consumer, count } => {
+            let mine: Vec<Id> = m
+                .pel
+                .iter()
+                .filter(|(_, (owner, _))| owner == consumer)
+                .map(|(id, _)| *id)
+                .take(count.map_or(usize::MAX, |c| c as usize))
+                .collect();
+            let mut out = Vec::new();
+            for id in mine {
+                match m.entries.get(&id) {
+                    Some(f) => {
+                        m.pel.get_mut(&id).unwrap().1 += 1;
+                        out.push(entry_reply(id, f));
+                    }
+                    None => out.push(Reply::Array(vec![bulk(id_text(id).as_bytes()), Reply::Null])),
+                }
+            }
+            read_reply(out)
+        }
+        GroupOp::Ack { ids } => Reply::Integer(ids.iter().filter(|id| m.pel.remove(id).is_some()).count() as i64),
+        GroupOp::Claim { consumer, ids } => {
+            let mut out = Vec::new();
+            for id in ids {
+                if !m.entries.contains_key(id) {
+                    m.pel.remove(id);
+                    continue;
+                }
+                if let Some(p) = m.pel.get_mut(id) {
+                    p.0 = *consumer;
+                    out.push(bulk(id_text(*id).as_bytes()));
+                }
+            }
+            Reply::Array(out)
+        }
+        GroupOp::Pending => {
+            if m.pel.is_empty() {
+                return Reply::Array(vec![Reply::Integer(0), Reply::Null, Reply::Null, Reply::Null]);
+            }
+            let first = *m.pel.keys().next().unwrap();
+            let last = *m.pel.keys().next_back().unwrap();
+            let mut owners = Vec::new();
+            for (i, name) in CONSUMERS.iter().enumerate() {
+                let n = m.pel.values().filter(|(o, _)| *o == i).count();
+                if n > 0 {
+                    owners.push(Reply::Array(vec![bulk(name.as_bytes()), bulk(n.to_string().as_bytes())]));
+                }
+            }
+            Reply::Array(vec![
+                Reply::Integer(m.pel.len() as i64),
+                bulk(id_text(first).as_bytes()),
+                bulk(id_text(last).as_bytes()),
+                Reply::Array(owners),
+            ])
+        }
+        GroupOp::PendingOf { consumer } => Reply::Array(
+            m.pel
+                .iter()
+                .filter(|(_, (o, _))| o == consumer)
+                .map(|(id, (o, n))| {
+                    Reply::Array(vec![
+                        bulk(id_text(*id).as_bytes()),
+                        bulk(CONSUMERS[*o].as_bytes()),
+                        Reply::Integer(0),
+                        Reply::Integer(*n),
+                    ])
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn group_command(op: &GroupOp) -> Vec<String> {
+    let s = |x: &str| x.to_string();
+    let mut c: Vec<String> = Vec::new();
+    match op {
+        GroupOp::Add { ms, fields: n } => {
+            c.extend([s("XADD"), s("s"), format!("{ms}-*")]);
+            c.extend(fields(*n).into_iter().map(|f| String::from_utf8(f).unwrap()));
+        }
+        GroupOp::Del { ids } => {
+            c.extend([s("XDEL"), s("s")]);
+            c.extend(ids.iter().map(|&id| id_text(id)));
+        }
+        GroupOp::Read { consumer, count } | GroupOp::History { consumer, count } => {
+            c.extend([s("XREADGROUP"), s("GROUP"), s("g"), s(CONSUMERS[*consumer])]);
+            if let Some(n) = count {
+                c.extend([s("COUNT"), n.to_string()]);
+            }
+            let from = if matches!(op, GroupOp::Read { .. }) { ">" } else { "0" };
+            c.extend([s("STREAMS"), s("s"), s(from)]);
+        }
+        GroupOp::Ack { ids } => {
+            c.extend([s("XACK"), s("s"), s("g")]);
+            c.extend(ids.iter().map(|&id| id_text(id)));
+        }
+        GroupOp::Claim { consumer, ids } => {
+            c.extend([s("XCLAIM"), s("s"), s("g"), s(CONSUMERS[*consumer]), s("0")]);
+            c.extend(ids.iter().map(|&id| id_text(id)));
+            c.push(s("JUSTID"));
+        }
+        GroupOp::Pending => c.extend([s("XPENDING"), s("s"), s("g")]),
+        GroupOp::PendingOf { consumer } => {
+            c.extend([s("XPENDING"), s("s"), s("g"), s("-"), s("+"), s("100"), s(CONSUMERS[*consumer])])
+        }
+    }
+    c
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn consumer_groups_agree_with_a_pel_model(ops in prop::collection::vec(group_op(), 1..60)) {
+        let engine = Engine::new(EngineOptions { clock: Arc::new(ManualClock::new(0)), shards: 4, ..EngineOptions::default() });
+        let mut client = engine.new_client();
+        let config = ["CONFIG".to_string(), "SET".into(), "stream-node-max-entries".into(), "2".into()];
+        prop_assert_eq!(run(&engine, &mut client, &config), Reply::Simple("OK".into()));
+        let create: Vec<String> = ["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"].iter().map(|s| s.to_string()).collect();
+        prop_assert_eq!(run(&engine, &mut client, &create), Reply::Simple("OK".into()));
+        let mut model = GroupModel::default();
+        for op in &ops {
+            let expected = group_apply(&mut model, op);
+            let got = run(&engine, &mut client, &group_command(op));
+            prop_assert_eq!(got, expected, "after {:?}", op);
+        }
+    }
+}
