@@ -604,8 +604,14 @@ impl Engine {
             let shard = self.keyspace.shard_of(&key);
             let waiters = self.keyspace.lock(shard).dbs[db].waiters(&key);
             for waiter in waiters {
-                // A missing key is served too: XREADGROUP waiters get an error when their
-                // stream is deleted (the others find nothing and stay blocked).
+                let now = self.clock.now_ms();
+                let exists = self.keyspace.lock(shard).dbs[db].contains(&key, now);
+                // A missing key only matters to XREADGROUP waiters, which get an error when
+                // their stream is deleted; the others would find nothing.
+                let xreadgroup = waiter.args.first().is_some_and(|c| c.eq_ignore_ascii_case(b"xreadgroup"));
+                if !exists && !xreadgroup {
+                    continue;
+                }
                 queue.extend(self.serve_waiter(&waiter));
             }
         }
