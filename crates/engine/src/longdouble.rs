@@ -769,6 +769,15 @@ fn div_small_quotient(num: &mut Big, den: &Big) -> u128 {
     quotient
 }
 
+impl std::ops::Add for LongDouble {
+    type Output = LongDouble;
+
+    /// Exact sum rounded to nearest-even, as x87 long double addition.
+    fn add(self, other: LongDouble) -> LongDouble {
+        self.sum(other)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1400,13 +1409,4 @@ A 1 0x1.0000000000000001p-64 3fff 8000000000000000 1 1 3ff0000000000000
 A 1 -0x1p-65 3fff 8000000000000000 1 1 3ff0000000000000
 A 1 -0x1.0000000000000001p-65 3fff 8000000000000000 1 1 3ff0000000000000
 "#;
-}
-
-impl std::ops::Add for LongDouble {
-    type Output = LongDouble;
-
-    /// Exact sum rounded to nearest-even, as x87 long double addition.
-    fn add(self, other: LongDouble) -> LongDouble {
-        self.sum(other)
-    }
 }

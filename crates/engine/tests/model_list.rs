@@ -76,7 +76,7 @@ fn clamp(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
     let len = len as i64;
     let start = if start < 0 { (len + start).max(0) } else { start };
     let stop = if stop < 0 { len + stop } else { stop.min(len - 1) };
-    (start <= stop && start < len).then(|| (start as usize, stop as usize))
+    (start <= stop && start < len).then_some((start as usize, stop as usize))
 }
 
 /// The model: what each command should reply, applied to plain deques.
