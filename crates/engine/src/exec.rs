@@ -323,6 +323,11 @@ impl Engine {
             self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
             return true;
         }
+        if let Some(line) = pubsub_context_error(client, spec) {
+            client.multi_error = true;
+            self.reject(Some(spec), out, &line);
+            return true;
+        }
         if spec.has_flag("no_multi") {
             client.multi_error = true;
             self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
@@ -442,7 +447,7 @@ impl Engine {
         }
     }
 
-    fn execute_inner(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) {
+    fn execute_inner(&self, client: &mut Client, args: &[&[u8]], reply_out: &mut dyn ReplySink) {
         self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
         // CLIENT REPLY OFF/SKIP: run the command, throw its reply away.
         let mut discard = NullSink(client.protocol);
@@ -454,18 +459,22 @@ impl Engine {
             }
             ReplyMode::Off => !is_client_reply_on(args),
         };
-        let out: &mut dyn ReplySink = if suppress { &mut discard } else { out };
         let spec = match self.table.resolve(args) {
             Resolved::Found(spec) => spec,
             Resolved::UnknownSubcommand(parent) => {
+                let out: &mut dyn ReplySink = if suppress { &mut discard } else { reply_out };
                 self.reject(None, out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&parent.name));
                 return;
             }
             Resolved::Unknown => {
+                let out: &mut dyn ReplySink = if suppress { &mut discard } else { reply_out };
                 self.reject(None, out, &unknown_command_error(args));
                 return;
             }
         };
+        // (Un)subscribe confirmations get through CLIENT REPLY OFF, as Redis pushes them.
+        let out: &mut dyn ReplySink =
+            if suppress && !is_subscription_command(&spec.name) { &mut discard } else { reply_out };
         client.handle.last_command.store(spec.id, Ordering::Relaxed);
         let argc = args.len() as i32;
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
@@ -474,6 +483,10 @@ impl Engine {
         }
         if !client.authenticated && !spec.has_flag("no_auth") {
             self.reject(Some(spec), out, "NOAUTH Authentication required.");
+            return;
+        }
+        if let Some(line) = pubsub_context_error(client, spec) {
+            self.reject(Some(spec), out, &line);
             return;
         }
         let Some(handler) = spec.handler else {
@@ -842,6 +855,24 @@ pub fn quote_repr(bytes: &[u8]) -> String {
     }
     s.push('"');
     s
+}
+
+fn is_subscription_command(name: &str) -> bool {
+    matches!(name, "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe")
+}
+
+/// A RESP2 client in subscribed mode may only (un)subscribe, PING, QUIT or RESET.
+fn pubsub_context_error(client: &Client, spec: &CommandSpec) -> Option<String> {
+    if client.protocol != Protocol::Resp2 || !client.handle.has_flag(crate::clients::flag::PUBSUB) {
+        return None;
+    }
+    if is_subscription_command(&spec.name) || matches!(spec.name.as_str(), "ping" | "quit" | "reset") {
+        return None;
+    }
+    Some(format!(
+        "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+        spec.name
+    ))
 }
 
 /// Is this `CLIENT REPLY ON` (the one command whose reply always gets through)?
