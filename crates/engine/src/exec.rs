@@ -116,6 +116,8 @@ pub struct Ctx<'a> {
     /// Writes other clients made to shards `lock_extra` took during the command, so they
     /// don't count as this command's in `table_dirty`.
     foreign_dirty: u64,
+    /// `notify-keyspace-events` when the command started (0: notifications off).
+    notify_flags: i64,
 }
 
 impl<'a> Ctx<'a> {
@@ -139,6 +141,7 @@ impl<'a> Ctx<'a> {
             .unwrap_or_else(|| panic!("command {} touched an undeclared key", self.spec.name));
         let db = &mut guard.dbs[db];
         db.access_mode = self.access_mode;
+        db.set_collect_events(db_event_mask(self.notify_flags));
         db
     }
 
@@ -260,6 +263,42 @@ impl<'a> Ctx<'a> {
             }
         }
         ready
+    }
+
+    /// Publishes a keyspace notification for `key` in the selected database, if the class
+    /// is enabled (Redis's notifyKeyspaceEvent).
+    pub fn notify(&mut self, class: i64, event: &str, key: &[u8]) {
+        let db = self.client.db;
+        self.notify_db(class, event, key, db);
+    }
+
+    /// As `notify`, for a key of database `db` (MOVE, COPY ... DB).
+    pub fn notify_db(&mut self, class: i64, event: &str, key: &[u8], db: usize) {
+        // PERF: one branch when notifications are off or the class is not enabled.
+        if self.notify_flags & class == 0 {
+            return;
+        }
+        self.publish_db_events();
+        self.engine.notify_keyspace_event(self.notify_flags, event, key, db);
+    }
+
+    /// Publishes the `expired` and `new` events the locked tables recorded so far, so they
+    /// come before the command's own events, as in Redis.
+    fn publish_db_events(&mut self) {
+        if db_event_mask(self.notify_flags) == 0 {
+            return;
+        }
+        let mut events = Vec::new();
+        for (_, guard) in self.locked.iter_mut() {
+            for (index, db) in guard.dbs.iter_mut().enumerate() {
+                if db.has_events() {
+                    events.extend(db.take_events().into_iter().map(|(e, k)| (index, e, k)));
+                }
+            }
+        }
+        for (db, event, key) in events {
+            self.engine.notify_keyspace_event(self.notify_flags, event, &key, db);
+        }
     }
 
     pub fn hit(&self, found: bool) {
@@ -522,10 +561,12 @@ impl Engine {
                 serve: None,
                 local_dirty: std::cell::Cell::new(0),
                 foreign_dirty: 0,
+                notify_flags: self.hot.notify_flags.load(Ordering::Relaxed),
             };
             let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
             let dirty_before = if watching { ctx.table_dirty() } else { 0 };
             let result = handler(&mut ctx, args, out);
+            ctx.publish_db_events();
             if watching && ctx.client.blocked.is_none() && result.is_ok() {
                 match &whole_db_watched {
                     Some(keys) => {
@@ -649,6 +690,7 @@ impl Engine {
             serve: Some(ServeState::default()),
             local_dirty: std::cell::Cell::new(0),
             foreign_dirty: 0,
+            notify_flags: self.hot.notify_flags.load(Ordering::Relaxed),
         };
         if !waiter.is_waiting() {
             return Vec::new();
@@ -658,6 +700,7 @@ impl Engine {
         let watching = self.watch_count.load(Ordering::SeqCst) > 0;
         let dirty_before = if watching { ctx.table_dirty() } else { 0 };
         let result = handler(&mut ctx, &args, &mut enc);
+        ctx.publish_db_events();
         if watching {
             self.touch_written_keys(&ctx, &args, dirty_before);
         }
@@ -799,6 +842,42 @@ impl Engine {
         }
         self.observe.errors.record(line);
         out.error(line);
+    }
+}
+
+/// Which `Db` events a command's tables record under `notify-keyspace-events` flags.
+pub(crate) fn db_event_mask(flags: i64) -> u8 {
+    use crate::pubsub::notify;
+    if flags == 0 {
+        return 0;
+    }
+    let mut mask = 0;
+    if flags & notify::EXPIRED != 0 {
+        mask |= crate::keyspace::EVENT_EXPIRED;
+    }
+    if flags & notify::NEW != 0 {
+        mask |= crate::keyspace::EVENT_NEW;
+    }
+    mask
+}
+
+impl Engine {
+    /// Publishes `event` on `key` of database `db` to the keyspace and/or keyevent
+    /// channels enabled in `flags`.
+    pub(crate) fn notify_keyspace_event(&self, flags: i64, event: &str, key: &[u8], db: usize) {
+        use crate::pubsub::{notification_channel, notify, Kind};
+        if self.pubsub.is_idle() {
+            return;
+        }
+        let now_ms = self.clock.now_ms();
+        if flags & notify::KEYSPACE != 0 {
+            let channel = notification_channel(true, db, key);
+            self.pubsub.publish(Kind::Channel, &channel, event.as_bytes(), now_ms, None);
+        }
+        if flags & notify::KEYEVENT != 0 {
+            let channel = notification_channel(false, db, event.as_bytes());
+            self.pubsub.publish(Kind::Channel, &channel, key, now_ms, None);
+        }
     }
 }
 
