@@ -265,10 +265,8 @@ fn getex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
             db.set_expire(key, at, now);
             ctx.notify(notify::GENERIC, "expire", key);
         }
-        None if opts.persist => {
-            if db.persist(key, now) {
-                ctx.notify(notify::GENERIC, "persist", key);
-            }
+        None if opts.persist && db.persist(key, now) => {
+            ctx.notify(notify::GENERIC, "persist", key);
         }
         None => {}
     }
