@@ -544,3 +544,32 @@ fn notifications_inside_transactions() {
         ],
     );
 }
+
+/// A subscriber that stops reading is disconnected once its pending output passes the
+/// `client-output-buffer-limit pubsub` hard limit, so memory stays bounded (quince only:
+/// when exactly the kernel's socket buffers fill differs between servers).
+#[test]
+fn slow_subscriber_hits_the_output_buffer_limit() {
+    let server = quince_test_util::start_quince(QUINCE, &[]);
+    let mut publisher = server.client();
+    let ok = publisher.call(&["CONFIG", "SET", "client-output-buffer-limit", "pubsub 1mb 512kb 60"]);
+    assert_eq!(ok, b"+OK\r\n");
+    let mut slow = server.client();
+    slow.call(&["SUBSCRIBE", "firehose"]);
+    let mut reader = server.client();
+    reader.call(&["SUBSCRIBE", "quiet"]);
+    let payload = "x".repeat(100 * 1024);
+    let mut gone = false;
+    for _ in 0..400 {
+        publisher.call(&["PUBLISH", "firehose", payload.as_str()]);
+        if publisher.call(&["PUBSUB", "NUMSUB", "firehose"]).ends_with(b":0\r\n") {
+            gone = true;
+            break;
+        }
+    }
+    assert!(gone, "the slow subscriber was never disconnected");
+    assert!(slow.read_to_close().len() < 40 * 1024 * 1024);
+    // Others are unaffected.
+    assert_eq!(publisher.call(&["PUBLISH", "quiet", "hi"]), b":1\r\n");
+    assert_eq!(reader.read_reply(), b"*3\r\n$7\r\nmessage\r\n$5\r\nquiet\r\n$2\r\nhi\r\n");
+}
