@@ -418,9 +418,8 @@ impl Db {
         self.expire_if_due(key, now_ms);
         let has_ttl = entry.expire_at_ms.is_some();
         let old = self.map.insert(key.into(), entry);
-        if old.is_none() {
-            self.note_new(key);
-        }
+        // RENAME, MOVE and COPY add the key anew (Redis's dbAdd after deleting any old one).
+        self.note_new(key);
         self.dirty += 1;
         let had_ttl = old.is_some_and(|o| o.expire_at_ms.is_some());
         self.track_expire(key, had_ttl, has_ttl);
