@@ -577,3 +577,35 @@ fn slow_subscriber_hits_the_output_buffer_limit() {
     assert_eq!(publisher.call(&["PUBLISH", "quiet", "hi"]), b":1\r\n");
     assert_eq!(reader.read_reply(), b"*3\r\n$7\r\nmessage\r\n$5\r\nquiet\r\n$2\r\nhi\r\n");
 }
+
+#[test]
+fn command_info_and_docs() {
+    let Some(mut diff) = Differential::start(QUINCE) else { return };
+    let names = [
+        "subscribe",
+        "unsubscribe",
+        "psubscribe",
+        "punsubscribe",
+        "ssubscribe",
+        "sunsubscribe",
+        "publish",
+        "spublish",
+        // Not the PUBSUB container itself: Redis lists its subcommands in a per-process
+        // random (hash seed) order.
+        "pubsub|channels",
+        "pubsub|numsub",
+        "pubsub|numpat",
+        "pubsub|shardchannels",
+        "pubsub|shardnumsub",
+        "pubsub|help",
+    ];
+    let mut steps = Vec::new();
+    for name in names {
+        steps.push(quince_test_util::Step::cmd(&["COMMAND", "INFO", name]));
+        steps.push(quince_test_util::Step::cmd(&["COMMAND", "DOCS", name]));
+    }
+    steps.push(quince_test_util::Step::cmd(&["COMMAND", "GETKEYS", "SSUBSCRIBE", "a", "b"]));
+    steps.push(quince_test_util::Step::cmd(&["COMMAND", "GETKEYS", "SPUBLISH", "a", "m"]));
+    steps.push(quince_test_util::Step::cmd(&["COMMAND", "GETKEYS", "PUBLISH", "a", "m"]));
+    diff.run("command info", &steps);
+}
