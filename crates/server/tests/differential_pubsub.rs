@@ -609,3 +609,40 @@ fn command_info_and_docs() {
     steps.push(quince_test_util::Step::cmd(&["COMMAND", "GETKEYS", "PUBLISH", "a", "m"]));
     diff.run("command info", &steps);
 }
+
+/// CLIENT INFO's flags and subscription counts, and INFO's pubsub counters, as both servers
+/// report them (only those fields: the rest names addresses and ids).
+#[test]
+fn client_info_and_info_stats() {
+    fn fields(server: &ServerProcess) -> Vec<String> {
+        let pick = |text: &[u8], names: &[&str]| -> String {
+            let text = String::from_utf8_lossy(text).into_owned();
+            let words = text.split(|c: char| c == ' ' || c == '\r' || c == '\n');
+            let wanted: Vec<&str> = words.filter(|w| names.iter().any(|n| w.starts_with(n))).collect();
+            wanted.join(" ")
+        };
+        let client_fields = ["flags=", "sub=", "psub=", "ssub="];
+        let info_fields = ["pubsub_channels:", "pubsub_patterns:", "pubsubshard_channels:"];
+        let mut out = Vec::new();
+        let mut other = server.client();
+        let mut sub = server.client();
+        sub.call(&["HELLO", "3"]);
+        out.push(pick(&sub.call(&["CLIENT", "INFO"]), &client_fields));
+        sub.call(&["SUBSCRIBE", "a"]);
+        sub.call(&["SUBSCRIBE", "b"]);
+        sub.call(&["PSUBSCRIBE", "p*"]);
+        sub.call(&["SSUBSCRIBE", "s"]);
+        other.call(&["PSUBSCRIBE", "p*", "q*"]);
+        out.push(pick(&sub.call(&["CLIENT", "INFO"]), &client_fields));
+        out.push(pick(&other.call(&["INFO", "stats"]), &info_fields));
+        // A RESP2 subscriber may not run CLIENT; a fresh client kills both subscribers.
+        out.push(String::from_utf8_lossy(&other.call(&["CLIENT", "LIST"])).into_owned());
+        let mut fresh = server.client();
+        out.push(String::from_utf8_lossy(&fresh.call(&["CLIENT", "KILL", "TYPE", "pubsub"])).into_owned());
+        std::thread::sleep(Duration::from_millis(200));
+        out.push(pick(&fresh.call(&["INFO", "stats"]), &info_fields));
+        out
+    }
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    assert_eq!(fields(&diff.quince), fields(&diff.redis));
+}
