@@ -617,7 +617,7 @@ fn client_info_and_info_stats() {
     fn fields(server: &ServerProcess) -> Vec<String> {
         let pick = |text: &[u8], names: &[&str]| -> String {
             let text = String::from_utf8_lossy(text).into_owned();
-            let words = text.split(|c: char| c == ' ' || c == '\r' || c == '\n');
+            let words = text.split([' ', '\r', '\n']);
             let wanted: Vec<&str> = words.filter(|w| names.iter().any(|n| w.starts_with(n))).collect();
             wanted.join(" ")
         };
