@@ -252,6 +252,12 @@ impl PubSub {
         client.push_output(&bytes);
     }
 
+    /// For the owning worker's periodic check (Redis's clientsCron): whether a subscriber
+    /// that got no new message lately has been over the soft limit for too long.
+    pub fn output_limit_reached(&self, client: &ClientHandle, now_ms: i64) -> bool {
+        client.has_flag(flag::PUBSUB) && self.over_limit(client, client.pending_output(), now_ms)
+    }
+
     /// Redis's checkClientOutputBufferLimits for a pubsub client with `pending` bytes.
     fn over_limit(&self, client: &ClientHandle, pending: usize, now_ms: i64) -> bool {
         let hard = self.limit.hard_bytes.load(Ordering::Relaxed);

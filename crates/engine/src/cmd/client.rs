@@ -69,7 +69,7 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
     let qbuf = handle.qbuf.load(Ordering::Relaxed);
     let qbuf_free = handle.qbuf_free.load(Ordering::Relaxed);
     let argv_mem: usize = current_args.map_or(0, |args| args.iter().map(|a| a.len()).sum());
-    let omem = handle.output_bytes.load(Ordering::Relaxed);
+    let omem = handle.pending_output();
     let (sub, psub, ssub) = {
         let subs = handle.pubsub.lock();
         (subs.channels.len(), subs.patterns.len(), subs.shard.len())
