@@ -524,9 +524,13 @@ impl Engine {
             self.reject(Some(spec), out, "NOAUTH Authentication required.");
             return;
         }
-        if let Some(line) = pubsub_context_error(client, spec) {
-            self.reject(Some(spec), out, &line);
-            return;
+        // Checked when a command arrives, not for the commands EXEC runs (as Redis checks
+        // in processCommand, not in call()).
+        if !client.in_exec {
+            if let Some(line) = pubsub_context_error(client, spec) {
+                self.reject(Some(spec), out, &line);
+                return;
+            }
         }
         let Some(handler) = spec.handler else {
             self.reject(Some(spec), out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&spec.name));

@@ -145,6 +145,33 @@ fn subscribe_publish_unsubscribe_resp2() {
 }
 
 #[test]
+fn subscribe_inside_transactions_and_quit() {
+    run_clients(
+        "multi and quit",
+        3,
+        &[
+            Call(1, &["MULTI"]),
+            Call(1, &["SUBSCRIBE", "a"]),
+            Call(1, &["PING"]),
+            Call(1, &["SET", "k", "v"]),
+            Call(1, &["EXEC"]),
+            Call(1, &["GET", "k"]),
+            Call(1, &["MULTI"]),
+            Call(0, &["PUBLISH", "a", "after exec"]),
+            Read(1),
+            Call(2, &["PSUBSCRIBE", "x*"]),
+            Call(2, &["QUIT"]),
+            Sleep(100),
+            Call(0, &["PUBSUB", "NUMPAT"]),
+            Call(0, &["MULTI"]),
+            Call(0, &["PUBLISH", "a", "in multi"]),
+            Call(0, &["EXEC"]),
+            Read(1),
+        ],
+    );
+}
+
+#[test]
 fn resp3_pushes_and_normal_commands() {
     run_clients(
         "resp3",
