@@ -52,6 +52,10 @@ pub struct ClientHandle {
     /// The wait this client is blocked in (for CLIENT UNBLOCK from other clients).
     pub blocked_on: Mutex<Option<crate::blocking::WaiterRef>>,
     waker: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+    /// Channels, patterns and shard channels this client listens to.
+    pub pubsub: Mutex<crate::pubsub::Subscriptions>,
+    /// When pending output first passed the soft output limit (0: it is below).
+    pub soft_limit_since_ms: AtomicI64,
 }
 
 impl std::fmt::Debug for ClientHandle {
@@ -79,6 +83,8 @@ impl ClientHandle {
             pushed: Mutex::new(Vec::new()),
             blocked_on: Mutex::new(None),
             waker: Mutex::new(None),
+            pubsub: Mutex::new(crate::pubsub::Subscriptions::default()),
+            soft_limit_since_ms: AtomicI64::new(0),
         }
     }
 
@@ -119,6 +125,12 @@ impl ClientHandle {
     pub fn push_output(&self, bytes: &[u8]) {
         self.pushed.lock().extend_from_slice(bytes);
         self.wake();
+    }
+
+    /// Output not yet written to the socket: the connection's buffer plus what other
+    /// threads queued (what `client-output-buffer-limit` bounds).
+    pub fn pending_output(&self) -> usize {
+        self.output_bytes.load(Ordering::Relaxed) + self.pushed.lock().len()
     }
 
     /// Takes the queued bytes (owning worker only).

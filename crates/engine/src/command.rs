@@ -539,10 +539,19 @@ impl CommandSpec {
         self.keys_with_specs(args).map(|(pos, _)| pos)
     }
 
-    /// Key positions, each with the key spec that found it (for its access flags).
+    /// Key positions, each with the key spec that found it (for its access flags). Specs
+    /// flagged `not_key` (SSUBSCRIBE's shard channels) name no keys: skipped, as Redis's
+    /// COMMAND GETKEYS does.
     pub fn keys_with_specs<'s>(&'s self, args: &'s [&[u8]]) -> impl Iterator<Item = (usize, &'s KeySpec)> + 's {
         let found = self.getkeys.map(|f| f(args)).unwrap_or_default();
-        let from_specs = self.getkeys.is_none().then_some(self.key_specs.iter()).into_iter().flatten();
+        let not_key = Self::key_flags("not_key");
+        let from_specs = self
+            .getkeys
+            .is_none()
+            .then_some(self.key_specs.iter())
+            .into_iter()
+            .flatten()
+            .filter(move |ks| ks.flags & not_key == 0);
         found
             .into_iter()
             .map(move |(p, i)| (p, &self.key_specs[i]))

@@ -116,6 +116,8 @@ pub struct Ctx<'a> {
     /// Writes other clients made to shards `lock_extra` took during the command, so they
     /// don't count as this command's in `table_dirty`.
     foreign_dirty: u64,
+    /// `notify-keyspace-events` when the command started (0: notifications off).
+    notify_flags: i64,
 }
 
 impl<'a> Ctx<'a> {
@@ -139,6 +141,7 @@ impl<'a> Ctx<'a> {
             .unwrap_or_else(|| panic!("command {} touched an undeclared key", self.spec.name));
         let db = &mut guard.dbs[db];
         db.access_mode = self.access_mode;
+        db.set_collect_events(db_event_mask(self.notify_flags));
         db
     }
 
@@ -262,6 +265,42 @@ impl<'a> Ctx<'a> {
         ready
     }
 
+    /// Publishes a keyspace notification for `key` in the selected database, if the class
+    /// is enabled (Redis's notifyKeyspaceEvent).
+    pub fn notify(&mut self, class: i64, event: &str, key: &[u8]) {
+        let db = self.client.db;
+        self.notify_db(class, event, key, db);
+    }
+
+    /// As `notify`, for a key of database `db` (MOVE, COPY ... DB).
+    pub fn notify_db(&mut self, class: i64, event: &str, key: &[u8], db: usize) {
+        // PERF: one branch when notifications are off or the class is not enabled.
+        if self.notify_flags & class == 0 {
+            return;
+        }
+        self.publish_db_events();
+        self.engine.notify_keyspace_event(self.notify_flags, event, key, db);
+    }
+
+    /// Publishes the `expired` and `new` events the locked tables recorded so far, so they
+    /// come before the command's own events, as in Redis.
+    fn publish_db_events(&mut self) {
+        if db_event_mask(self.notify_flags) == 0 {
+            return;
+        }
+        let mut events = Vec::new();
+        for (_, guard) in self.locked.iter_mut() {
+            for (index, db) in guard.dbs.iter_mut().enumerate() {
+                if db.has_events() {
+                    events.extend(db.take_events().into_iter().map(|(e, k)| (index, e, k)));
+                }
+            }
+        }
+        for (db, event, key) in events {
+            self.engine.notify_keyspace_event(self.notify_flags, event, &key, db);
+        }
+    }
+
     pub fn hit(&self, found: bool) {
         let counter = if found { &self.engine.stats.keyspace_hits } else { &self.engine.stats.keyspace_misses };
         counter.fetch_add(1, Ordering::Relaxed);
@@ -321,6 +360,11 @@ impl Engine {
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
             client.multi_error = true;
             self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
+            return true;
+        }
+        if let Some(line) = pubsub_context_error(client, spec) {
+            client.multi_error = true;
+            self.reject(Some(spec), out, &line);
             return true;
         }
         if spec.has_flag("no_multi") {
@@ -442,7 +486,7 @@ impl Engine {
         }
     }
 
-    fn execute_inner(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) {
+    fn execute_inner(&self, client: &mut Client, args: &[&[u8]], reply_out: &mut dyn ReplySink) {
         self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
         // CLIENT REPLY OFF/SKIP: run the command, throw its reply away.
         let mut discard = NullSink(client.protocol);
@@ -454,18 +498,22 @@ impl Engine {
             }
             ReplyMode::Off => !is_client_reply_on(args),
         };
-        let out: &mut dyn ReplySink = if suppress { &mut discard } else { out };
         let spec = match self.table.resolve(args) {
             Resolved::Found(spec) => spec,
             Resolved::UnknownSubcommand(parent) => {
+                let out: &mut dyn ReplySink = if suppress { &mut discard } else { reply_out };
                 self.reject(None, out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&parent.name));
                 return;
             }
             Resolved::Unknown => {
+                let out: &mut dyn ReplySink = if suppress { &mut discard } else { reply_out };
                 self.reject(None, out, &unknown_command_error(args));
                 return;
             }
         };
+        // (Un)subscribe confirmations get through CLIENT REPLY OFF, as Redis pushes them.
+        let out: &mut dyn ReplySink =
+            if suppress && !is_subscription_command(&spec.name) { &mut discard } else { reply_out };
         client.handle.last_command.store(spec.id, Ordering::Relaxed);
         let argc = args.len() as i32;
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
@@ -475,6 +523,14 @@ impl Engine {
         if !client.authenticated && !spec.has_flag("no_auth") {
             self.reject(Some(spec), out, "NOAUTH Authentication required.");
             return;
+        }
+        // Checked when a command arrives, not for the commands EXEC runs (as Redis checks
+        // in processCommand, not in call()).
+        if !client.in_exec {
+            if let Some(line) = pubsub_context_error(client, spec) {
+                self.reject(Some(spec), out, &line);
+                return;
+            }
         }
         let Some(handler) = spec.handler else {
             self.reject(Some(spec), out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&spec.name));
@@ -509,10 +565,12 @@ impl Engine {
                 serve: None,
                 local_dirty: std::cell::Cell::new(0),
                 foreign_dirty: 0,
+                notify_flags: self.hot.notify_flags.load(Ordering::Relaxed),
             };
             let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
             let dirty_before = if watching { ctx.table_dirty() } else { 0 };
             let result = handler(&mut ctx, args, out);
+            ctx.publish_db_events();
             if watching && ctx.client.blocked.is_none() && result.is_ok() {
                 match &whole_db_watched {
                     Some(keys) => {
@@ -640,6 +698,7 @@ impl Engine {
             serve: Some(ServeState::default()),
             local_dirty: std::cell::Cell::new(0),
             foreign_dirty: 0,
+            notify_flags: self.hot.notify_flags.load(Ordering::Relaxed),
         };
         if !waiter.is_waiting() {
             return Vec::new();
@@ -649,6 +708,7 @@ impl Engine {
         let watching = self.watch_count.load(Ordering::SeqCst) > 0;
         let dirty_before = if watching { ctx.table_dirty() } else { 0 };
         let result = handler(&mut ctx, &args, &mut enc);
+        ctx.publish_db_events();
         if watching {
             self.touch_written_keys(&ctx, &args, dirty_before);
         }
@@ -799,6 +859,42 @@ impl Engine {
     }
 }
 
+/// Which `Db` events a command's tables record under `notify-keyspace-events` flags.
+pub(crate) fn db_event_mask(flags: i64) -> u8 {
+    use crate::pubsub::notify;
+    if flags == 0 {
+        return 0;
+    }
+    let mut mask = 0;
+    if flags & notify::EXPIRED != 0 {
+        mask |= crate::keyspace::EVENT_EXPIRED;
+    }
+    if flags & notify::NEW != 0 {
+        mask |= crate::keyspace::EVENT_NEW;
+    }
+    mask
+}
+
+impl Engine {
+    /// Publishes `event` on `key` of database `db` to the keyspace and/or keyevent
+    /// channels enabled in `flags`.
+    pub(crate) fn notify_keyspace_event(&self, flags: i64, event: &str, key: &[u8], db: usize) {
+        use crate::pubsub::{notification_channel, notify, Kind};
+        if self.pubsub.is_idle() {
+            return;
+        }
+        let now_ms = self.clock.now_ms();
+        if flags & notify::KEYSPACE != 0 {
+            let channel = notification_channel(true, db, key);
+            self.pubsub.publish(Kind::Channel, &channel, event.as_bytes(), now_ms, None);
+        }
+        if flags & notify::KEYEVENT != 0 {
+            let channel = notification_channel(false, db, event.as_bytes());
+            self.pubsub.publish(Kind::Channel, &channel, key, now_ms, None);
+        }
+    }
+}
+
 /// Parameters whose values CONFIG SET never shows in the slow log or MONITOR.
 const SENSITIVE_CONFIGS: &[&str] = &["masteruser", "masterauth", "requirepass"];
 
@@ -852,6 +948,24 @@ pub fn quote_repr(bytes: &[u8]) -> String {
     }
     s.push('"');
     s
+}
+
+fn is_subscription_command(name: &str) -> bool {
+    matches!(name, "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe")
+}
+
+/// A RESP2 client in subscribed mode may only (un)subscribe, PING, QUIT or RESET.
+fn pubsub_context_error(client: &Client, spec: &CommandSpec) -> Option<String> {
+    if client.protocol != Protocol::Resp2 || !client.handle.has_flag(crate::clients::flag::PUBSUB) {
+        return None;
+    }
+    if is_subscription_command(&spec.name) || matches!(spec.name.as_str(), "ping" | "quit" | "reset") {
+        return None;
+    }
+    Some(format!(
+        "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+        spec.name
+    ))
 }
 
 /// Is this `CLIENT REPLY ON` (the one command whose reply always gets through)?

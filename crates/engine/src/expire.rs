@@ -37,12 +37,23 @@ impl Engine {
         let first = self.expire_cursor.fetch_add(1, Ordering::Relaxed);
         let mut rng = Rng::new(self.clock.now_us() as u64 ^ first as u64);
         let now_ms = self.clock.now_ms();
+        let notify_flags = self.hot.notify_flags.load(Ordering::Relaxed);
+        let event_mask = crate::exec::db_event_mask(notify_flags) & crate::keyspace::EVENT_EXPIRED;
         for step in 0..shards * dbs {
             let slot = (first + step) % (shards * dbs);
             let (shard, db) = (slot / dbs, slot % dbs);
             loop {
-                let (sampled, expired) =
-                    self.keyspace.lock(shard).dbs[db].expire_sample(KEYS_PER_LOOP, now_ms, &mut rng);
+                let (sampled, expired, events) = {
+                    let mut guard = self.keyspace.lock(shard);
+                    let table = &mut guard.dbs[db];
+                    table.set_collect_events(event_mask);
+                    let (sampled, expired) = table.expire_sample(KEYS_PER_LOOP, now_ms, &mut rng);
+                    (sampled, expired, if table.has_events() { table.take_events() } else { Vec::new() })
+                };
+                // Published with the shard unlocked: subscribers never wait on the keyspace.
+                for (event, key) in events {
+                    self.notify_keyspace_event(notify_flags, event, &key, db);
+                }
                 report.sampled += sampled;
                 report.expired += expired;
                 if start.elapsed().as_micros() as u64 > budget_us {

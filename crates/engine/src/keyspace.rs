@@ -240,7 +240,15 @@ pub struct Db {
     blocked: HashMap<Key, VecDeque<WaiterRef>>,
     /// Keys with waiters that a write made ready, to serve once the write is done.
     ready: Vec<Key>,
+    /// Which keyspace events this table records (`EVENT_*`); set by the executor.
+    pub collect_events: u8,
+    /// Recorded `expired` and `new` events, for the executor to publish (the table can't).
+    events: Vec<(&'static str, Key)>,
 }
+
+/// `Db::collect_events` bits.
+pub const EVENT_EXPIRED: u8 = 1;
+pub const EVENT_NEW: u8 = 2;
 
 impl Db {
     /// Marks `key` as ready if clients wait on it: the executor serves them after the
@@ -280,6 +288,36 @@ impl Db {
             keys.into_iter().filter(|k| db.contains(k, now_ms)).collect()
         };
         (ready(self), ready(other))
+    }
+
+    /// Records which events to keep from now on; dropping any kept while nobody listens.
+    pub fn set_collect_events(&mut self, mask: u8) {
+        self.collect_events = mask;
+        if mask == 0 && !self.events.is_empty() {
+            self.events.clear();
+        }
+    }
+
+    /// The recorded keyspace events, oldest first.
+    pub fn take_events(&mut self) -> Vec<(&'static str, Key)> {
+        std::mem::take(&mut self.events)
+    }
+
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    fn note_expired(&mut self, key: &[u8]) {
+        self.expired_keys += 1;
+        if self.collect_events & EVENT_EXPIRED != 0 {
+            self.events.push(("expired", key.into()));
+        }
+    }
+
+    fn note_new(&mut self, key: &[u8]) {
+        if self.collect_events & EVENT_NEW != 0 {
+            self.events.push(("new", key.into()));
+        }
     }
 
     pub(crate) fn take_ready(&mut self) -> Vec<Key> {
@@ -369,6 +407,7 @@ impl Db {
             }
             None => {
                 self.map.insert(key.into(), Entry { value, expire_at_ms, access: fresh });
+                self.note_new(key);
             }
         }
         self.dirty += 1;
@@ -382,6 +421,8 @@ impl Db {
         self.expire_if_due(key, now_ms);
         let has_ttl = entry.expire_at_ms.is_some();
         let old = self.map.insert(key.into(), entry);
+        // RENAME, MOVE and COPY add the key anew (Redis's dbAdd after deleting any old one).
+        self.note_new(key);
         self.dirty += 1;
         let had_ttl = old.is_some_and(|o| o.expire_at_ms.is_some());
         self.track_expire(key, had_ttl, has_ttl);
@@ -472,7 +513,7 @@ impl Db {
         if let Some(entry) = self.map.get(key) {
             if entry.expire_at_ms.is_some_and(|at| at <= now_ms) {
                 self.remove_entry(key);
-                self.expired_keys += 1;
+                self.note_expired(key);
             }
         }
     }
@@ -487,7 +528,7 @@ impl Db {
             .collect();
         for key in due {
             self.remove_entry(&key);
-            self.expired_keys += 1;
+            self.note_expired(&key);
         }
     }
 
@@ -556,7 +597,7 @@ impl Db {
             if due {
                 let key = self.expires.swap_remove_index(idx).expect("index in range");
                 self.map.remove(&key);
-                self.expired_keys += 1;
+                self.note_expired(&key);
                 expired += 1;
             }
         }

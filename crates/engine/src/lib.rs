@@ -31,6 +31,7 @@ pub mod hll;
 pub mod keyspace;
 pub mod longdouble;
 pub mod observe;
+pub mod pubsub;
 pub mod reply;
 pub mod slot;
 pub mod types;
@@ -108,6 +109,8 @@ pub struct HotConfig {
     /// Redis keeps shared integer objects unless an LRU/LFU policy needs per-key access data.
     pub shared_integers: AtomicBool,
     pub active_expire: AtomicBool,
+    /// `notify-keyspace-events` as `pubsub::notify` bits (0: notifications off).
+    pub notify_flags: std::sync::atomic::AtomicI64,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
     pub limits: parking_lot::RwLock<types::Limits>,
 }
@@ -125,6 +128,7 @@ pub struct Engine {
     pub hot: HotConfig,
     pub clients: ClientRegistry,
     pub observe: Observe,
+    pub pubsub: pubsub::PubSub,
     /// CLIENT PAUSE: until when (Unix ms, 0: not paused) and whether reads pause too.
     pause_end_ms: std::sync::atomic::AtomicI64,
     pause_all: AtomicBool,
@@ -162,6 +166,7 @@ impl Engine {
             hot: HotConfig::default(),
             clients: ClientRegistry::default(),
             observe: Observe::new(table_ids),
+            pubsub: pubsub::PubSub::default(),
             pause_end_ms: std::sync::atomic::AtomicI64::new(0),
             pause_all: AtomicBool::new(false),
             memory_probe: RwLock::new(None),
@@ -201,6 +206,8 @@ impl Engine {
             stream_node_max_entries: int("stream-node-max-entries"),
             stream_node_max_bytes: int("stream-node-max-bytes"),
         };
+        self.hot.notify_flags.store(int("notify-keyspace-events"), Ordering::Relaxed);
+        self.pubsub.set_limits_from_config(config.get("client-output-buffer-limit").unwrap_or(""));
         self.observe.slowlog_threshold_us.store(int("slowlog-log-slower-than"), Ordering::Relaxed);
         let slowlog_max_len = int("slowlog-max-len").max(0) as u64;
         self.observe.slowlog_max_len.store(slowlog_max_len, Ordering::Relaxed);
@@ -239,6 +246,7 @@ impl Engine {
     }
 
     pub fn unregister_client(&self, client: &Client) {
+        self.pubsub.unsubscribe_all(&client.handle);
         if let Some(waiter) = &client.blocked {
             self.end_wait(waiter, blocking::Unblock::Disconnect);
         }

@@ -211,6 +211,8 @@ impl Connection {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.wants_writable = true;
+                    // CLIENT LIST omem and the Pub/Sub output limit see what is still queued.
+                    self.client.handle.output_bytes.store(self.write_buf.len() - self.write_pos, Ordering::Relaxed);
                     return Next::Keep;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -219,6 +221,9 @@ impl Connection {
         }
         self.write_buf.clear();
         self.write_pos = 0;
+        if self.wants_writable {
+            self.client.handle.output_bytes.store(0, Ordering::Relaxed);
+        }
         self.wants_writable = false;
         if self.closing {
             Next::Close

@@ -22,6 +22,8 @@ const LISTENER_BASE: usize = usize::MAX / 2;
 /// Woken by other threads: a connection of ours was killed or has pushed output.
 const WAKER: Token = Token(LISTENER_BASE - 1);
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
+/// How often subscribers' output is checked against the soft limit without new messages.
+const LIMIT_CHECK_PERIOD: Duration = Duration::from_millis(100);
 
 pub struct Worker {
     pub index: usize,
@@ -62,6 +64,7 @@ impl Worker {
         let mut events = Events::with_capacity(1024);
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();
+        let mut last_limit_check = Instant::now();
         let mut paused: Vec<usize> = Vec::new();
         // Connections blocked in BLPOP & co, and the nearest deadline among them.
         let mut blocked: Vec<usize> = Vec::new();
@@ -135,6 +138,10 @@ impl Worker {
             }
             if self.engine.shutdown_requested() {
                 break;
+            }
+            if last_limit_check.elapsed() >= LIMIT_CHECK_PERIOD {
+                last_limit_check = Instant::now();
+                self.close_over_output_limit(&poll, &mut conns);
             }
             if limits.timeout_s > 0 && last_sweep.elapsed() >= Duration::from_secs(1) {
                 last_sweep = Instant::now();
@@ -227,6 +234,21 @@ impl Worker {
             }));
             entry.insert(Connection::new(stream, client, limits.max_bulk_len));
             log(Level::Verbose, &format!("Accepted {peer} on worker {}", self.index));
+        }
+    }
+
+    /// Subscribers over the pubsub soft output limit for too long are closed even when no
+    /// new message arrives to trigger the check (Redis's clientsCron does the same).
+    fn close_over_output_limit(&self, poll: &Poll, conns: &mut Slab<Connection>) {
+        let now_ms = self.engine.clock.now_ms();
+        let over: Vec<usize> = conns
+            .iter()
+            .filter(|(_, c)| self.engine.pubsub.output_limit_reached(&c.client.handle, now_ms))
+            .map(|(t, _)| t)
+            .collect();
+        for token in over {
+            log(Level::Warning, "Client closed for overcoming of output buffer limits.");
+            self.settle(poll, conns, token, Next::Close);
         }
     }
 

@@ -6,6 +6,7 @@ use crate::command::{ArgDoc, ArgType, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{StrValue, TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 
 use super::string::{as_str, as_str_mut};
@@ -55,6 +56,9 @@ fn setbit(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     if changed && !created {
         ctx.dirty(1);
     }
+    if changed || created {
+        ctx.notify(notify::STRING, "setbit", args[1]);
+    }
     Ok(())
 }
 
@@ -94,9 +98,12 @@ fn bitop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     let (dest, now) = (args[2], ctx.now_ms);
     let len = result.len();
     if result.is_empty() {
-        ctx.db(dest).remove(dest, now);
+        if ctx.db(dest).remove(dest, now) {
+            ctx.notify(notify::GENERIC, "del", dest);
+        }
     } else {
         ctx.db(dest).set(dest, Value::Str(StrValue::Raw(result)), TtlOnWrite::Clear, now);
+        ctx.notify(notify::STRING, "set", dest);
     }
     out.integer(len as i64);
     Ok(())
@@ -111,6 +118,9 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, 
         let (results, changes) = bits::run_bitfield_counted(bytes, &ops);
         if !created {
             ctx.dirty(changes);
+        }
+        if changes > 0 {
+            ctx.notify(notify::STRING, "setbit", key);
         }
         results
     } else {

@@ -69,9 +69,13 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
     let qbuf = handle.qbuf.load(Ordering::Relaxed);
     let qbuf_free = handle.qbuf_free.load(Ordering::Relaxed);
     let argv_mem: usize = current_args.map_or(0, |args| args.iter().map(|a| a.len()).sum());
-    let omem = handle.output_bytes.load(Ordering::Relaxed);
+    let omem = handle.pending_output();
+    let (sub, psub, ssub) = {
+        let subs = handle.pubsub.lock();
+        (subs.channels.len(), subs.patterns.len(), subs.shard.len())
+    };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 \
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 \
          qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r \
          cmd={} user=default redir=-1 resp={}",
         handle.id,
@@ -83,6 +87,9 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
         (now - handle.last_interaction_ms.load(Ordering::Relaxed)).max(0) / 1000,
         flags,
         handle.db.load(Ordering::Relaxed),
+        sub,
+        psub,
+        ssub,
         qbuf,
         qbuf_free,
         argv_mem,

@@ -28,9 +28,16 @@ pub fn set_client_name(ctx: &mut Ctx<'_>, name: &[u8]) -> CmdResult {
 }
 
 /// PING [message] — O(1).
-fn ping(_ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+fn ping(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     if args.len() > 2 {
         return Err(CmdError::msg("ERR wrong number of arguments for 'ping' command"));
+    }
+    // A RESP2 subscriber gets a Pub/Sub-shaped reply it can tell from messages.
+    if ctx.client.protocol == Protocol::Resp2 && ctx.client.handle.has_flag(crate::clients::flag::PUBSUB) {
+        out.array(2);
+        out.bulk(b"pong");
+        out.bulk(args.get(1).copied().unwrap_or(b""));
+        return Ok(());
     }
     match args.get(1) {
         Some(msg) => out.bulk(msg),
@@ -162,6 +169,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     }
     ctx.client.authenticated = authenticated;
     ctx.engine.discard_transaction(ctx.client);
+    ctx.engine.pubsub.unsubscribe_all(&ctx.client.handle);
     out.simple("RESET");
     Ok(())
 }

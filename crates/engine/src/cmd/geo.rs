@@ -8,6 +8,7 @@ use crate::exec::Ctx;
 use crate::geohash::{self, Shape, ShapeKind};
 use crate::keyspace::{TtlOnWrite, Value};
 use crate::longdouble::LongDouble;
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::zset::{AddFlags, AddOutcome, ScoreRange};
 use crate::types::{Bytes, ZSetValue};
@@ -168,6 +169,9 @@ fn geoadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
         None => {}
     }
     ctx.dirty(changes);
+    if added + updated > 0 {
+        ctx.notify(notify::ZSET, "zadd", key);
+    }
     out.integer((if ch { added + updated } else { added }) as i64);
     Ok(())
 }
@@ -481,7 +485,9 @@ fn georadius_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink,
     let Some(shape) = request.shape.filter(|_| exists) else {
         match request.store {
             Some(store) => {
-                ctx.db(store).remove(store, now);
+                if ctx.db(store).remove(store, now) {
+                    ctx.notify(notify::GENERIC, "del", store);
+                }
                 out.integer(0);
             }
             None => out.array(0),
@@ -539,8 +545,10 @@ fn georadius_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink,
                 db.set(store, Value::ZSet(ZSetValue::from_entries(entries, &limits)), TtlOnWrite::Clear, now);
                 // Redis counts one change per stored member; `set` counted one.
                 ctx.dirty(returned as u64 - 1);
-            } else {
-                db.remove(store, now);
+                let event = if ctx.spec.name.starts_with("geosearch") { "geosearchstore" } else { "georadiusstore" };
+                ctx.notify(notify::ZSET, event, store);
+            } else if db.remove(store, now) {
+                ctx.notify(notify::GENERIC, "del", store);
             }
             out.integer(returned as i64);
         }

@@ -6,6 +6,7 @@ use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{Entry, TtlOnWrite, Value};
 use crate::longdouble::LongDouble;
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::HashValue;
 
@@ -90,6 +91,7 @@ fn hset_generic(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Result<usize, CmdError> {
         Ok(args[2..].chunks_exact(2).filter(|pair| hash.set(pair[0], pair[1], &limits)).count())
     })?;
     add_dirty(ctx, (args.len() as u64 - 2) / 2, u64::from(created));
+    ctx.notify(notify::HASH, "hset", args[1]);
     Ok(added)
 }
 
@@ -105,6 +107,7 @@ fn hsetnx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     })?;
     if added {
         add_dirty(ctx, 1, u64::from(created));
+        ctx.notify(notify::HASH, "hset", args[1]);
     }
     out.integer(i64::from(added));
     Ok(())
@@ -153,6 +156,12 @@ fn hdel(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         ctx.db(key).remove(key, now);
     }
     add_dirty(ctx, deleted, u64::from(emptied));
+    if deleted > 0 {
+        ctx.notify(notify::HASH, "hdel", key);
+        if emptied {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
+    }
     out.integer(deleted as i64);
     Ok(())
 }
@@ -238,6 +247,7 @@ fn hincrby(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
         Ok(value)
     })?;
     add_dirty(ctx, 1, u64::from(created));
+    ctx.notify(notify::HASH, "hincrby", args[1]);
     out.integer(value);
     Ok(())
 }
@@ -262,6 +272,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
         Ok(text)
     })?;
     add_dirty(ctx, 1, u64::from(created));
+    ctx.notify(notify::HASH, "hincrbyfloat", args[1]);
     out.bulk(text.as_bytes());
     Ok(())
 }

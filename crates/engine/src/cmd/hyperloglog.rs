@@ -6,6 +6,7 @@ use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::hll::{self, HllError};
 use crate::keyspace::{StrValue, TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 
 use super::is;
@@ -56,6 +57,9 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     out.integer(i64::from(created || changed));
     if changed && !created {
         ctx.dirty(1);
+    }
+    if changed || created {
+        ctx.notify(notify::STRING, "pfadd", key);
     }
     Ok(())
 }
@@ -112,6 +116,7 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     } else {
         db.set(dest, Value::Str(StrValue::Raw(merged)), TtlOnWrite::Clear, now);
     }
+    ctx.notify(notify::STRING, "pfadd", dest);
     out.simple("OK");
     Ok(())
 }

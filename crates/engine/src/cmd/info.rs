@@ -199,7 +199,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
              instantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\n\
              expired_keys:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
-             pubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\ntotal_forks:0\r\n\
+             pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\n\
              tracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
              total_error_replies:{}\r\n",
                 load(&stats.total_connections_received),
@@ -213,6 +213,9 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 engine.expired_keys(),
                 load(&stats.keyspace_hits),
                 load(&stats.keyspace_misses),
+                engine.pubsub.count(crate::pubsub::Kind::Channel),
+                engine.pubsub.count(crate::pubsub::Kind::Pattern),
+                engine.pubsub.count(crate::pubsub::Kind::Shard),
                 load(&engine.observe.errors.total),
             )
         }

@@ -6,6 +6,7 @@ use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::glob::glob_match;
 use crate::keyspace::{Key, Rng};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 
 use super::{is, parse_i64};
@@ -13,8 +14,14 @@ use super::{is, parse_i64};
 /// DEL key [key ...] — O(N) in the number of keys.
 fn del(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let now = ctx.now_ms;
-    let removed = args[1..].iter().filter(|key| ctx.db(key).remove(key, now)).count();
-    out.integer(removed as i64);
+    let mut removed = 0;
+    for key in &args[1..] {
+        if ctx.db(key).remove(key, now) {
+            ctx.notify(notify::GENERIC, "del", key);
+            removed += 1;
+        }
+    }
+    out.integer(removed);
     Ok(())
 }
 
@@ -91,8 +98,10 @@ fn expire_generic(
     }
     if when <= now {
         db.remove(key, now);
+        ctx.notify(notify::GENERIC, "del", key);
     } else {
         db.set_expire(key, when, now);
+        ctx.notify(notify::GENERIC, "expire", key);
     }
     out.integer(1);
     Ok(())
@@ -159,6 +168,9 @@ fn pttl(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
 fn persist(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let now = ctx.now_ms;
     let removed = ctx.db(args[1]).persist(args[1], now);
+    if removed {
+        ctx.notify(notify::GENERIC, "persist", args[1]);
+    }
     out.integer(i64::from(removed));
     Ok(())
 }
@@ -205,6 +217,8 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, nx
     }
     let entry = ctx.db(from).take(from, now).expect("checked above");
     ctx.db(to).insert_entry(to, entry, now);
+    ctx.notify(notify::GENERIC, "rename_from", from);
+    ctx.notify(notify::GENERIC, "rename_to", to);
     reply_rename(out, nx, true);
     Ok(())
 }
@@ -250,6 +264,8 @@ fn move_cmd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
     }
     let entry = ctx.db(key).take(key, now).expect("checked above");
     ctx.db_at(key, dst).insert_entry(key, entry, now);
+    ctx.notify(notify::GENERIC, "move_from", key);
+    ctx.notify_db(notify::GENERIC, "move_to", key, dst);
     out.integer(1);
     Ok(())
 }
@@ -287,6 +303,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         return Ok(());
     }
     target.insert_entry(dst, entry, now);
+    ctx.notify_db(notify::GENERIC, "copy_to", dst, dst_db);
     out.integer(1);
     Ok(())
 }

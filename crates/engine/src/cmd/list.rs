@@ -6,6 +6,7 @@ use crate::command::{ArgDoc, ArgType, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{Db, TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::{Bytes, ListValue};
 
@@ -105,9 +106,16 @@ fn write<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d mut List
 }
 
 /// Deletes `key` if its list became empty (Redis never keeps empty lists).
-fn delete_if_empty(db: &mut Db, key: &[u8], now: i64) {
-    if matches!(db.peek(key, now).map(|e| &e.value), Some(Value::List(l)) if l.is_empty()) {
-        db.remove(key, now);
+fn delete_if_empty(db: &mut Db, key: &[u8], now: i64) -> bool {
+    matches!(db.peek(key, now).map(|e| &e.value), Some(Value::List(l)) if l.is_empty()) && db.remove(key, now)
+}
+
+fn event_of(end: End, push: bool) -> &'static str {
+    match (end, push) {
+        (End::Left, true) => "lpush",
+        (End::Right, true) => "rpush",
+        (End::Left, false) => "lpop",
+        (End::Right, false) => "rpop",
     }
 }
 
@@ -149,6 +157,7 @@ fn push_items(
     };
     db.signal_ready(key);
     ctx.dirty(items.len() as u64);
+    ctx.notify(notify::LIST, event_of(end, true), key);
     Ok(len)
 }
 
@@ -199,14 +208,31 @@ fn parse_positive(arg: &[u8], msg: Option<&str>) -> Result<i64, CmdError> {
 
 /// Pops up to `count` items from one end (in pop order) and deletes the key if emptied.
 fn pop_items(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize) -> Result<Option<Vec<Bytes>>, CmdError> {
+    let Some((items, deleted)) = pop_items_quietly(ctx, key, end, count)? else { return Ok(None) };
+    if !items.is_empty() {
+        ctx.notify(notify::LIST, event_of(end, false), key);
+    }
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", key);
+    }
+    Ok(Some(items))
+}
+
+/// `pop_items` without its keyspace events; also tells whether the key was deleted.
+fn pop_items_quietly(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    end: End,
+    count: usize,
+) -> Result<Option<(Vec<Bytes>, bool)>, CmdError> {
     let now = ctx.now_ms;
     let db = ctx.db(key);
     let Some(list) = write(db, key, now)? else { return Ok(None) };
     let n = count.min(list.len());
     let items: Vec<Bytes> = (0..n).filter_map(|_| list.pop(end)).collect();
-    delete_if_empty(db, key, now);
+    let deleted = delete_if_empty(db, key, now);
     ctx.dirty(n as u64);
-    Ok(Some(items))
+    Ok(Some((items, deleted)))
 }
 
 fn pop_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, end: End) -> CmdResult {
@@ -296,6 +322,7 @@ fn lset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     let Some(i) = normalize_index(index, list.len()) else { return Err(CmdError::msg("ERR index out of range")) };
     list.items_mut()[i] = args[3].into();
     ctx.dirty(1);
+    ctx.notify(notify::LIST, "lset", args[1]);
     out.simple("OK");
     Ok(())
 }
@@ -324,6 +351,7 @@ fn linsert(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     let len = list.len();
     db.signal_ready(key);
     ctx.dirty(1);
+    ctx.notify(notify::LIST, "linsert", key);
     out.integer(len as i64);
     Ok(())
 }
@@ -361,8 +389,14 @@ fn lrem(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
             }
         }
     }
-    delete_if_empty(db, key, now);
+    let deleted = delete_if_empty(db, key, now);
     ctx.dirty(removed as u64);
+    if removed > 0 {
+        ctx.notify(notify::LIST, "lrem", key);
+    }
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", key);
+    }
     out.integer(removed as i64);
     Ok(())
 }
@@ -384,8 +418,12 @@ fn ltrim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         items.truncate(keep_to);
         items.drain(..keep_from.min(items.len()));
         let removed = len - list.len();
-        delete_if_empty(db, key, now);
+        let deleted = delete_if_empty(db, key, now);
         ctx.dirty(removed as u64);
+        ctx.notify(notify::LIST, "ltrim", key);
+        if deleted {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
     }
     out.simple("OK");
     Ok(())
@@ -467,8 +505,14 @@ fn move_item(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from: End, to: End) -> R
         return Ok(None);
     }
     write(ctx.db(dst), dst, now)?;
-    let item = pop_items(ctx, src, from, 1)?.and_then(|mut v| v.pop()).expect("source list is not empty");
+    let (mut items, deleted) = pop_items_quietly(ctx, src, from, 1)?.expect("source list exists");
+    let item = items.pop().expect("source list is not empty");
+    // Redis notifies the push onto the destination before the pop from the source.
     push_items(ctx, dst, to, &[&item], false)?;
+    ctx.notify(notify::LIST, event_of(from, false), src);
+    if deleted && src != dst {
+        ctx.notify(notify::GENERIC, "del", src);
+    }
     ctx.dirty(1);
     Ok(Some(item))
 }

@@ -15,6 +15,7 @@ pub mod latency;
 pub mod list;
 pub mod memory;
 pub mod multi;
+pub mod pubsub;
 pub mod server;
 pub mod set;
 pub mod slowlog;
@@ -39,6 +40,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(slowlog::register());
     all.extend(latency::register());
     all.extend(memory::register());
+    all.extend(pubsub::register());
     all.extend(hyperloglog::register());
     all.extend(bitmap::register());
     all.extend(cluster::register());

@@ -192,7 +192,9 @@ fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, w
         crate::command::Resolved::Found(spec) => spec,
         _ => return Err(CmdError::msg("ERR Invalid command specified")),
     };
-    if spec.key_specs.is_empty() {
+    // Redis's doesCommandHaveKeys: a key spec not flagged `not_key` (SSUBSCRIBE has none).
+    let not_key = CommandSpec::key_flags("not_key");
+    if spec.getkeys.is_none() && spec.key_specs.iter().all(|ks| ks.flags & not_key != 0) {
         return Err(CmdError::msg("ERR The command has no key arguments"));
     }
     let argc = target.len() as i32;

@@ -10,6 +10,7 @@ use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::glob::glob_match;
 use crate::keyspace::{Entry, Rng, TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::{Bytes, SetValue};
 use crate::Engine;
@@ -236,6 +237,9 @@ fn sadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         }
     };
     add_dirty(ctx, added as u64, u64::from(created));
+    if added > 0 {
+        ctx.notify(notify::SET, "sadd", key);
+    }
     out.integer(added as i64);
     Ok(())
 }
@@ -258,6 +262,12 @@ fn srem(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     }
     let deleted = delete_if_empty(ctx, key);
     add_dirty(ctx, removed, u64::from(deleted));
+    if removed > 0 {
+        ctx.notify(notify::SET, "srem", key);
+    }
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", key);
+    }
     out.integer(removed as i64);
     Ok(())
 }
@@ -304,7 +314,12 @@ fn smove(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     }
     // Only what changes is written: a destination already holding the member is untouched.
     write_set(ctx, src)?.expect("checked above").remove(member);
-    let mut counted_by_db = u64::from(delete_if_empty(ctx, src));
+    let src_deleted = delete_if_empty(ctx, src);
+    ctx.notify(notify::SET, "srem", src);
+    if src_deleted {
+        ctx.notify(notify::GENERIC, "del", src);
+    }
+    let mut counted_by_db = u64::from(src_deleted);
     match in_dst {
         Some(true) => {}
         Some(false) => {
@@ -318,6 +333,9 @@ fn smove(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         }
     }
     add_dirty(ctx, 1 + u64::from(in_dst != Some(true)), counted_by_db);
+    if in_dst != Some(true) {
+        ctx.notify(notify::SET, "sadd", dst);
+    }
     out.integer(1);
     Ok(())
 }
@@ -340,6 +358,10 @@ fn spop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     out.bulk(&member);
     let deleted = delete_if_empty(ctx, key);
     add_dirty(ctx, 1, u64::from(deleted));
+    ctx.notify(notify::SET, "spop", key);
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", key);
+    }
     Ok(())
 }
 
@@ -368,6 +390,8 @@ fn spop_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
         reply_members(out, &all);
         ctx.db(key).remove(key, now);
         add_dirty(ctx, size as u64, 1);
+        ctx.notify(notify::SET, "spop", key);
+        ctx.notify(notify::GENERIC, "del", key);
         return Ok(());
     }
     let remaining = size - count;
@@ -398,6 +422,7 @@ fn spop_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
         *set = kept;
     }
     ctx.dirty(count as u64);
+    ctx.notify(notify::SET, "spop", key);
     Ok(())
 }
 
@@ -525,14 +550,15 @@ fn sintercard(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
 
 /// Stores `result` at `dst` (replacing any value, clearing its TTL) or deletes `dst` when
 /// it is empty; replies with its size.
-fn store(ctx: &mut Ctx<'_>, dst: &[u8], result: SetValue, out: &mut dyn ReplySink) {
+fn store(ctx: &mut Ctx<'_>, dst: &[u8], result: SetValue, out: &mut dyn ReplySink, event: &str) {
     let now = ctx.now_ms;
     let len = result.len();
     let db = ctx.db(dst);
     if len > 0 {
         db.set(dst, Value::Set(result), TtlOnWrite::Clear, now);
-    } else {
-        db.remove(dst, now);
+        ctx.notify(notify::SET, event, dst);
+    } else if db.remove(dst, now) {
+        ctx.notify(notify::GENERIC, "del", dst);
     }
     out.integer(len as i64);
 }
@@ -546,7 +572,7 @@ fn sinterstore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
     for m in &members {
         result.add(m, &limits);
     }
-    store(ctx, args[1], result, out);
+    store(ctx, args[1], result, out, "sinterstore");
     Ok(())
 }
 
@@ -625,7 +651,7 @@ fn sunion(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
 /// SUNIONSTORE destination key [key ...] — O(N) in all members.
 fn sunionstore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let result = union_or_diff(ctx, &args[2..], Algebra::Union)?;
-    store(ctx, args[1], result, out);
+    store(ctx, args[1], result, out, "sunionstore");
     Ok(())
 }
 
@@ -639,7 +665,7 @@ fn sdiff(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
 /// SDIFFSTORE destination key [key ...] — O(N) in all members.
 fn sdiffstore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let result = union_or_diff(ctx, &args[2..], Algebra::Diff)?;
-    store(ctx, args[1], result, out);
+    store(ctx, args[1], result, out, "sdiffstore");
     Ok(())
 }
 

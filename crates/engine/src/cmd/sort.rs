@@ -14,6 +14,7 @@ use crate::command::{ArgDoc, ArgType, CommandSpec};
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{StrValue, TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::{Bytes, Limits, ListValue, ZSetValue};
 
@@ -694,11 +695,14 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read
             }
             let now = ctx.now_ms;
             if result.is_empty() {
-                ctx.db(dest).remove(dest, now);
+                if ctx.db(dest).remove(dest, now) {
+                    ctx.notify(notify::GENERIC, "del", dest);
+                }
             } else {
                 ctx.db(dest).set(dest, Value::List(result.into_iter().collect::<ListValue>()), TtlOnWrite::Clear, now);
                 // Redis counts one change per stored element; `set` counted one.
                 ctx.dirty(output_len as u64 - 1);
+                ctx.notify(notify::LIST, "sortstore", dest);
             }
             out.integer(output_len as i64);
         }

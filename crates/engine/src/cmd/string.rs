@@ -6,6 +6,7 @@ use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{Entry, StrValue, TtlOnWrite, Value};
 use crate::longdouble::LongDouble;
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 
 use super::{is, parse_i64};
@@ -174,6 +175,10 @@ fn set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult 
         (None, false) => TtlOnWrite::Clear,
     };
     db.set(key, Value::string(value), ttl, now);
+    ctx.notify(notify::STRING, "set", key);
+    if expire_at.is_some() {
+        ctx.notify(notify::GENERIC, "expire", key);
+    }
     if !opts.get {
         out.simple("OK");
     }
@@ -188,6 +193,7 @@ fn setnx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         out.integer(0);
     } else {
         db.set(args[1], Value::string(args[2]), TtlOnWrite::Clear, now);
+        ctx.notify(notify::STRING, "set", args[1]);
         out.integer(1);
     }
     Ok(())
@@ -198,6 +204,8 @@ fn setex_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, uni
     let now = ctx.now_ms;
     let at = absolute_expire_ms(args[2], unit, now)?;
     ctx.db(args[1]).set(args[1], Value::string(args[3]), TtlOnWrite::At(at), now);
+    ctx.notify(notify::STRING, "set", args[1]);
+    ctx.notify(notify::GENERIC, "expire", args[1]);
     out.simple("OK");
     Ok(())
 }
@@ -215,6 +223,7 @@ fn getset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     reply_get(ctx, args[1], out)?;
     let now = ctx.now_ms;
     ctx.db(args[1]).set(args[1], Value::string(args[2]), TtlOnWrite::Clear, now);
+    ctx.notify(notify::STRING, "set", args[1]);
     Ok(())
 }
 
@@ -222,7 +231,9 @@ fn getset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
 fn getdel(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     reply_get(ctx, args[1], out)?;
     let now = ctx.now_ms;
-    ctx.db(args[1]).remove(args[1], now);
+    if ctx.db(args[1]).remove(args[1], now) {
+        ctx.notify(notify::GENERIC, "del", args[1]);
+    }
     Ok(())
 }
 
@@ -248,12 +259,14 @@ fn getex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     match expire_at {
         Some((ExpireUnit::ExAt | ExpireUnit::PxAt, at)) if at <= now => {
             db.remove(key, now);
+            ctx.notify(notify::GENERIC, "del", key);
         }
         Some((_, at)) => {
             db.set_expire(key, at, now);
+            ctx.notify(notify::GENERIC, "expire", key);
         }
-        None if opts.persist => {
-            db.persist(key, now);
+        None if opts.persist && db.persist(key, now) => {
+            ctx.notify(notify::GENERIC, "persist", key);
         }
         None => {}
     }
@@ -293,6 +306,7 @@ fn mset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     let now = ctx.now_ms;
     for pair in args[1..].chunks_exact(2) {
         ctx.db(pair[0]).set(pair[0], Value::string(pair[1]), TtlOnWrite::Clear, now);
+        ctx.notify(notify::STRING, "set", pair[0]);
     }
     out.simple("OK");
     Ok(())
@@ -310,6 +324,7 @@ fn msetnx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     }
     for pair in args[1..].chunks_exact(2) {
         ctx.db(pair[0]).set(pair[0], Value::string(pair[1]), TtlOnWrite::Clear, now);
+        ctx.notify(notify::STRING, "set", pair[0]);
     }
     out.integer(1);
     Ok(())
@@ -337,6 +352,7 @@ fn append(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
             len
         }
     };
+    ctx.notify(notify::STRING, "append", key);
     out.integer(new_len as i64);
     Ok(())
 }
@@ -415,6 +431,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
     if current_len.is_some() {
         ctx.dirty(1);
     }
+    ctx.notify(notify::STRING, "setrange", key);
     Ok(())
 }
 
@@ -438,6 +455,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
     }
     let text = value.to_human_string().ok_or_else(|| CmdError::msg("ERR increment would produce NaN or Infinity"))?;
     ctx.db(key).set(key, Value::Str(StrValue::created(text.clone().into_bytes())), TtlOnWrite::Keep, now);
+    ctx.notify(notify::STRING, "incrbyfloat", key);
     out.bulk(text.as_bytes());
     Ok(())
 }
@@ -588,6 +606,7 @@ fn incr_by(ctx: &mut Ctx<'_>, key: &[u8], delta: i64, out: &mut dyn ReplySink) -
     };
     let value = current.checked_add(delta).ok_or_else(|| CmdError::msg("ERR increment or decrement would overflow"))?;
     db.set(key, Value::Str(StrValue::Int(value)), TtlOnWrite::Keep, now);
+    ctx.notify(notify::STRING, "incrby", key);
     out.integer(value);
     Ok(())
 }

@@ -55,10 +55,8 @@ fn write<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d mut ZSet
 }
 
 /// Deletes `key` if its sorted set became empty (Redis never keeps empty collections).
-fn delete_if_empty(db: &mut Db, key: &[u8], now: i64) {
-    if matches!(db.peek(key, now).map(|e| &e.value), Some(Value::ZSet(z)) if z.is_empty()) {
-        db.remove(key, now);
-    }
+fn delete_if_empty(db: &mut Db, key: &[u8], now: i64) -> bool {
+    matches!(db.peek(key, now).map(|e| &e.value), Some(Value::ZSet(z)) if z.is_empty()) && db.remove(key, now)
 }
 
 /// C's `strtod` on a C string: skips leading white space, reads the longest prefix that is

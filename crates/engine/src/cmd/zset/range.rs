@@ -4,6 +4,7 @@
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::{Bytes, ZSetValue};
 
@@ -143,9 +144,12 @@ fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], entries: Vec<(Bytes, f64)>, out: 
     let db = ctx.db(dst);
     let len = entries.len();
     if len == 0 {
-        db.remove(dst, now);
+        if db.remove(dst, now) {
+            ctx.notify(notify::GENERIC, "del", dst);
+        }
     } else {
         db.set(dst, Value::ZSet(ZSetValue::from_entries(entries, &limits)), TtlOnWrite::Clear, now);
+        ctx.notify(notify::ZSET, "zrangestore", dst);
     }
     out.integer(len as i64);
 }

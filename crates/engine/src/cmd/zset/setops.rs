@@ -7,6 +7,7 @@ use hashbrown::HashMap;
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::{Bytes, ZSetValue};
 
@@ -218,11 +219,16 @@ fn zsetop(
         Some(dst) => {
             let (now, limits) = (ctx.now_ms, ctx.limits());
             let len = result.len();
+            let spec = ctx.spec;
             let db = ctx.db(dst);
             if len == 0 {
-                db.remove(dst, now);
+                if db.remove(dst, now) {
+                    ctx.notify(notify::GENERIC, "del", dst);
+                }
             } else {
                 db.set(dst, Value::ZSet(ZSetValue::from_entries(result, &limits)), TtlOnWrite::Clear, now);
+                // The event is the command's name: zunionstore, zinterstore, zdiffstore.
+                ctx.notify(notify::ZSET, &spec.name, dst);
             }
             out.integer(len as i64);
         }

@@ -5,6 +5,7 @@ use crate::blocking::parse_timeout;
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::zset::{AddFlags, AddOutcome};
 use crate::types::{Bytes, ZSetValue};
@@ -97,6 +98,9 @@ fn zadd_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, incr
         db.signal_ready(key);
     }
     ctx.dirty((added + updated) as u64);
+    if added + updated > 0 {
+        ctx.notify(notify::ZSET, if flags.incr { "zincr" } else { "zadd" }, key);
+    }
     if nan {
         return Err(CmdError::msg("ERR resulting score is not a number (NaN)"));
     }
@@ -143,8 +147,14 @@ pub(super) fn zrem(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
             break;
         }
     }
-    delete_if_empty(db, key, now);
+    let emptied = delete_if_empty(db, key, now);
     ctx.dirty(deleted);
+    if deleted > 0 {
+        ctx.notify(notify::ZSET, "zrem", key);
+        if emptied {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
+    }
     out.integer(deleted as i64);
     Ok(())
 }
@@ -185,8 +195,19 @@ fn zremrange(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, kind: R
         Parsed::Lex(range) => zset.lex_range_ranks(&range),
     };
     let deleted = zset.remove_rank_range(start, end);
-    delete_if_empty(db, key, now);
+    let emptied = delete_if_empty(db, key, now);
     ctx.dirty(deleted as u64);
+    if deleted > 0 {
+        let event = match kind {
+            RangeKind::Rank => "zremrangebyrank",
+            RangeKind::Score => "zremrangebyscore",
+            RangeKind::Lex => "zremrangebylex",
+        };
+        ctx.notify(notify::ZSET, event, key);
+        if emptied {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
+    }
     out.integer(deleted as i64);
     Ok(())
 }
@@ -238,8 +259,14 @@ fn pop_members(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize) -> Result<
         End::Min => zset.remove_rank_range(0, n),
         End::Max => zset.remove_rank_range(zset.len() - n, zset.len()),
     };
-    delete_if_empty(db, key, now);
+    let emptied = delete_if_empty(db, key, now);
     ctx.dirty(n as u64);
+    if n > 0 {
+        ctx.notify(notify::ZSET, if end == End::Min { "zpopmin" } else { "zpopmax" }, key);
+        if emptied {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
+    }
     Ok(popped)
 }
 
