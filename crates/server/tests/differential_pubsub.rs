@@ -489,6 +489,34 @@ fn notifications_sorted_sets_and_geo() {
 }
 
 #[test]
+fn notifications_streams() {
+    notifications(
+        "streams",
+        "KEA",
+        &[
+            Call(0, &["XADD", "st", "1-1", "f", "v"]),
+            Call(0, &["XADD", "st", "MAXLEN", "1", "2-1", "f", "v"]),
+            Call(0, &["XADD", "st", "3-1", "f", "v"]),
+            Call(0, &["XDEL", "st", "3-1", "9-9"]),
+            Call(0, &["XDEL", "st", "9-9"]),
+            Call(0, &["XADD", "st", "4-1", "f", "v"]),
+            Call(0, &["XTRIM", "st", "MAXLEN", "0"]),
+            Call(0, &["XTRIM", "st", "MAXLEN", "0"]),
+            Call(0, &["XSETID", "st", "10-0"]),
+            Call(0, &["XGROUP", "CREATE", "st", "g", "$"]),
+            Call(0, &["XGROUP", "CREATE", "st2", "g", "$", "MKSTREAM"]),
+            Call(0, &["XGROUP", "SETID", "st", "g", "0"]),
+            Call(0, &["XGROUP", "CREATECONSUMER", "st", "g", "c"]),
+            Call(0, &["XGROUP", "CREATECONSUMER", "st", "g", "c"]),
+            Call(0, &["XGROUP", "DELCONSUMER", "st", "g", "c"]),
+            Call(0, &["XGROUP", "DESTROY", "st", "g"]),
+            Call(0, &["XGROUP", "DESTROY", "st", "g"]),
+            Call(0, &["DEL", "st", "st2"]),
+        ],
+    );
+}
+
+#[test]
 fn notifications_masks() {
     let commands = [
         Call(0, &["SET", "s", "1"]),

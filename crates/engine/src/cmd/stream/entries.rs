@@ -5,6 +5,7 @@ use crate::cmd::is;
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::stream::{parse_id, ParsedId, StreamId, Trim};
 use crate::types::StreamValue;
@@ -169,11 +170,16 @@ pub(super) fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
     let stream = get(db, key, now)?.expect("stream exists");
     stream.append(id, &args[field_pos..], limits);
     reply_id(out, id);
-    if let Some(trim) = t.trim {
-        stream.trim(trim, t.approx, t.limit);
-    }
+    let trimmed = match t.trim {
+        Some(trim) => stream.trim(trim, t.approx, t.limit),
+        None => 0,
+    };
     db.signal_ready(key);
     ctx.dirty(1);
+    ctx.notify(notify::STREAM, "xadd", key);
+    if trimmed > 0 {
+        ctx.notify(notify::STREAM, "xtrim", key);
+    }
     Ok(())
 }
 
@@ -235,6 +241,9 @@ pub(super) fn xdel(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
     let stream = get(ctx.db(key), key, now)?.expect("stream exists");
     let deleted = stream.xdel(&ids);
     ctx.dirty(deleted);
+    if deleted > 0 {
+        ctx.notify(notify::STREAM, "xdel", key);
+    }
     out.integer(deleted as i64);
     Ok(())
 }
@@ -250,6 +259,9 @@ pub(super) fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) 
     };
     let deleted = stream.trim(t.trim.expect("a strategy"), t.approx, t.limit);
     ctx.dirty(deleted);
+    if deleted > 0 {
+        ctx.notify(notify::STREAM, "xtrim", key);
+    }
     out.integer(deleted as i64);
     Ok(())
 }
@@ -304,6 +316,7 @@ pub(super) fn xsetid(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         stream.max_deleted_id = max_deleted;
     }
     ctx.dirty(1);
+    ctx.notify(notify::STREAM, "xsetid", key);
     out.simple("OK");
     Ok(())
 }

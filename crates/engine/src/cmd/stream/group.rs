@@ -6,6 +6,7 @@ use crate::cmd::server::reply_subcommand_help;
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::keyspace::{TtlOnWrite, Value};
+use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::stream::{Group, Nack, StreamId, ENTRIES_READ_INVALID};
 use crate::types::StreamValue;
@@ -74,6 +75,7 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         }
         stream.groups.insert(group.to_vec(), Group::new(id, entries_read));
         ctx.dirty(1);
+        ctx.notify(notify::STREAM, "xgroup-create", key);
         out.simple("OK");
     } else if setid && (argc == 5 || argc == 7) {
         let stream = get(ctx.db(key), key, now)?.expect("stream exists");
@@ -82,6 +84,7 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         g.last_id = id;
         g.entries_read = entries_read;
         ctx.dirty(1);
+        ctx.notify(notify::STREAM, "xgroup-setid", key);
         out.simple("OK");
     } else if is(sub, "destroy") && argc == 4 {
         let stream = get(ctx.db(key), key, now)?.expect("stream exists");
@@ -89,6 +92,7 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
             ctx.dirty(1);
             // Clients blocked in XREADGROUP on this group get their error.
             ctx.db(key).signal_ready(key);
+            ctx.notify(notify::STREAM, "xgroup-destroy", key);
             out.integer(1);
         } else {
             out.integer(0);
@@ -98,6 +102,7 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         let created = stream.groups.get_mut(group).expect("group exists").create_consumer(args[4], now);
         if created {
             ctx.dirty(1);
+            ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
         }
         out.integer(i64::from(created));
     } else if is(sub, "delconsumer") && argc == 5 {
@@ -105,6 +110,7 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         let pending = stream.groups.get_mut(group).expect("group exists").delete_consumer(args[4]);
         if pending.is_some() {
             ctx.dirty(1);
+            ctx.notify(notify::STREAM, "xgroup-delconsumer", key);
         }
         out.integer(pending.unwrap_or(0) as i64);
     } else {
