@@ -15,6 +15,7 @@ pub mod latency;
 pub mod list;
 pub mod memory;
 pub mod multi;
+pub mod scripting;
 pub mod server;
 pub mod set;
 pub mod slowlog;
@@ -48,6 +49,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(zset::register());
     all.extend(hash::register());
     all.extend(set::register());
+    all.extend(scripting::register());
     all
 }
 
