@@ -311,9 +311,9 @@ impl Engine {
                     if spec.has_flag("allow_busy") {
                         return Some(Gate::Bypass);
                     }
-                    self.reject(Some(spec), out, crate::cmd::scripting::BUSY_EVAL);
+                    self.reject(Some(spec), out, self.scripting.busy_error());
                 } else {
-                    self.reject(None, out, crate::cmd::scripting::BUSY_EVAL);
+                    self.reject(None, out, self.scripting.busy_error());
                 }
                 return None;
             }

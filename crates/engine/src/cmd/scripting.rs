@@ -57,12 +57,19 @@ pub struct RunState {
     wrote: AtomicBool,
     start_ms: AtomicI64,
     threshold_ms: AtomicI64,
+    /// The running script is an EVAL (not a function).
+    eval_mode: AtomicBool,
+    /// Name (sha or function) and caller of the running script.
+    current: Mutex<Option<(String, Vec<Vec<u8>>)>>,
 }
 
 /// The scripting state the engine owns.
 #[derive(Default)]
 pub struct Scripting {
     vm: Mutex<Option<Vm>>,
+    /// Functions live in a VM of their own (SCRIPT FLUSH and FUNCTION FLUSH are separate).
+    fvm: Mutex<Option<Vm>>,
+    libraries: Mutex<Libraries>,
     pub(crate) run: Arc<RunState>,
 }
 
@@ -101,11 +108,46 @@ impl Scripting {
 
 /// The BUSY error other clients get while a script runs too long.
 pub const BUSY_EVAL: &str = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// The same while a function runs.
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+impl Scripting {
+    /// The BUSY error for the script running now.
+    pub fn busy_error(&self) -> &'static str {
+        if self.run.eval_mode.load(Ordering::SeqCst) {
+            BUSY_EVAL
+        } else {
+            BUSY_FUNCTION
+        }
+    }
+}
+
+/// The loaded function libraries.
+#[derive(Default)]
+struct Libraries {
+    libs: std::collections::BTreeMap<String, Library>,
+    functions: HashMap<String, FunctionInfo>,
+}
+
+struct Library {
+    code: Vec<u8>,
+    functions: Vec<String>,
+}
+
+struct FunctionInfo {
+    library: String,
+    flags: u32,
+    description: Option<String>,
+    callback: Function,
+}
 
 /// Whether `name` is a command that runs a script (they take the gate exclusively).
 pub fn is_script_command(name: &[u8]) -> bool {
     matches!(name.first(), Some(b'e' | b'E'))
         && ["eval", "evalsha", "eval_ro", "evalsha_ro"].iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+        || matches!(name.first(), Some(b'f' | b'F'))
+            && ["fcall", "fcall_ro"].iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }
 
 /// Redis's sha1hex: lowercase hex SHA1.
@@ -250,11 +292,80 @@ G.string = protect(string)
 G.math = protect(math)
 G.table = protect(table)
 
+local flag_bits = {['no-writes'] = 1, ['allow-oom'] = 2, ['allow-stale'] = 4, ['no-cluster'] = 8,
+  ['allow-cross-slot-keys'] = 32}
+local function register_function(...)
+  if not hooks.loading then raise('redis.register_function can only be called on FUNCTION LOAD command') end
+  local n = select('#', ...)
+  if n < 1 or n > 2 then raise('wrong number of arguments to redis.register_function') end
+  local name, cb, flags, desc
+  flags = 0
+  if n == 1 then
+    local t = ...
+    if type(t) ~= 'table' then
+      raise('calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).')
+    end
+    for k, v in pairs(t) do
+      if type(k) ~= 'string' and type(k) ~= 'number' then raise('named argument key given to redis.register_function is not a string') end
+      local lk = string.lower(tostring(k))
+      if lk == 'function_name' then
+        if type(v) ~= 'string' and type(v) ~= 'number' then raise('function_name argument given to redis.register_function must be a string') end
+        name = tostring(v)
+      elseif lk == 'description' then
+        if type(v) ~= 'string' and type(v) ~= 'number' then raise('description argument given to redis.register_function must be a string') end
+        desc = tostring(v)
+      elseif lk == 'callback' then
+        if type(v) ~= 'function' then raise('callback argument given to redis.register_function must be a function') end
+        cb = v
+      elseif lk == 'flags' then
+        if type(v) ~= 'table' then raise('flags argument to redis.register_function must be a table representing function flags') end
+        local j = 1
+        while v[j] ~= nil do
+          local f = v[j]
+          if type(f) ~= 'string' and type(f) ~= 'number' then raise('unknown flag given') end
+          local b = flag_bits[string.lower(tostring(f))]
+          if not b then raise('unknown flag given') end
+          flags = bit_lib.bor(flags, b)
+          j = j + 1
+        end
+      else
+        raise('unknown argument given to redis.register_function')
+      end
+    end
+    if not name then raise('redis.register_function must get a function name argument') end
+    if not cb then raise('redis.register_function must get a callback argument') end
+  else
+    name, cb = ...
+    if type(name) ~= 'string' and type(name) ~= 'number' then raise('first argument to redis.register_function must be a string') end
+    if type(cb) ~= 'function' then raise('second argument to redis.register_function must be a function') end
+    name = tostring(name)
+  end
+  if name == '' or string.find(name, '[^%w_]') then
+    raise('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
+  end
+  if hooks.registered[name] then raise('Function already exists in the library') end
+  hooks.registered[name] = {cb, flags, desc}
+end
+local load_redis = {register_function = register_function, log = redis.log,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM, REDIS_VERSION = redis.REDIS_VERSION}
+local load_globals = {redis = setmetatable({}, {
+  __index = function(_, k)
+    local v = rawget(load_redis, k)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = readonly,
+  __metatable = false,
+})}
+
 local env = setmetatable({}, {
   __index = function(_, k)
-    local v = rawget(G, k)
+    local v = rawget(hooks.loading and load_globals or G, k)
     if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 0)
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
     end
     return v
   end,
@@ -263,7 +374,10 @@ local env = setmetatable({}, {
 })
 G._G = env
 
-local function run(f)
+local function run(f, keys, args)
+  if keys then
+    return xpcall(function() return f(keys, args) end, handler)
+  end
   return xpcall(f, handler)
 end
 return hooks, run, env, G, call_impl, pcall_impl
@@ -539,7 +653,11 @@ fn resp_to_lua(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
 }
 
 /// Writes a Lua value as the script's reply (luaReplyToRedisReply).
-fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8) {
+fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8, depth: usize) {
+    if depth > 1000 {
+        out.error("ERR reached lua stack limit");
+        return;
+    }
     let replace_crlf = |s: &[u8]| -> String {
         String::from_utf8_lossy(s).chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect()
     };
@@ -593,8 +711,8 @@ fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8) {
                 let pairs: Vec<(Value, Value)> = m.pairs::<Value, Value>().filter_map(Result::ok).collect();
                 out.map(pairs.len());
                 for (k, v) in &pairs {
-                    lua_to_reply(k, out, script_resp);
-                    lua_to_reply(v, out, script_resp);
+                    lua_to_reply(k, out, script_resp, depth + 1);
+                    lua_to_reply(v, out, script_resp, depth + 1);
                 }
                 return;
             }
@@ -602,7 +720,7 @@ fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8) {
                 let keys: Vec<Value> = s.pairs::<Value, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
                 out.set(keys.len());
                 for k in &keys {
-                    lua_to_reply(k, out, script_resp);
+                    lua_to_reply(k, out, script_resp, depth + 1);
                 }
                 return;
             }
@@ -615,7 +733,7 @@ fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8) {
             }
             out.array(items.len());
             for v in &items {
-                lua_to_reply(v, out, script_resp);
+                lua_to_reply(v, out, script_resp, depth + 1);
             }
         }
         _ => out.null(),
@@ -706,23 +824,32 @@ impl Invocation<'_> {
     }
 }
 
-/// Runs script `sha` with KEYS and ARGV, writing its reply (or error) to `out`.
+/// What to run: an EVAL script (KEYS and ARGV are globals) or a library function (they
+/// are its arguments).
+enum Target {
+    Eval(Function),
+    Function(Function),
+}
+
+/// Runs a script or function named `name` (sha or function name) with its flags, writing
+/// its reply (or error) to `out`.
+#[allow(clippy::too_many_arguments)]
 fn run_script(
     ctx: &mut Ctx<'_>,
     vm: &mut Vm,
-    sha: &str,
+    target: Target,
+    command: &[&[u8]],
+    name: &str,
+    flags: u32,
     keys: &[&[u8]],
     argv: &[&[u8]],
     read_only: bool,
     out: &mut dyn ReplySink,
 ) -> CmdResult {
-    let script = vm.scripts.get(sha).expect("script was created");
-    let flags = script.flags;
     if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES == 0 && read_only {
         return Err(CmdError::msg("ERR Can not execute a script with write flag using *_ro command."));
     }
     let read_only = read_only || (flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES != 0);
-    let func = script.func.clone();
     let lua = &vm.lua;
     let to_lua_err = |e: mlua::Error| CmdError::msg(format!("ERR {}", lua_error_text(&e)));
     let make_array = |items: &[&[u8]]| -> mlua::Result<Table> {
@@ -732,13 +859,24 @@ fn run_script(
         }
         Ok(t)
     };
-    vm.globals.raw_set("KEYS", make_array(keys).map_err(to_lua_err)?).map_err(to_lua_err)?;
-    vm.globals.raw_set("ARGV", make_array(argv).map_err(to_lua_err)?).map_err(to_lua_err)?;
+    let keys_table = make_array(keys).map_err(to_lua_err)?;
+    let argv_table = make_array(argv).map_err(to_lua_err)?;
+    let eval_mode = matches!(target, Target::Eval(_));
+    let (func, call_args) = match target {
+        Target::Eval(f) => {
+            vm.globals.raw_set("KEYS", keys_table).map_err(to_lua_err)?;
+            vm.globals.raw_set("ARGV", argv_table).map_err(to_lua_err)?;
+            (f, None)
+        }
+        Target::Function(f) => (f, Some((keys_table, argv_table))),
+    };
 
     let engine = ctx.engine;
     let run = engine.scripting.run.clone();
     run.killed.store(false, Ordering::SeqCst);
     run.wrote.store(false, Ordering::SeqCst);
+    run.eval_mode.store(eval_mode, Ordering::SeqCst);
+    *run.current.lock() = Some((name.to_string(), command.iter().map(|a| a.to_vec()).collect()));
     run.start_ms.store(engine.clock.now_ms(), Ordering::SeqCst);
     let threshold = engine.config.read().get_int("busy-reply-threshold");
     run.threshold_ms.store(threshold, Ordering::Relaxed);
@@ -777,7 +915,10 @@ fn run_script(
                 Ok(matches!(engine.table.resolve(&[&name[..]]), Resolved::Found(_) | Resolved::UnknownSubcommand(_)))
             })?,
         )?;
-        let (ok, value): (bool, Value) = runner.call(func)?;
+        let (ok, value): (bool, Value) = match call_args {
+            None => runner.call(func)?,
+            Some((k, a)) => runner.call((func, k, a))?,
+        };
         let resp = invocation.borrow().resp;
         Ok((ok, value, resp))
     });
@@ -787,34 +928,32 @@ fn run_script(
     lua.remove_hook();
     ctx.client.in_exec = was_in_exec;
     ctx.client.reply_mode = saved_reply_mode;
-    let db = saved_db;
-    ctx.client.select(db);
+    ctx.client.select(saved_db);
     let killed = run.killed.load(Ordering::SeqCst);
     run.running.store(false, Ordering::SeqCst);
+    *run.current.lock() = None;
     if !was_in_exec {
         engine.serve_script_ready(ctx.client);
     }
-    if killed {
-        return Err(CmdError::msg(format!(
-            "ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1."
-        )));
-    }
+    let clean =
+        |text: String| -> String { text.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect() };
     match result {
         Ok((true, value, resp)) => {
-            lua_to_reply(&value, out, resp);
+            lua_to_reply(&value, out, resp, 0);
             Ok(())
         }
         Ok((false, Value::Table(err), _)) => {
             let msg: Option<mlua::String> = err.raw_get("err").ok();
-            let msg = msg.map(|m| String::from_utf8_lossy(&m.as_bytes()).into_owned()).unwrap_or_default();
+            let mut text = msg.map(|m| String::from_utf8_lossy(&m.as_bytes()).into_owned()).unwrap_or_default();
+            if killed {
+                text = "ERR Script killed by user with SCRIPT KILL...".into();
+            }
             let source: Option<mlua::String> = err.raw_get("source").ok();
             let line: Option<i64> = err.raw_get("line").ok();
-            let mut text = msg;
             if let (Some(source), Some(line)) = (source, line) {
-                text.push_str(&format!(" script: {sha}, on {}:{line}.", String::from_utf8_lossy(&source.as_bytes())));
+                text.push_str(&format!(" script: {name}, on {}:{line}.", String::from_utf8_lossy(&source.as_bytes())));
             }
-            let text: String = text.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
-            Err(CmdError::msg(text))
+            Err(CmdError::msg(clean(text)))
         }
         Ok((false, other, _)) => {
             let msg = match other {
@@ -822,9 +961,9 @@ fn run_script(
                 _ => "execution failure".into(),
             };
             let msg: String = msg.chars().take(100).collect();
-            Err(CmdError::msg(format!("ERR Error running script {sha}, {msg}")))
+            Err(CmdError::msg(clean(format!("ERR Error running script {name}, {msg}"))))
         }
-        Err(e) => Err(CmdError::msg(format!("ERR Error running script {sha}, {}", lua_error_text(&e)))),
+        Err(e) => Err(CmdError::msg(clean(format!("ERR Error running script {name}, {}", lua_error_text(&e))))),
     }
 }
 
@@ -875,7 +1014,9 @@ fn eval_generic(
     let numkeys = numkeys as usize;
     let keys = &args[3..3 + numkeys];
     let argv = &args[3 + numkeys..];
-    run_script(ctx, vm, &sha, keys, argv, read_only, out)
+    let script = vm.scripts.get(&sha).expect("script was created");
+    let (func, flags) = (script.func.clone(), script.flags);
+    run_script(ctx, vm, Target::Eval(func), args, &sha, flags, keys, argv, read_only, out)
 }
 
 /// EVAL script numkeys [key ...] [arg ...] — depends on the script.
@@ -929,8 +1070,8 @@ fn script_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
     Ok(())
 }
 
-/// SCRIPT KILL — O(1).
-fn script_kill(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+/// SCRIPT KILL and FUNCTION KILL.
+fn kill(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, is_eval: bool) -> CmdResult {
     let run = &ctx.engine.scripting.run;
     if !run.running.load(Ordering::SeqCst) {
         return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
@@ -940,9 +1081,21 @@ fn script_kill(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> C
             "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
         ));
     }
+    let running_eval = run.eval_mode.load(Ordering::SeqCst);
+    if is_eval && !running_eval {
+        return Err(CmdError::msg(BUSY_FUNCTION));
+    }
+    if !is_eval && running_eval {
+        return Err(CmdError::msg(BUSY_EVAL));
+    }
     run.killed.store(true, Ordering::SeqCst);
     out.simple("OK");
     Ok(())
+}
+
+/// SCRIPT KILL — O(1).
+fn script_kill(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    kill(ctx, out, true)
 }
 
 /// SCRIPT DEBUG YES|SYNC|NO — quince has no Lua debugger.
@@ -1353,6 +1506,381 @@ fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
+// ---------------------------------------------------------------------------------------
+// Functions
+// ---------------------------------------------------------------------------------------
+
+fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R) -> Result<R, CmdError> {
+    let mut guard = engine.scripting.fvm.lock();
+    if guard.is_none() {
+        *guard = Some(Vm::new().map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+    }
+    let mut libs = engine.scripting.libraries.lock();
+    Ok(f(guard.as_mut().expect("just created"), &mut libs))
+}
+
+/// Parses the `#!lua name=<lib>` first line of a library: (engine, name, code from the
+/// line feed on).
+fn library_metadata(payload: &[u8]) -> Result<(Vec<u8>, Vec<u8>, &[u8]), String> {
+    if !payload.starts_with(b"#!") {
+        return Err("ERR Missing library metadata".into());
+    }
+    let Some(end) = payload.iter().position(|&b| b == b'\n') else {
+        return Err("ERR Invalid library metadata".into());
+    };
+    let parts = quince_resp::split_args(&payload[..end]).unwrap_or_default();
+    if parts.is_empty() {
+        return Err("ERR Invalid library metadata".into());
+    }
+    let engine = parts[0][2..].to_vec();
+    let mut name = None;
+    for part in &parts[1..] {
+        if part.len() >= 5 && part[..5].eq_ignore_ascii_case(b"name=") {
+            if name.is_some() {
+                return Err("ERR Invalid metadata value, name argument was given multiple times".into());
+            }
+            name = Some(part[5..].to_vec());
+            continue;
+        }
+        return Err(format!("ERR Invalid metadata value given: {}", String::from_utf8_lossy(part)));
+    }
+    let Some(name) = name else { return Err("ERR Library name was not given".into()) };
+    Ok((engine, name, &payload[end..]))
+}
+
+fn valid_name(name: &[u8]) -> bool {
+    !name.is_empty() && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
+/// Loads a library: compiles and runs its code so it registers its functions.
+fn load_library(
+    vm: &mut Vm,
+    libs: &mut Libraries,
+    payload: &[u8],
+    replace: bool,
+    now_ms: i64,
+) -> Result<String, String> {
+    let (engine, name, code) = library_metadata(payload)?;
+    if !valid_name(&name) {
+        return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
+    }
+    if !engine.eq_ignore_ascii_case(b"lua") {
+        return Err(format!("ERR Engine '{}' not found", String::from_utf8_lossy(&engine)));
+    }
+    let name = String::from_utf8_lossy(&name).into_owned();
+    if libs.libs.contains_key(&name) && !replace {
+        return Err(format!("ERR Library '{name}' already exists"));
+    }
+    let lua = &vm.lua;
+    let chunk = lua
+        .load(code)
+        .set_name("@user_function")
+        .into_function()
+        .map_err(|e| format!("ERR Error compiling function: {}", lua_error_text(&e)))?;
+    let lerr = |e: mlua::Error| format!("ERR {}", lua_error_text(&e));
+    chunk.set_environment(vm.env.clone()).map_err(lerr)?;
+    let registered = lua.create_table().map_err(lerr)?;
+    vm.hooks.raw_set("registered", registered.clone()).map_err(lerr)?;
+    vm.hooks.raw_set("loading", true).map_err(lerr)?;
+    let deadline = now_ms + 500;
+    lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |_, _| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64);
+        if now.is_ok_and(|n| n > deadline) {
+            Err(lua_err("FUNCTION LOAD timeout"))
+        } else {
+            Ok(mlua::VmState::Continue)
+        }
+    });
+    let result: mlua::Result<(bool, Value)> = vm.runner.call(chunk);
+    lua.remove_hook();
+    let _ = vm.hooks.raw_set("loading", false);
+    let _ = vm.hooks.raw_set("registered", Value::Nil);
+    match result {
+        Ok((true, _)) => {}
+        Ok((false, Value::Table(err))) => {
+            let msg: Option<mlua::String> = err.raw_get("err").ok();
+            let msg = msg.map(|m| String::from_utf8_lossy(&m.as_bytes()).into_owned()).unwrap_or_default();
+            return Err(format!("ERR Error registering functions: {msg}"));
+        }
+        Ok((false, _)) => return Err("ERR Error registering functions: execution failure".into()),
+        Err(e) => return Err(format!("ERR Error registering functions: {}", lua_error_text(&e))),
+    }
+    let mut new_functions = Vec::new();
+    for pair in registered.pairs::<String, Table>() {
+        let (fname, info) = pair.map_err(lerr)?;
+        let callback: Function = info.raw_get(1).map_err(lerr)?;
+        let flags: f64 = info.raw_get(2).map_err(lerr)?;
+        let description: Option<String> = info.raw_get(3).map_err(lerr)?;
+        new_functions.push((fname, FunctionInfo { library: name.clone(), flags: flags as u32, description, callback }));
+    }
+    if new_functions.is_empty() {
+        return Err("ERR No functions registered".into());
+    }
+    for (fname, _) in &new_functions {
+        if libs.functions.get(fname).is_some_and(|f| f.library != name) {
+            return Err(format!("ERR Function {fname} already exists"));
+        }
+    }
+    if let Some(old) = libs.libs.remove(&name) {
+        for f in old.functions {
+            libs.functions.remove(&f);
+        }
+    }
+    let mut names: Vec<String> = new_functions.iter().map(|(n, _)| n.clone()).collect();
+    names.sort();
+    for (fname, info) in new_functions {
+        libs.functions.insert(fname, info);
+    }
+    libs.libs.insert(name.clone(), Library { code: payload.to_vec(), functions: names });
+    Ok(name)
+}
+
+/// FUNCTION LOAD [REPLACE] function-code — O(1) (compilation aside).
+fn function_load(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let mut replace = false;
+    let mut pos = 2;
+    while pos < args.len() - 1 {
+        if is(args[pos], "replace") {
+            replace = true;
+            pos += 1;
+            continue;
+        }
+        return Err(CmdError::msg(format!("ERR Unknown option given: {}", String::from_utf8_lossy(args[pos]))));
+    }
+    if pos >= args.len() {
+        return Err(CmdError::msg("ERR Function code is missing"));
+    }
+    let now = ctx.now_ms;
+    let name =
+        function_vm(ctx.engine, |vm, libs| load_library(vm, libs, args[pos], replace, now))?.map_err(CmdError::msg)?;
+    ctx.dirty(1);
+    out.bulk(name.as_bytes());
+    Ok(())
+}
+
+/// FUNCTION DELETE library-name — O(1).
+fn function_delete(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let name = String::from_utf8_lossy(args[2]).into_owned();
+    let mut libs = ctx.engine.scripting.libraries.lock();
+    let Some(lib) = libs.libs.remove(&name) else {
+        return Err(CmdError::msg("ERR Library not found"));
+    };
+    for f in lib.functions {
+        libs.functions.remove(&f);
+    }
+    drop(libs);
+    ctx.dirty(1);
+    out.simple("OK");
+    Ok(())
+}
+
+/// FUNCTION FLUSH [ASYNC|SYNC] — O(N) in the number of functions.
+fn function_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    match args {
+        [_, _] => {}
+        [_, _, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
+        _ => return Err(CmdError::msg("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")),
+    }
+    *ctx.engine.scripting.libraries.lock() = Libraries::default();
+    *ctx.engine.scripting.fvm.lock() = None;
+    ctx.dirty(1);
+    out.simple("OK");
+    Ok(())
+}
+
+/// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE] — O(N) in the number of functions.
+fn function_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let mut with_code = false;
+    let mut pattern: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        if !with_code && is(args[i], "withcode") {
+            with_code = true;
+        } else if pattern.is_none() && is(args[i], "libraryname") {
+            if i >= args.len() - 1 {
+                return Err(CmdError::msg("ERR library name argument was not given"));
+            }
+            i += 1;
+            pattern = Some(args[i]);
+        } else {
+            return Err(CmdError::msg(format!("ERR Unknown argument {}", String::from_utf8_lossy(args[i]))));
+        }
+        i += 1;
+    }
+    let libs = ctx.engine.scripting.libraries.lock();
+    let selected: Vec<(&String, &Library)> = libs
+        .libs
+        .iter()
+        .filter(|(name, _)| pattern.is_none_or(|p| crate::glob::glob_match(p, name.as_bytes(), false)))
+        .collect();
+    out.array(selected.len());
+    for (name, lib) in selected {
+        out.map(if with_code { 4 } else { 3 });
+        out.bulk(b"library_name");
+        out.bulk(name.as_bytes());
+        out.bulk(b"engine");
+        out.bulk(b"LUA");
+        out.bulk(b"functions");
+        out.array(lib.functions.len());
+        for fname in &lib.functions {
+            let info = &libs.functions[fname];
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(fname.as_bytes());
+            out.bulk(b"description");
+            match &info.description {
+                Some(d) => out.bulk(d.as_bytes()),
+                None => out.null(),
+            }
+            out.bulk(b"flags");
+            let names: Vec<&str> = FLAG_NAMES.iter().filter(|(_, f)| info.flags & f != 0).map(|(n, _)| *n).collect();
+            out.set(names.len());
+            for n in names {
+                out.simple(n);
+            }
+        }
+        if with_code {
+            out.bulk(b"library_code");
+            out.bulk(&lib.code);
+        }
+    }
+    Ok(())
+}
+
+/// FUNCTION STATS — O(1).
+fn function_stats(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let scripting = &ctx.engine.scripting;
+    let running = scripting.running();
+    if running && scripting.run.eval_mode.load(Ordering::SeqCst) {
+        return Err(CmdError::msg(BUSY_EVAL));
+    }
+    out.map(2);
+    out.bulk(b"running_script");
+    let current = scripting.run.current.lock().clone();
+    match current.filter(|_| running) {
+        None => out.null(),
+        Some((name, command)) => {
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(name.as_bytes());
+            out.bulk(b"command");
+            out.array(command.len());
+            for a in &command {
+                out.bulk(a);
+            }
+            out.bulk(b"duration_ms");
+            out.integer(ctx.engine.clock.now_ms() - scripting.run.start_ms.load(Ordering::SeqCst));
+        }
+    }
+    out.bulk(b"engines");
+    out.map(1);
+    out.bulk(b"LUA");
+    out.map(2);
+    let libs = scripting.libraries.lock();
+    out.bulk(b"libraries_count");
+    out.integer(libs.libs.len() as i64);
+    out.bulk(b"functions_count");
+    out.integer(libs.functions.len() as i64);
+    Ok(())
+}
+
+/// FUNCTION KILL — O(1).
+fn function_kill(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    kill(ctx, out, false)
+}
+
+/// FUNCTION HELP — O(1).
+fn function_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    super::server::reply_subcommand_help(
+        out,
+        "FUNCTION",
+        &[
+            "LOAD [REPLACE] <FUNCTION CODE>",
+            "    Create a new library with the given library name and code.",
+            "DELETE <LIBRARY NAME>",
+            "    Delete the given library.",
+            "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+            "    Return general information on all the libraries:",
+            "    * Library name",
+            "    * The engine used to run the Library",
+            "    * Library description",
+            "    * Functions list",
+            "    * Library code (if WITHCODE is given)",
+            "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+            "STATS",
+            "    Return information about the current function running:",
+            "    * Function name",
+            "    * Command used to run the function",
+            "    * Duration in MS that the function is running",
+            "    If no function is running, return nil",
+            "    In addition, returns a list of available engines.",
+            "KILL",
+            "    Kill the current running function.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Delete all the libraries.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the libraries.",
+            "    * SYNC: Synchronously flush the libraries.",
+            "DUMP",
+            "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+            "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+            "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+            "    control how to handle existing libraries (default APPEND):",
+            "    * FLUSH: delete all existing libraries.",
+            "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+            "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+            "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+            "      in case of functions name collision with another library).",
+        ],
+    )
+}
+
+/// FCALL / FCALL_RO function numkeys [key ...] [arg ...].
+fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read_only: bool) -> CmdResult {
+    let name = String::from_utf8_lossy(args[1]).into_owned();
+    let engine = ctx.engine;
+    let mut guard = engine.scripting.fvm.lock();
+    let libs = engine.scripting.libraries.lock();
+    let Some(info) = libs.functions.get(&name) else {
+        return Err(CmdError::msg("ERR Function not found"));
+    };
+    let (callback, flags) = (info.callback.clone(), info.flags);
+    drop(libs);
+    let numkeys =
+        quince_resp::parse_i64_strict(args[2]).ok_or_else(|| CmdError::msg("ERR Bad number of keys provided"))?;
+    if numkeys > args.len() as i64 - 3 {
+        return Err(CmdError::msg("ERR Number of keys can't be greater than number of args"));
+    }
+    if numkeys < 0 {
+        return Err(CmdError::msg("ERR Number of keys can't be negative"));
+    }
+    let Some(vm) = guard.as_mut() else { return Err(CmdError::msg("ERR Function not found")) };
+    let numkeys = numkeys as usize;
+    run_script(
+        ctx,
+        vm,
+        Target::Function(callback),
+        args,
+        &name,
+        flags,
+        &args[3..3 + numkeys],
+        &args[3 + numkeys..],
+        read_only,
+        out,
+    )
+}
+
+/// FCALL function numkeys [key ...] [arg ...] — depends on the function.
+fn fcall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    fcall_generic(ctx, args, out, false)
+}
+
+/// FCALL_RO function numkeys [key ...] [arg ...] — depends on the function.
+fn fcall_ro(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    fcall_generic(ctx, args, out, true)
+}
+
 pub fn register() -> Vec<CommandSpec> {
     let eval_args = |first: &'static str| {
         vec![
@@ -1416,5 +1944,50 @@ pub fn register() -> Vec<CommandSpec> {
             ],
         )
         .doc("scripting", "2.6.0", "A container for Lua scripts management commands", "Depends on subcommand."),
+        CommandSpec::new("fcall", -3, "noscript skip_monitor no_mandatory_keys stale", "scripting", fcall)
+            .doc("scripting", "7.0.0", "Invoke a function", "Depends on the function that is executed.")
+            .keys_keynum("RW access update", 2, 0, 1, 1)
+            .key_notes(rw_note)
+            .args(eval_args("function")),
+        CommandSpec::new("fcall_ro", -3, "noscript skip_monitor no_mandatory_keys stale readonly", "scripting", fcall_ro)
+            .doc("scripting", "7.0.0", "Invoke a read-only function", "Depends on the function that is executed.")
+            .keys_keynum("RO access", 2, 0, 1, 1)
+            .key_notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")
+            .args(eval_args("function")),
+        CommandSpec::container(
+            "function",
+            "",
+            "",
+            vec![
+                CommandSpec::new("load", -3, "noscript write denyoom", "scripting", function_load)
+                    .doc("scripting", "7.0.0", "Create a function with the given arguments (name, code, description)", "O(1) (considering compilation time is redundant)")
+                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::token("replace", "REPLACE").optional(), ArgDoc::new("function-code", ArgType::String)]),
+                CommandSpec::new("delete", 3, "noscript write", "scripting", function_delete)
+                    .doc("scripting", "7.0.0", "Delete a function by name", "O(1)")
+                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::new("library-name", ArgType::String)]),
+                CommandSpec::new("flush", -2, "noscript write", "scripting", function_flush)
+                    .doc("scripting", "7.0.0", "Deleting all functions", "O(N) where N is the number of functions deleted")
+                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::one_of("async", vec![ArgDoc::token("async", "ASYNC"), ArgDoc::token("sync", "SYNC")]).optional()]),
+                CommandSpec::new("list", -2, "noscript", "scripting", function_list)
+                    .doc("scripting", "7.0.0", "List information about all the functions", "O(N) where N is the number of functions")
+                    .tips(&["nondeterministic_output_order"])
+                    .args(vec![
+                        ArgDoc::new("library-name-pattern", ArgType::String).after("LIBRARYNAME").optional(),
+                        ArgDoc::token("withcode", "WITHCODE").optional(),
+                    ]),
+                CommandSpec::new("stats", 2, "noscript allow_busy", "scripting", function_stats)
+                    .doc("scripting", "7.0.0", "Return information about the function currently running (name, description, duration)", "O(1)")
+                    .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+                CommandSpec::new("kill", 2, "noscript allow_busy", "scripting", function_kill)
+                    .doc("scripting", "7.0.0", "Kill the function currently in execution.", "O(1)")
+                    .tips(&["request_policy:all_shards", "response_policy:one_succeeded"]),
+                CommandSpec::new("help", 2, "loading stale", "scripting", function_help)
+                    .doc("scripting", "7.0.0", "Show helpful text about the different subcommands", "O(1)"),
+            ],
+        )
+        .doc("scripting", "7.0.0", "A container for function commands", "Depends on subcommand."),
     ]
 }
