@@ -1521,7 +1521,10 @@ fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R)
 
 /// Parses the `#!lua name=<lib>` first line of a library: (engine, name, code from the
 /// line feed on).
-fn library_metadata(payload: &[u8]) -> Result<(Vec<u8>, Vec<u8>, &[u8]), String> {
+/// A library's engine, name and code.
+type LibraryMetadata<'a> = (Vec<u8>, Vec<u8>, &'a [u8]);
+
+fn library_metadata(payload: &[u8]) -> Result<LibraryMetadata<'_>, String> {
     if !payload.starts_with(b"#!") {
         return Err("ERR Missing library metadata".into());
     }
