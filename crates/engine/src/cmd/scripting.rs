@@ -281,8 +281,25 @@ math.random = math_random
 math.randomseed = math_randomseed
 
 local function readonly() error('Attempt to modify a readonly table', 2) end
+local protected = setmetatable({}, {__mode = 'k'})
+local locked_meta = setmetatable({}, {__newindex = readonly, __metatable = false})
 local function protect(t)
-  return setmetatable({}, {__index = t, __newindex = readonly, __metatable = false})
+  local p = setmetatable({}, {__index = t, __newindex = readonly, __metatable = locked_meta})
+  protected[p] = true
+  return p
+end
+local raw_setmetatable = setmetatable
+G.setmetatable = function(t, mt)
+  if protected[t] then error('Attempt to modify a readonly table', 2) end
+  return raw_setmetatable(t, mt)
+end
+local raw_loadstring = loadstring
+local raw_setfenv = setfenv
+G.loadstring = function(s, name)
+  if type(s) == 'string' and string.byte(s, 1) == 27 then return nil, 'binary chunks are not allowed' end
+  local f, e = raw_loadstring(s, name)
+  if f then raw_setfenv(f, hooks.env) end
+  return f, e
 end
 
 G.redis = protect(redis)
@@ -349,7 +366,7 @@ end
 local load_redis = {register_function = register_function, log = redis.log,
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
   REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM, REDIS_VERSION = redis.REDIS_VERSION}
-local load_globals = {redis = setmetatable({}, {
+local load_globals = {redis = raw_setmetatable({}, {
   __index = function(_, k)
     local v = rawget(load_redis, k)
     if v == nil then
@@ -361,7 +378,7 @@ local load_globals = {redis = setmetatable({}, {
   __metatable = false,
 })}
 
-local env = setmetatable({}, {
+local env = raw_setmetatable({}, {
   __index = function(_, k)
     local v = rawget(hooks.loading and load_globals or G, k)
     if v == nil then
@@ -370,8 +387,10 @@ local env = setmetatable({}, {
     return v
   end,
   __newindex = readonly,
-  __metatable = false,
+  __metatable = locked_meta,
 })
+protected[env] = true
+hooks.env = env
 G._G = env
 
 local function run(f, keys, args)
@@ -654,7 +673,7 @@ fn resp_to_lua(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
 
 /// Writes a Lua value as the script's reply (luaReplyToRedisReply).
 fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8, depth: usize) {
-    if depth > 1000 {
+    if depth > 100 {
         out.error("ERR reached lua stack limit");
         return;
     }
@@ -882,8 +901,10 @@ fn run_script(
     run.threshold_ms.store(threshold, Ordering::Relaxed);
     run.running.store(true, Ordering::SeqCst);
     let hook_state = run.clone();
-    lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |_, _| {
+    lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |lua, _| {
         if hook_state.killed.load(Ordering::SeqCst) {
+            // From now on fail on every line, so a pcall in the script can't swallow it.
+            lua.set_hook(HookTriggers::EVERY_LINE, |_, _| Err(lua_err("Script killed by user with SCRIPT KILL...")));
             Err(lua_err("Script killed by user with SCRIPT KILL..."))
         } else {
             Ok(mlua::VmState::Continue)
@@ -1247,15 +1268,36 @@ fn json_number(n: f64, out: &mut Vec<u8>) -> mlua::Result<()> {
     Ok(())
 }
 
-fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
-    if depth > 1000 {
-        return Err(lua_err("Cannot serialise, excessive nesting (1001)"));
+/// lua-cjson's settings (encode_max_depth ...).
+#[derive(Clone, Copy)]
+struct JsonConfig {
+    encode_max_depth: usize,
+    decode_max_depth: usize,
+    encode_invalid_numbers: bool,
+}
+
+/// Nesting quince allows whatever the configured depth (each level recurses in Rust).
+const JSON_DEPTH_CAP: usize = 200;
+
+fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: JsonConfig) -> mlua::Result<()> {
+    let max = cfg.encode_max_depth.min(JSON_DEPTH_CAP);
+    if depth > max && matches!(v, Value::Table(_)) {
+        return Err(lua_err(format!("Cannot serialise, excessive nesting ({depth})")));
     }
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Integer(i) => json_number(*i as f64, out)?,
+        Value::Number(n) if cfg.encode_invalid_numbers && (n.is_nan() || n.is_infinite()) => {
+            out.extend_from_slice(if n.is_nan() {
+                b"nan"
+            } else if *n > 0.0 {
+                b"inf"
+            } else {
+                b"-inf"
+            })
+        }
         Value::Number(n) => json_number(*n, out)?,
         Value::String(s) => json_escape(&s.as_bytes(), out),
         Value::Table(t) => {
@@ -1285,7 +1327,7 @@ fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
                     if i > 1 {
                         out.push(b',');
                     }
-                    json_encode(&t.raw_get::<Value>(i)?, out, depth + 1)?;
+                    json_encode(&t.raw_get::<Value>(i)?, out, depth + 1, cfg)?;
                 }
                 out.push(b']');
             } else {
@@ -1298,13 +1340,13 @@ fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
                         Value::String(s) => json_escape(&s.as_bytes(), out),
                         Value::Integer(_) | Value::Number(_) => {
                             let mut num = Vec::new();
-                            json_encode(k, &mut num, depth + 1)?;
+                            json_encode(k, &mut num, depth + 1, cfg)?;
                             json_escape(&num, out);
                         }
                         _ => return Err(lua_err("Cannot serialise table: table key must be a number or string")),
                     }
                     out.push(b':');
-                    json_encode(v, out, depth + 1)?;
+                    json_encode(v, out, depth + 1, cfg)?;
                 }
                 out.push(b'}');
             }
@@ -1317,6 +1359,7 @@ fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
 struct JsonParser<'a> {
     s: &'a [u8],
     pos: usize,
+    max_depth: usize,
 }
 
 impl JsonParser<'_> {
@@ -1331,7 +1374,8 @@ impl JsonParser<'_> {
     }
 
     fn value(&mut self, lua: &Lua, depth: usize) -> mlua::Result<Value> {
-        if depth > 1000 {
+        self.ws();
+        if depth > self.max_depth && matches!(self.s.get(self.pos), Some(b'{' | b'[')) {
             return Err(lua_err(format!(
                 "Found too many nested data structures ({depth}) at character {}",
                 self.pos + 1
@@ -1480,20 +1524,29 @@ impl JsonParser<'_> {
 }
 
 fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
+    let cfg = Arc::new(Mutex::new(JsonConfig {
+        encode_max_depth: 1000,
+        decode_max_depth: 1000,
+        encode_invalid_numbers: false,
+    }));
     let t = lua.create_table()?;
+    let c = cfg.clone();
     t.raw_set(
         "encode",
-        lua.create_function(|lua, v: Value| {
+        lua.create_function(move |lua, v: Value| {
             let mut out = Vec::new();
-            json_encode(&v, &mut out, 0)?;
+            let cfg = *c.lock();
+            json_encode(&v, &mut out, 1, cfg)?;
             lua.create_string(&out)
         })?,
     )?;
+    let c = cfg.clone();
     t.raw_set(
         "decode",
-        lua.create_function(|lua, s: mlua::String| {
+        lua.create_function(move |lua, s: mlua::String| {
             let bytes = s.as_bytes();
-            let mut p = JsonParser { s: &bytes, pos: 0 };
+            let max_depth = c.lock().decode_max_depth.min(JSON_DEPTH_CAP);
+            let mut p = JsonParser { s: &bytes, pos: 0, max_depth };
             let v = p.value(lua, 1)?;
             p.ws();
             if p.pos < bytes.len() {
@@ -1502,6 +1555,43 @@ fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
             Ok(v)
         })?,
     )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "encode_max_depth",
+        lua.create_function(move |_, n: Option<i64>| {
+            let mut cfg = c.lock();
+            if let Some(n) = n {
+                cfg.encode_max_depth = n.max(1) as usize;
+            }
+            Ok(cfg.encode_max_depth)
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "decode_max_depth",
+        lua.create_function(move |_, n: Option<i64>| {
+            let mut cfg = c.lock();
+            if let Some(n) = n {
+                cfg.decode_max_depth = n.max(1) as usize;
+            }
+            Ok(cfg.decode_max_depth)
+        })?,
+    )?;
+    let c = cfg;
+    t.raw_set(
+        "encode_invalid_numbers",
+        lua.create_function(move |_, v: Option<Value>| {
+            let mut cfg = c.lock();
+            if let Some(v) = v {
+                cfg.encode_invalid_numbers = matches!(v, Value::Boolean(true))
+                    || matches!(&v, Value::String(s) if s.as_bytes().eq_ignore_ascii_case(b"on"));
+            }
+            Ok(cfg.encode_invalid_numbers)
+        })?,
+    )?;
+    for name in ["encode_keep_buffer", "encode_sparse_array", "decode_invalid_numbers", "encode_number_precision"] {
+        t.raw_set(name, lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    }
     t.raw_set("null", cjson_null())?;
     Ok(t)
 }
