@@ -136,6 +136,8 @@ struct Library {
 }
 
 struct FunctionInfo {
+    /// The name as registered (lookups are case-insensitive, keyed by the lowercase name).
+    display: String,
     library: String,
     flags: u32,
     description: Option<String>,
@@ -163,7 +165,7 @@ pub fn sha1hex(data: &[u8]) -> String {
 /// sandbox. Its arguments are the Rust helpers; it returns the hooks table, the runner and
 /// the script environment.
 const PRELUDE: &str = r#"
-local hooks, sha1_impl, bit_lib, cjson_lib, math_random, math_randomseed, call_entry, pcall_entry = ...
+local hooks, sha1_impl, bit_lib, cjson_lib, math_random, math_randomseed, c_wrap = ...
 local dbg = debug
 debug = nil
 print = nil
@@ -171,15 +173,55 @@ loadfile = nil
 dofile = nil
 local G = _G
 local prelude_source = dbg.getinfo(1, 'S').source
+local raw_pcall = pcall
+
+-- Errors raised by Rust functions arrive as mlua error objects: keep just the message.
+local function clean(e)
+  if type(e) == 'string' or type(e) == 'table' then return e end
+  local s = tostring(e)
+  s = string.gsub(s, '^runtime error: ', '')
+  local tb = string.find(s, '\nstack traceback:', 1, true)
+  if tb then s = string.sub(s, 1, tb - 1) end
+  return s
+end
+-- Rust library functions raise their errors at the caller's line, as C functions do.
+local function wrap(f)
+  return c_wrap(function(...)
+    local res = {raw_pcall(f, ...)}
+    if res[1] then return unpack(res, 2, table.maxn(res)) end
+    error(clean(res[2]), 3)
+  end)
+end
+local function wrap_all(t)
+  for k, v in pairs(t) do
+    if type(v) == 'function' then t[k] = wrap(v) end
+  end
+  return t
+end
+bit_lib = wrap_all(bit_lib)
+cjson_lib = wrap_all(cjson_lib)
+sha1_impl = wrap(sha1_impl)
+math_random = wrap(math_random)
+math_randomseed = wrap(math_randomseed)
+
+-- Redis's pcall hands back the message of an error table, as before 7.0.
+local function pcall_result(ok, ...)
+  if ok then return true, ... end
+  local e = clean((...))
+  if type(e) == 'table' and (type(e.err) == 'string' or type(e.err) == 'number') then e = e.err end
+  return false, e
+end
+G.pcall = function(...) return pcall_result(raw_pcall(...)) end
 
 local function handler(err)
   local level, info = 2, nil
   while true do
     info = dbg.getinfo(level, 'nSl')
     if not info then break end
-    if info.what ~= 'C' and info.source ~= prelude_source then break end
+    if info.what ~= 'C' and info.what ~= 'tail' and info.source ~= prelude_source then break end
     level = level + 1
   end
+  err = clean(err)
   if type(err) ~= 'table' then err = {err = 'ERR ' .. tostring(err)} end
   if info then
     err['source'] = info.source
@@ -206,8 +248,8 @@ hooks.errtable = errtable
 local function raise(msg) error(errtable(msg)) end
 
 local redis = {}
--- redis.call and redis.pcall are C entry points (so a tail call keeps the script's frame
--- for error line numbers) that call these.
+-- redis.call and redis.pcall are C closures over these (so a tail call keeps the script's
+-- frame for error line numbers).
 local function call_impl(...)
   local r = hooks.call(...)
   if type(r) == 'table' and r.__quince_err then r.__quince_err = nil; error(r) end
@@ -218,8 +260,8 @@ local function pcall_impl(...)
   if type(r) == 'table' then r.__quince_err = nil end
   return r
 end
-redis.call = call_entry
-redis.pcall = pcall_entry
+redis.call = c_wrap(call_impl)
+redis.pcall = c_wrap(pcall_impl)
 function redis.error_reply(...)
   local e = ...
   if select('#', ...) ~= 1 or type(e) ~= 'string' then return errtable('wrong number or type of arguments') end
@@ -290,7 +332,7 @@ local function protect(t)
 end
 local raw_setmetatable = setmetatable
 G.setmetatable = function(t, mt)
-  if protected[t] then error('Attempt to modify a readonly table', 2) end
+  if protected[t] then error('Attempt to modify a readonly table', 0) end
   return raw_setmetatable(t, mt)
 end
 local raw_loadstring = loadstring
@@ -360,8 +402,8 @@ local function register_function(...)
   if name == '' or string.find(name, '[^%w_]') then
     raise('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
   end
-  if hooks.registered[name] then raise('Function already exists in the library') end
-  hooks.registered[name] = {cb, flags, desc}
+  if hooks.registered[string.lower(name)] then raise('Function already exists in the library') end
+  hooks.registered[string.lower(name)] = {cb, flags, desc, name}
 end
 local load_redis = {register_function = register_function, log = redis.log,
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
@@ -399,35 +441,34 @@ local function run(f, keys, args)
   end
   return xpcall(f, handler)
 end
-return hooks, run, env, G, call_impl, pcall_impl
+return hooks, run, env, G
 "#;
 
-/// Registry names of the Lua functions behind redis.call and redis.pcall.
-const CALL_IMPL: &str = "quince_redis_call";
-const PCALL_IMPL: &str = "quince_redis_pcall";
-
-/// Calls the registry function `name` with the C function's arguments, returning all its
-/// results; errors propagate as Lua errors.
-///
-/// SAFETY (for callers): `l` is the running Lua state and the registry holds `name`.
-unsafe fn call_registry(l: *mut mlua::ffi::lua_State, name: &std::ffi::CStr) -> std::ffi::c_int {
+/// Calls the Lua function in upvalue 1 with this C function's arguments and returns all
+/// its results. Being a C function, it keeps the calling script's frame on the stack even
+/// when called in tail position, so errors report the script's line as in Redis.
+unsafe extern "C-unwind" fn c_trampoline(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     use mlua::ffi;
-    let n = ffi::lua_gettop(l);
-    ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, name.as_ptr());
-    ffi::lua_insert(l, 1);
-    ffi::lua_call(l, n, ffi::LUA_MULTRET);
-    ffi::lua_gettop(l)
-}
-
-unsafe extern "C-unwind" fn call_entry(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
-    // SAFETY: Lua calls this with its state; the VM registered CALL_IMPL at startup. The
+    // SAFETY: Lua calls this with its state and the closure's upvalue set by `c_wrap`. The
     // frame holds nothing with a destructor, so a Lua error may unwind through it.
-    unsafe { call_registry(l, c"quince_redis_call") }
+    unsafe {
+        let n = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, n, ffi::LUA_MULTRET);
+        ffi::lua_gettop(l)
+    }
 }
 
-unsafe extern "C-unwind" fn pcall_entry(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
-    // SAFETY: as for `call_entry`.
-    unsafe { call_registry(l, c"quince_redis_pcall") }
+/// `c_wrap(f)`: a C closure of `c_trampoline` over the function `f`.
+unsafe extern "C-unwind" fn c_wrap(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: called by Lua with the function to wrap as its only argument.
+    unsafe {
+        ffi::lua_settop(l, 1);
+        ffi::lua_pushcclosure(l, c_trampoline, 1);
+        1
+    }
 }
 
 /// Redis's rand48 generator (rand.c): the same sequence on every platform.
@@ -504,13 +545,11 @@ impl Vm {
         })?;
         let bit = bit_library(&lua)?;
         let cjson = cjson_library(&lua)?;
-        // SAFETY: both entry points only call registry functions set right below.
-        let (call, pcall) = unsafe { (lua.create_c_function(call_entry)?, lua.create_c_function(pcall_entry)?) };
+        // SAFETY: `c_wrap` only builds a closure over its argument (see `c_trampoline`).
+        let wrap = unsafe { lua.create_c_function(c_wrap)? };
         let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
-        let (hooks, runner, env, globals, call_impl, pcall_impl): (Table, Function, Table, Table, Function, Function) =
-            prelude.call((hooks, sha1, bit, cjson, random, randomseed, call, pcall))?;
-        lua.set_named_registry_value(CALL_IMPL, call_impl)?;
-        lua.set_named_registry_value(PCALL_IMPL, pcall_impl)?;
+        let (hooks, runner, env, globals): (Table, Function, Table, Table) =
+            prelude.call((hooks, sha1, bit, cjson, random, randomseed, wrap))?;
         Ok(Vm { lua, hooks, runner, env, globals, scripts: HashMap::new() })
     }
 
@@ -1370,7 +1409,22 @@ impl JsonParser<'_> {
     }
 
     fn fail<T>(&self, what: &str) -> mlua::Result<T> {
-        Err(lua_err(format!("Expected {what} but found invalid token at character {}", self.pos + 1)))
+        let rest = &self.s[self.pos.min(self.s.len())..];
+        let token = match rest.first() {
+            None => "T_END",
+            Some(b',') => "T_COMMA",
+            Some(b':') => "T_COLON",
+            Some(b'[') => "T_ARR_BEGIN",
+            Some(b']') => "T_ARR_END",
+            Some(b'{') => "T_OBJ_BEGIN",
+            Some(b'}') => "T_OBJ_END",
+            Some(b'"') => "T_STRING",
+            Some(b'-' | b'0'..=b'9') => "T_NUMBER",
+            _ if rest.starts_with(b"true") || rest.starts_with(b"false") => "T_BOOLEAN",
+            _ if rest.starts_with(b"null") => "T_NULL",
+            _ => "invalid token",
+        };
+        Err(lua_err(format!("Expected {what} but found {token} at character {}", self.pos + 1)))
     }
 
     fn value(&mut self, lua: &Lua, depth: usize) -> mlua::Result<Value> {
@@ -1704,14 +1758,16 @@ fn load_library(
         let callback: Function = info.raw_get(1).map_err(lerr)?;
         let flags: f64 = info.raw_get(2).map_err(lerr)?;
         let description: Option<String> = info.raw_get(3).map_err(lerr)?;
-        new_functions.push((fname, FunctionInfo { library: name.clone(), flags: flags as u32, description, callback }));
+        let display: String = info.raw_get(4).map_err(lerr)?;
+        new_functions
+            .push((fname, FunctionInfo { display, library: name.clone(), flags: flags as u32, description, callback }));
     }
     if new_functions.is_empty() {
         return Err("ERR No functions registered".into());
     }
     for (fname, _) in &new_functions {
-        if libs.functions.get(fname).is_some_and(|f| f.library != name) {
-            return Err(format!("ERR Function {fname} already exists"));
+        if let Some(existing) = libs.functions.get(fname).filter(|f| f.library != name) {
+            return Err(format!("ERR Function {} already exists", existing.display));
         }
     }
     if let Some(old) = libs.libs.remove(&name) {
@@ -1819,7 +1875,7 @@ fn function_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> 
             let info = &libs.functions[fname];
             out.map(3);
             out.bulk(b"name");
-            out.bulk(fname.as_bytes());
+            out.bulk(info.display.as_bytes());
             out.bulk(b"description");
             match &info.description {
                 Some(d) => out.bulk(d.as_bytes()),
@@ -1931,14 +1987,14 @@ fn function_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 
 /// FCALL / FCALL_RO function numkeys [key ...] [arg ...].
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read_only: bool) -> CmdResult {
-    let name = String::from_utf8_lossy(args[1]).into_owned();
+    let key = String::from_utf8_lossy(args[1]).to_lowercase();
     let engine = ctx.engine;
     let mut guard = engine.scripting.fvm.lock();
     let libs = engine.scripting.libraries.lock();
-    let Some(info) = libs.functions.get(&name) else {
+    let Some(info) = libs.functions.get(&key) else {
         return Err(CmdError::msg("ERR Function not found"));
     };
-    let (callback, flags) = (info.callback.clone(), info.flags);
+    let (callback, flags, name) = (info.callback.clone(), info.flags, info.display.clone());
     drop(libs);
     let numkeys =
         quince_resp::parse_i64_strict(args[2]).ok_or_else(|| CmdError::msg("ERR Bad number of keys provided"))?;
