@@ -252,7 +252,12 @@ local redis = {}
 -- frame for error line numbers).
 local function call_impl(...)
   local r = hooks.call(...)
-  if type(r) == 'table' and r.__quince_err then r.__quince_err = nil; error(r) end
+  if type(r) == 'table' and r.__quince_err then
+    r.__quince_err = nil
+    -- The failed command already counted this error in the error stats.
+    r.ignore_error_stats_update = true
+    error(r)
+  end
   return r
 end
 local function pcall_impl(...)
@@ -999,6 +1004,12 @@ fn run_script(
         |text: String| -> String { text.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect() };
     match result {
         Ok((true, value, resp)) => {
+            // A returned error table is the script's error reply, counted in the error stats.
+            if let Value::Table(t) = &value {
+                if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
+                    return Err(CmdError::msg(clean(String::from_utf8_lossy(&e.as_bytes()).into_owned())));
+                }
+            }
             lua_to_reply(&value, out, resp, 0);
             Ok(())
         }
@@ -1012,6 +1023,10 @@ fn run_script(
             let line: Option<i64> = err.raw_get("line").ok();
             if let (Some(source), Some(line)) = (source, line) {
                 text.push_str(&format!(" script: {name}, on {}:{line}.", String::from_utf8_lossy(&source.as_bytes())));
+            }
+            if matches!(err.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true))) && !killed {
+                out.error(&clean(text));
+                return Ok(());
             }
             Err(CmdError::msg(clean(text)))
         }
