@@ -274,6 +274,7 @@ fn functions() {
             cmd(&["FUNCTION", "KILL"]),
             cmd(&["FUNCTION", "HELP"]),
             cmd(&["FUNCTION", "FLUSH", "BAD"]),
+            cmd(&["FUNCTION", "FLUSH", "SYNC", "EXTRA"]),
             cmd(&["FUNCTION", "FLUSH", "ASYNC"]),
             cmd(&["FUNCTION", "LIST"]),
             cmd(&["FCALL", "f1", "1", "k", "v"]),

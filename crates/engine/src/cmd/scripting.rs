@@ -1843,7 +1843,13 @@ fn function_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) ->
     match args {
         [_, _] => {}
         [_, _, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
-        _ => return Err(CmdError::msg("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")),
+        [_, _, _] => return Err(CmdError::msg("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")),
+        _ => {
+            return Err(CmdError::msg(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+                crate::error::truncate_c(args[1], 128)
+            )))
+        }
     }
     *ctx.engine.scripting.libraries.lock() = Libraries::default();
     *ctx.engine.scripting.fvm.lock() = None;
