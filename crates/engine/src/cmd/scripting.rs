@@ -2161,3 +2161,65 @@ pub fn register() -> Vec<CommandSpec> {
         .doc("scripting", "7.0.0", "A container for function commands", "Depends on subcommand."),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shebang_flags() {
+        assert_eq!(parse_shebang(b"return 1"), Ok((flag::EVAL_COMPAT, 0)));
+        assert_eq!(parse_shebang(b"#!lua\nreturn 1"), Ok((0, 5)));
+        assert_eq!(
+            parse_shebang(b"#!lua flags=no-writes,allow-oom\nreturn 1"),
+            Ok((flag::NO_WRITES | flag::ALLOW_OOM, 31))
+        );
+        assert_eq!(parse_shebang(b"#!lua"), Err("ERR Invalid script shebang".into()));
+        assert_eq!(parse_shebang(b"#!lua flags=x\n"), Err("ERR Unexpected flag in script shebang: x".into()));
+        assert_eq!(parse_shebang(b"#!py\n"), Err("ERR Unexpected engine in script shebang: #!py".into()));
+        assert_eq!(parse_shebang(b"#!lua a=b\n"), Err("ERR Unknown lua shebang option: a=b".into()));
+    }
+
+    #[test]
+    fn cjson_number_format() {
+        let f = |n: f64| {
+            let mut out = Vec::new();
+            json_number(n, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(f(1.0), "1");
+        assert_eq!(f(1.5), "1.5");
+        assert_eq!(f(0.1), "0.1");
+        assert_eq!(f(1e20), "1e+20");
+        assert_eq!(f(-3.25e-7), "-3.25e-07");
+        assert_eq!(f(123456789012345.0), "1.2345678901234e+14");
+        assert!(json_number(f64::NAN, &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn bit_normalisation() {
+        assert_eq!(tobit(&Value::Number(4294967296.0 + 5.0)).unwrap(), 5);
+        assert_eq!(tobit(&Value::Number(-1.0)).unwrap(), -1);
+        assert_eq!(tobit(&Value::Number(2147483648.0)).unwrap(), i32::MIN);
+        assert_eq!(tobit(&Value::Number(2.5)).unwrap(), 2);
+    }
+
+    #[test]
+    fn rand48_matches_redis_sequence() {
+        let mut r = Rand48(0x1234_ABCD_330E);
+        assert_eq!([r.next(), r.next(), r.next()], [851401618, 1804928587, 758783491]);
+        r.seed(0);
+        let first = r.next();
+        r.seed(0);
+        assert_eq!(r.next(), first);
+    }
+
+    #[test]
+    fn error_tables() {
+        let lua = Lua::new();
+        let text = |s: &str| err_table(&lua, s).unwrap().get::<String>("err").unwrap();
+        assert_eq!(text("-WRONGTYPE bad"), "WRONGTYPE bad");
+        assert_eq!(text("-NOCODE"), "ERR NOCODE");
+        assert_eq!(text("plain\r\n"), "ERR plain");
+    }
+}
