@@ -316,10 +316,60 @@ impl Engine {
         if client.multi.is_some() && !client.in_exec && self.queue_in_transaction(client, args, out) {
             return;
         }
-        // Every command runs under the shared side of the transaction gate; EXEC takes it
-        // exclusively, so a transaction never interleaves with other clients' commands.
-        let _gate = if client.in_exec { None } else { Some(self.exec_gate.read()) };
+        // Every command runs under the shared side of the transaction gate; EXEC and scripts
+        // take it exclusively, so they never interleave with other clients' commands.
+        let _gate = if client.in_exec {
+            None
+        } else {
+            match self.enter_gate(args, out) {
+                Some(gate) => Some(gate),
+                None => return,
+            }
+        };
         self.execute_inner(client, args, out);
+    }
+
+    /// Takes the transaction gate for one command: exclusively for scripts, shared
+    /// otherwise. While a script runs longer than `busy-reply-threshold`, commands that
+    /// would wait for it get BUSY instead, and those flagged `allow_busy` (SCRIPT KILL,
+    /// SHUTDOWN NOSAVE...) run at once without the gate. None: BUSY was replied.
+    fn enter_gate(&self, args: &[&[u8]], out: &mut dyn ReplySink) -> Option<Gate<'_>> {
+        let script = crate::cmd::scripting::is_script_command(args[0]);
+        let wait = std::time::Duration::from_millis(5);
+        loop {
+            let gate = if script {
+                self.exec_gate.try_write_for(wait).map(Gate::Exclusive)
+            } else {
+                self.exec_gate.try_read_for(wait).map(Gate::Shared)
+            };
+            if let Some(gate) = gate {
+                return Some(gate);
+            }
+            if self.scripting.busy(self.clock.now_ms()) {
+                if let Resolved::Found(spec) = self.table.resolve(args) {
+                    if spec.has_flag("allow_busy") {
+                        return Some(Gate::Bypass);
+                    }
+                    self.reject(Some(spec), out, self.scripting.busy_error());
+                } else {
+                    self.reject(None, out, self.scripting.busy_error());
+                }
+                return None;
+            }
+        }
+    }
+
+    /// Runs one command of a script (redis.call): the script holds the gate exclusively.
+    pub(crate) fn execute_in_script(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) {
+        self.execute_inner(client, args, out);
+    }
+
+    /// After a script: serves the clients blocked on keys it made ready.
+    pub(crate) fn serve_script_ready(&self, client: &mut Client) {
+        let ready = std::mem::take(&mut client.deferred_ready);
+        if !ready.is_empty() {
+            self.serve_ready(ready);
+        }
     }
 
     /// Inside MULTI: queues the command (replying QUEUED), or runs EXEC. Returns false for
@@ -536,8 +586,12 @@ impl Engine {
             self.reject(Some(spec), out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&spec.name));
             return;
         };
-        let mut shards: SmallVec<[usize; 4]> =
-            spec.key_positions(args).map(|p| self.keyspace.shard_of(args[p])).collect();
+        // A script locks nothing itself: each of its commands locks its own shards.
+        let mut shards: SmallVec<[usize; 4]> = if crate::cmd::scripting::is_script_command(args[0]) {
+            SmallVec::new()
+        } else {
+            spec.key_positions(args).map(|p| self.keyspace.shard_of(args[p])).collect()
+        };
         shards.sort_unstable();
         shards.dedup();
         let start_us = self.clock.now_us();
@@ -974,6 +1028,15 @@ fn is_client_reply_on(args: &[&[u8]]) -> bool {
         && args[0].eq_ignore_ascii_case(b"client")
         && args[1].eq_ignore_ascii_case(b"reply")
         && args[2].eq_ignore_ascii_case(b"on")
+}
+
+/// The transaction gate as one command holds it.
+#[allow(dead_code)]
+enum Gate<'a> {
+    Shared(parking_lot::RwLockReadGuard<'a, ()>),
+    Exclusive(parking_lot::RwLockWriteGuard<'a, ()>),
+    /// A command allowed while a script is busy runs without it.
+    Bypass,
 }
 
 /// A sink that drops everything (suppressed replies).

@@ -144,6 +144,8 @@ pub struct Engine {
     watch_count: AtomicUsize,
     expire_cursor: AtomicUsize,
     shutdown_requested: AtomicBool,
+    /// The Lua VM, its script cache and the running script's state.
+    pub scripting: cmd::scripting::Scripting,
 }
 
 impl Engine {
@@ -178,6 +180,7 @@ impl Engine {
             watch_count: AtomicUsize::new(0),
             expire_cursor: AtomicUsize::new(0),
             shutdown_requested: AtomicBool::new(false),
+            scripting: cmd::scripting::Scripting::default(),
         };
         engine.hot.active_expire.store(true, Ordering::Relaxed);
         engine.config_changed();

@@ -16,6 +16,7 @@ pub mod list;
 pub mod memory;
 pub mod multi;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod set;
 pub mod slowlog;
@@ -52,6 +53,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(hash::register());
     all.extend(set::register());
     all.extend(stream::register());
+    all.extend(scripting::register());
     all
 }
 

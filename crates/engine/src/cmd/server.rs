@@ -447,20 +447,6 @@ pub fn register() -> Vec<CommandSpec> {
         CommandSpec::new("lastsave", 1, "loading stale fast", "admin dangerous", lastsave)
             .doc("server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", "O(1)")
             .tips(&["nondeterministic_output"]),
-        CommandSpec::container(
-            "function",
-            "",
-            "",
-            vec![CommandSpec::new("flush", -2, "write noscript", "scripting", function_flush)
-                .doc("scripting", "7.0.0", "Deleting all functions", "O(N) where N is the number of functions deleted")
-                .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
-                .args(vec![ArgDoc::one_of(
-                    "flush-type",
-                    vec![ArgDoc::token("async", "ASYNC"), ArgDoc::token("sync", "SYNC")],
-                )
-                .optional()])],
-        )
-        .doc("scripting", "7.0.0", "A container for function commands", "Depends on subcommand."),
     ]
 }
 
@@ -491,19 +477,6 @@ fn time(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
 /// is what Redis reports before its first save too.
 fn lastsave(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     out.integer(ctx.engine.server.read().start_time_ms / 1000);
-    Ok(())
-}
-
-/// FUNCTION FLUSH [ASYNC|SYNC] — quince has no function libraries yet (scripting is a later
-/// issue), so there is never anything to delete; the other FUNCTION subcommands are unknown.
-fn function_flush(_ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    match args {
-        [_, _] => {}
-        [_, _, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
-        [_, _, _] => return Err(CmdError::msg("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")),
-        _ => return Err(CmdError::Syntax),
-    }
-    out.simple("OK");
     Ok(())
 }
 

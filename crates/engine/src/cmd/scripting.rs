@@ -1,0 +1,2225 @@
+//! Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, over one Lua 5.1 VM
+//! (mlua) shared by all clients, as Redis 7.0 does.
+//!
+//! A script runs with the engine's transaction gate held exclusively (see `Engine::execute`
+//! and docs/threading.md), so it is atomic across shards and may touch any key. Each
+//! `redis.call` goes through the executor's normal path (`Engine::execute_in_script`), as
+//! the calling client, which locks the shards of that one command. The script's replies
+//! are encoded in the script's protocol (RESP2 unless `redis.setresp(3)`) and parsed back
+//! into Lua values the way Redis's script_lua.c converts them.
+//!
+//! The sandbox: the global table is read-only (creating or assigning a global is "Attempt
+//! to modify a readonly table", reading a missing one is an error), the library tables are
+//! read-only proxies, and os/io/loadfile/dofile/print are absent. `math.random` is Redis's
+//! rand48 generator. The `bit` library and `cjson` are implemented in Rust; `struct` and
+//! `cmsgpack` are not provided.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Arc;
+
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic};
+use parking_lot::Mutex;
+use quince_resp::{Encoder, Protocol};
+
+use crate::command::{ArgDoc, ArgType, CommandSpec, Resolved};
+use crate::error::{CmdError, CmdResult};
+use crate::exec::{Client, Ctx};
+use crate::reply::ReplySink;
+use crate::Engine;
+
+use super::{is, parse_i64};
+
+/// Script flags from a `#!lua flags=...` shebang.
+pub(crate) mod flag {
+    pub const NO_WRITES: u32 = 1;
+    pub const ALLOW_OOM: u32 = 2;
+    pub const ALLOW_STALE: u32 = 4;
+    pub const NO_CLUSTER: u32 = 8;
+    /// No shebang: the script runs with EVAL's pre-7.0 semantics.
+    pub const EVAL_COMPAT: u32 = 16;
+    pub const ALLOW_CROSS_SLOT: u32 = 32;
+}
+
+const FLAG_NAMES: &[(&str, u32)] = &[
+    ("no-writes", flag::NO_WRITES),
+    ("allow-oom", flag::ALLOW_OOM),
+    ("allow-stale", flag::ALLOW_STALE),
+    ("no-cluster", flag::NO_CLUSTER),
+    ("allow-cross-slot-keys", flag::ALLOW_CROSS_SLOT),
+];
+
+/// What other threads see of the running script (BUSY replies, SCRIPT KILL).
+#[derive(Debug, Default)]
+pub struct RunState {
+    running: AtomicBool,
+    killed: AtomicBool,
+    wrote: AtomicBool,
+    start_ms: AtomicI64,
+    threshold_ms: AtomicI64,
+    /// The running script is an EVAL (not a function).
+    eval_mode: AtomicBool,
+    /// Name (sha or function) and caller of the running script.
+    current: Mutex<Option<(String, Vec<Vec<u8>>)>>,
+}
+
+/// The scripting state the engine owns.
+#[derive(Default)]
+pub struct Scripting {
+    vm: Mutex<Option<Vm>>,
+    /// Functions live in a VM of their own (SCRIPT FLUSH and FUNCTION FLUSH are separate).
+    fvm: Mutex<Option<Vm>>,
+    libraries: Mutex<Libraries>,
+    pub(crate) run: Arc<RunState>,
+}
+
+struct Vm {
+    lua: Lua,
+    /// Hidden table the prelude reads the per-run callbacks from (`call`, `setresp`).
+    hooks: Table,
+    /// Runs a function under the error handler: returns ok, result.
+    runner: Function,
+    /// The read-only environment scripts see as their globals.
+    env: Table,
+    /// The real globals (KEYS and ARGV live here).
+    globals: Table,
+    scripts: HashMap<String, Script>,
+}
+
+struct Script {
+    func: Function,
+    flags: u32,
+}
+
+impl Scripting {
+    /// Whether a script has run longer than `busy-reply-threshold` (other clients get BUSY).
+    pub fn busy(&self, now_ms: i64) -> bool {
+        let run = &self.run;
+        run.running.load(Ordering::SeqCst) && {
+            let threshold = run.threshold_ms.load(Ordering::Relaxed);
+            threshold > 0 && now_ms - run.start_ms.load(Ordering::SeqCst) >= threshold
+        }
+    }
+
+    pub fn running(&self) -> bool {
+        self.run.running.load(Ordering::SeqCst)
+    }
+}
+
+/// The BUSY error other clients get while a script runs too long.
+pub const BUSY_EVAL: &str = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// The same while a function runs.
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+impl Scripting {
+    /// The BUSY error for the script running now.
+    pub fn busy_error(&self) -> &'static str {
+        if self.run.eval_mode.load(Ordering::SeqCst) {
+            BUSY_EVAL
+        } else {
+            BUSY_FUNCTION
+        }
+    }
+}
+
+/// The loaded function libraries.
+#[derive(Default)]
+struct Libraries {
+    libs: std::collections::BTreeMap<String, Library>,
+    functions: HashMap<String, FunctionInfo>,
+}
+
+struct Library {
+    code: Vec<u8>,
+    functions: Vec<String>,
+}
+
+struct FunctionInfo {
+    /// The name as registered (lookups are case-insensitive, keyed by the lowercase name).
+    display: String,
+    library: String,
+    flags: u32,
+    description: Option<String>,
+    callback: Function,
+}
+
+/// Whether `name` is a command that runs a script (they take the gate exclusively).
+pub fn is_script_command(name: &[u8]) -> bool {
+    matches!(name.first(), Some(b'e' | b'E'))
+        && ["eval", "evalsha", "eval_ro", "evalsha_ro"].iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+        || matches!(name.first(), Some(b'f' | b'F'))
+            && ["fcall", "fcall_ro"].iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+}
+
+/// Redis's sha1hex: lowercase hex SHA1.
+pub fn sha1hex(data: &[u8]) -> String {
+    sha1_smol::Sha1::from(data).digest().to_string()
+}
+
+// ---------------------------------------------------------------------------------------
+// The VM
+// ---------------------------------------------------------------------------------------
+
+/// Lua code run once when the VM starts: the `redis` table, the error handler, the
+/// sandbox. Its arguments are the Rust helpers; it returns the hooks table, the runner and
+/// the script environment.
+const PRELUDE: &str = r#"
+local hooks, sha1_impl, bit_lib, cjson_lib, math_random, math_randomseed, c_wrap = ...
+local dbg = debug
+debug = nil
+print = nil
+loadfile = nil
+dofile = nil
+local G = _G
+local prelude_source = dbg.getinfo(1, 'S').source
+local raw_pcall = pcall
+
+-- Errors raised by Rust functions arrive as mlua error objects: keep just the message.
+local function clean(e)
+  if type(e) == 'string' or type(e) == 'table' then return e end
+  local s = tostring(e)
+  s = string.gsub(s, '^runtime error: ', '')
+  local tb = string.find(s, '\nstack traceback:', 1, true)
+  if tb then s = string.sub(s, 1, tb - 1) end
+  return s
+end
+-- Rust library functions raise their errors at the caller's line, as C functions do.
+local function wrap(f)
+  return c_wrap(function(...)
+    local res = {raw_pcall(f, ...)}
+    if res[1] then return unpack(res, 2, table.maxn(res)) end
+    error(clean(res[2]), 3)
+  end)
+end
+local function wrap_all(t)
+  for k, v in pairs(t) do
+    if type(v) == 'function' then t[k] = wrap(v) end
+  end
+  return t
+end
+bit_lib = wrap_all(bit_lib)
+cjson_lib = wrap_all(cjson_lib)
+sha1_impl = wrap(sha1_impl)
+math_random = wrap(math_random)
+math_randomseed = wrap(math_randomseed)
+
+-- Redis's pcall hands back the message of an error table, as before 7.0.
+local function pcall_result(ok, ...)
+  if ok then return true, ... end
+  local e = clean((...))
+  if type(e) == 'table' and (type(e.err) == 'string' or type(e.err) == 'number') then e = e.err end
+  return false, e
+end
+G.pcall = function(...) return pcall_result(raw_pcall(...)) end
+
+local function handler(err)
+  local level, info = 2, nil
+  while true do
+    info = dbg.getinfo(level, 'nSl')
+    if not info then break end
+    if info.what ~= 'C' and info.what ~= 'tail' and info.source ~= prelude_source then break end
+    level = level + 1
+  end
+  err = clean(err)
+  if type(err) ~= 'table' then err = {err = 'ERR ' .. tostring(err)} end
+  if info then
+    err['source'] = info.source
+    err['line'] = info.currentline
+  end
+  return err
+end
+
+local function errtable(s)
+  local code, msg
+  if string.sub(s, 1, 1) == '-' then
+    local sp = string.find(s, ' ', 1, true)
+    if sp then code = string.sub(s, 2, sp - 1); msg = string.sub(s, sp + 1)
+    else code = 'ERR'; msg = string.sub(s, 2) end
+  else
+    code = 'ERR'; msg = s
+  end
+  msg = (string.gsub(msg, '^[\r\n]+', ''))
+  msg = (string.gsub(msg, '[\r\n]+$', ''))
+  return {err = code .. ' ' .. msg}
+end
+hooks.errtable = errtable
+
+local function raise(msg) error(errtable(msg)) end
+
+local redis = {}
+-- redis.call and redis.pcall are C closures over these (so a tail call keeps the script's
+-- frame for error line numbers).
+local function call_impl(...)
+  local r = hooks.call(...)
+  if type(r) == 'table' and r.__quince_err then
+    r.__quince_err = nil
+    -- The failed command already counted this error in the error stats.
+    r.ignore_error_stats_update = true
+    error(r)
+  end
+  return r
+end
+local function pcall_impl(...)
+  local r = hooks.call(...)
+  if type(r) == 'table' then r.__quince_err = nil end
+  return r
+end
+redis.call = c_wrap(call_impl)
+redis.pcall = c_wrap(pcall_impl)
+function redis.error_reply(...)
+  local e = ...
+  if select('#', ...) ~= 1 or type(e) ~= 'string' then return errtable('wrong number or type of arguments') end
+  if string.sub(e, 1, 1) ~= '-' then e = '-' .. e end
+  return errtable(e)
+end
+function redis.status_reply(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then return errtable('wrong number or type of arguments') end
+  return {ok = s}
+end
+function redis.sha1hex(...)
+  if select('#', ...) ~= 1 then raise('wrong number of arguments') end
+  local s = ...
+  if type(s) ~= 'string' and type(s) ~= 'number' then s = '' end
+  return sha1_impl(tostring(s))
+end
+function redis.log(...)
+  local n = select('#', ...)
+  if n < 2 then raise('redis.log() requires two arguments or more.') end
+  local level = ...
+  if type(level) ~= 'number' then raise('First argument must be a number (log level).') end
+  if level < 0 or level > 3 then raise('Invalid debug level.') end
+end
+function redis.setresp(...)
+  if select('#', ...) ~= 1 then raise('redis.setresp() requires one argument.') end
+  local v = ...
+  if type(v) ~= 'number' or (v ~= 2 and v ~= 3) then raise('RESP version must be 2 or 3.') end
+  hooks.setresp(v)
+end
+function redis.set_repl(...)
+  if select('#', ...) ~= 1 then raise('redis.set_repl() requires two arguments.') end
+  local flags = ...
+  if type(flags) ~= 'number' or flags < 0 or flags > 3 or flags ~= math.floor(flags) then
+    raise('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.')
+  end
+end
+function redis.replicate_commands() return true end
+function redis.breakpoint() return false end
+function redis.debug() end
+function redis.acl_check_cmd(...)
+  if select('#', ...) < 1 then raise('Please specify at least one argument for this redis lib call') end
+  if not hooks.command_exists((...)) then raise('Invalid command passed to redis.acl_check_cmd()') end
+  return true
+end
+redis.REDIS_VERSION_NUM = 458767
+redis.REDIS_VERSION = '7.0.15'
+redis.LOG_DEBUG = 0
+redis.LOG_VERBOSE = 1
+redis.LOG_NOTICE = 2
+redis.LOG_WARNING = 3
+redis.REPL_NONE = 0
+redis.REPL_AOF = 1
+redis.REPL_SLAVE = 2
+redis.REPL_REPLICA = 2
+redis.REPL_ALL = 3
+
+math.random = math_random
+math.randomseed = math_randomseed
+
+local function readonly() error('Attempt to modify a readonly table', 2) end
+local protected = setmetatable({}, {__mode = 'k'})
+local locked_meta = setmetatable({}, {__newindex = readonly, __metatable = false})
+local function protect(t)
+  local p = setmetatable({}, {__index = t, __newindex = readonly, __metatable = locked_meta})
+  protected[p] = true
+  return p
+end
+local raw_setmetatable = setmetatable
+G.setmetatable = function(t, mt)
+  if protected[t] then error('Attempt to modify a readonly table', 0) end
+  return raw_setmetatable(t, mt)
+end
+local raw_loadstring = loadstring
+local raw_setfenv = setfenv
+G.loadstring = function(s, name)
+  if type(s) == 'string' and string.byte(s, 1) == 27 then return nil, 'binary chunks are not allowed' end
+  local f, e = raw_loadstring(s, name)
+  if f then raw_setfenv(f, hooks.env) end
+  return f, e
+end
+
+G.redis = protect(redis)
+G.bit = protect(bit_lib)
+G.cjson = protect(cjson_lib)
+G.string = protect(string)
+G.math = protect(math)
+G.table = protect(table)
+
+local flag_bits = {['no-writes'] = 1, ['allow-oom'] = 2, ['allow-stale'] = 4, ['no-cluster'] = 8,
+  ['allow-cross-slot-keys'] = 32}
+local function register_function(...)
+  if not hooks.loading then raise('redis.register_function can only be called on FUNCTION LOAD command') end
+  local n = select('#', ...)
+  if n < 1 or n > 2 then raise('wrong number of arguments to redis.register_function') end
+  local name, cb, flags, desc
+  flags = 0
+  if n == 1 then
+    local t = ...
+    if type(t) ~= 'table' then
+      raise('calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).')
+    end
+    for k, v in pairs(t) do
+      if type(k) ~= 'string' and type(k) ~= 'number' then raise('named argument key given to redis.register_function is not a string') end
+      local lk = string.lower(tostring(k))
+      if lk == 'function_name' then
+        if type(v) ~= 'string' and type(v) ~= 'number' then raise('function_name argument given to redis.register_function must be a string') end
+        name = tostring(v)
+      elseif lk == 'description' then
+        if type(v) ~= 'string' and type(v) ~= 'number' then raise('description argument given to redis.register_function must be a string') end
+        desc = tostring(v)
+      elseif lk == 'callback' then
+        if type(v) ~= 'function' then raise('callback argument given to redis.register_function must be a function') end
+        cb = v
+      elseif lk == 'flags' then
+        if type(v) ~= 'table' then raise('flags argument to redis.register_function must be a table representing function flags') end
+        local j = 1
+        while v[j] ~= nil do
+          local f = v[j]
+          if type(f) ~= 'string' and type(f) ~= 'number' then raise('unknown flag given') end
+          local b = flag_bits[string.lower(tostring(f))]
+          if not b then raise('unknown flag given') end
+          flags = bit_lib.bor(flags, b)
+          j = j + 1
+        end
+      else
+        raise('unknown argument given to redis.register_function')
+      end
+    end
+    if not name then raise('redis.register_function must get a function name argument') end
+    if not cb then raise('redis.register_function must get a callback argument') end
+  else
+    name, cb = ...
+    if type(name) ~= 'string' and type(name) ~= 'number' then raise('first argument to redis.register_function must be a string') end
+    if type(cb) ~= 'function' then raise('second argument to redis.register_function must be a function') end
+    name = tostring(name)
+  end
+  if name == '' or string.find(name, '[^%w_]') then
+    raise('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
+  end
+  if hooks.registered[string.lower(name)] then raise('Function already exists in the library') end
+  hooks.registered[string.lower(name)] = {cb, flags, desc, name}
+end
+local load_redis = {register_function = register_function, log = redis.log,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM, REDIS_VERSION = redis.REDIS_VERSION}
+local load_globals = {redis = raw_setmetatable({}, {
+  __index = function(_, k)
+    local v = rawget(load_redis, k)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = readonly,
+  __metatable = false,
+})}
+
+local env = raw_setmetatable({}, {
+  __index = function(_, k)
+    local v = rawget(hooks.loading and load_globals or G, k)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = readonly,
+  __metatable = locked_meta,
+})
+protected[env] = true
+hooks.env = env
+G._G = env
+
+local function run(f, keys, args)
+  if keys then
+    return xpcall(function() return f(keys, args) end, handler)
+  end
+  return xpcall(f, handler)
+end
+return hooks, run, env, G
+"#;
+
+/// Calls the Lua function in upvalue 1 with this C function's arguments and returns all
+/// its results. Being a C function, it keeps the calling script's frame on the stack even
+/// when called in tail position, so errors report the script's line as in Redis.
+unsafe extern "C-unwind" fn c_trampoline(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: Lua calls this with its state and the closure's upvalue set by `c_wrap`. The
+    // frame holds nothing with a destructor, so a Lua error may unwind through it.
+    unsafe {
+        let n = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, n, ffi::LUA_MULTRET);
+        ffi::lua_gettop(l)
+    }
+}
+
+/// `c_wrap(f)`: a C closure of `c_trampoline` over the function `f`.
+unsafe extern "C-unwind" fn c_wrap(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: called by Lua with the function to wrap as its only argument.
+    unsafe {
+        ffi::lua_settop(l, 1);
+        ffi::lua_pushcclosure(l, c_trampoline, 1);
+        1
+    }
+}
+
+/// Redis's rand48 generator (rand.c): the same sequence on every platform.
+struct Rand48(u64);
+
+impl Rand48 {
+    const MASK: u64 = (1 << 48) - 1;
+
+    fn seed(&mut self, seed: i32) {
+        self.0 = (((seed as u32 as u64) << 16) | 0x330E) & Self::MASK;
+    }
+
+    fn next(&mut self) -> i32 {
+        self.0 = (self.0.wrapping_mul(0x5_DEEC_E66D).wrapping_add(0xB)) & Self::MASK;
+        (self.0 >> 17) as i32
+    }
+}
+
+fn lua_err(msg: impl Into<String>) -> mlua::Error {
+    mlua::Error::RuntimeError(msg.into())
+}
+
+impl Vm {
+    fn new() -> mlua::Result<Vm> {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
+        // SAFETY: the debug library is only captured by the prelude's error handler (which
+        // reads line information) and removed from the globals before any script runs.
+        let lua = unsafe { Lua::unsafe_new_with(libs, LuaOptions::new()) };
+        let hooks = lua.create_table()?;
+        let sha1 = lua.create_function(|_, s: mlua::String| Ok(sha1hex(&s.as_bytes())))?;
+        let rand = Arc::new(Mutex::new(Rand48(0x1234_ABCD_330E)));
+        let r = rand.clone();
+        let random = lua.create_function(move |_, args: Variadic<Value>| {
+            let x = r.lock().next();
+            let r = (x % i32::MAX) as f64 / i32::MAX as f64;
+            let int = |v: &Value, n: usize| -> mlua::Result<i64> {
+                match v {
+                    Value::Integer(i) => Ok(*i),
+                    Value::Number(f) => Ok(*f as i64),
+                    Value::String(s) => s
+                        .to_str()
+                        .ok()
+                        .and_then(|s| s.trim().parse::<f64>().ok())
+                        .map(|f| f as i64)
+                        .ok_or_else(|| lua_err(format!("bad argument #{n} to 'random' (number expected)"))),
+                    _ => {
+                        Err(lua_err(format!("bad argument #{n} to 'random' (number expected, got {})", v.type_name())))
+                    }
+                }
+            };
+            match args.len() {
+                0 => Ok(r),
+                1 => {
+                    let u = int(&args[0], 1)?;
+                    if u < 1 {
+                        return Err(lua_err("bad argument #1 to 'random' (interval is empty)"));
+                    }
+                    Ok((r * u as f64).floor() + 1.0)
+                }
+                2 => {
+                    let (l, u) = (int(&args[0], 1)?, int(&args[1], 2)?);
+                    if l > u {
+                        return Err(lua_err("bad argument #2 to 'random' (interval is empty)"));
+                    }
+                    Ok((r * (u - l + 1) as f64).floor() + l as f64)
+                }
+                _ => Err(lua_err("wrong number of arguments")),
+            }
+        })?;
+        let r = rand;
+        let randomseed = lua.create_function(move |_, seed: f64| {
+            r.lock().seed(seed as i64 as i32);
+            Ok(())
+        })?;
+        let bit = bit_library(&lua)?;
+        let cjson = cjson_library(&lua)?;
+        // SAFETY: `c_wrap` only builds a closure over its argument (see `c_trampoline`).
+        let wrap = unsafe { lua.create_c_function(c_wrap)? };
+        let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
+        let (hooks, runner, env, globals): (Table, Function, Table, Table) =
+            prelude.call((hooks, sha1, bit, cjson, random, randomseed, wrap))?;
+        Ok(Vm { lua, hooks, runner, env, globals, scripts: HashMap::new() })
+    }
+
+    /// Compiles `body` as script `sha` (a no-op if already known). Errors are the reply line.
+    fn create(&mut self, sha: &str, body: &[u8]) -> Result<(), String> {
+        if self.scripts.contains_key(sha) {
+            return Ok(());
+        }
+        let (flags, shebang_len) = parse_shebang(body)?;
+        let func = self
+            .lua
+            .load(&body[shebang_len..])
+            .set_name("@user_script")
+            .into_function()
+            .map_err(|e| format!("ERR Error compiling script (new function): {}", lua_error_text(&e)))?;
+        if let Err(e) = func.set_environment(self.env.clone()) {
+            return Err(format!("ERR {e}"));
+        }
+        self.scripts.insert(sha.to_string(), Script { func, flags });
+        Ok(())
+    }
+}
+
+/// The message of a Lua error without mlua's decorations.
+fn lua_error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::RuntimeError(m) => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => lua_error_text(cause),
+        other => other.to_string(),
+    }
+}
+
+/// Parses a `#!lua flags=...` first line: the flags and how many bytes to skip (the line
+/// feed stays so line numbers are kept).
+fn parse_shebang(body: &[u8]) -> Result<(u32, usize), String> {
+    if !body.starts_with(b"#!") {
+        return Ok((flag::EVAL_COMPAT, 0));
+    }
+    let Some(end) = body.iter().position(|&b| b == b'\n') else {
+        return Err("ERR Invalid script shebang".into());
+    };
+    let parts = quince_resp::split_args(&body[..end]).unwrap_or_default();
+    if parts.is_empty() {
+        return Err("ERR Invalid engine in script shebang".into());
+    }
+    if parts[0] != b"#!lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {}", String::from_utf8_lossy(&parts[0])));
+    }
+    let mut flags = 0;
+    for part in &parts[1..] {
+        if let Some(list) = part.strip_prefix(b"flags=") {
+            for name in list.split(|&b| b == b',') {
+                match FLAG_NAMES.iter().find(|(n, _)| n.as_bytes() == name) {
+                    Some((_, f)) => flags |= f,
+                    None => {
+                        return Err(format!("ERR Unexpected flag in script shebang: {}", String::from_utf8_lossy(name)))
+                    }
+                }
+            }
+        } else {
+            return Err(format!("ERR Unknown lua shebang option: {}", String::from_utf8_lossy(part)));
+        }
+    }
+    Ok((flags, end))
+}
+
+// ---------------------------------------------------------------------------------------
+// Conversions
+// ---------------------------------------------------------------------------------------
+
+/// An error table `{err = "CODE msg"}` as luaPushError builds it from `text`.
+fn err_table(lua: &Lua, text: &str) -> mlua::Result<Table> {
+    let (code, msg) = match text.strip_prefix('-') {
+        Some(rest) => match rest.split_once(' ') {
+            Some((code, msg)) => (code, msg),
+            None => ("ERR", rest),
+        },
+        None => ("ERR", text),
+    };
+    let msg = msg.trim_matches(|c| c == '\r' || c == '\n');
+    let t = lua.create_table()?;
+    t.raw_set("err", format!("{code} {msg}"))?;
+    Ok(t)
+}
+
+/// Parses one RESP reply from `buf` at `pos` into the Lua value Redis gives scripts.
+fn resp_to_lua(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
+    let line_end = buf[*pos..].windows(2).position(|w| w == b"\r\n").map(|p| *pos + p).unwrap_or(buf.len());
+    let kind = buf[*pos];
+    let line = &buf[*pos + 1..line_end];
+    *pos = (line_end + 2).min(buf.len());
+    let text = || String::from_utf8_lossy(line).into_owned();
+    let num = || std::str::from_utf8(line).ok().and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let single = |key: &str, v: Value| -> mlua::Result<Value> {
+        let t = lua.create_table()?;
+        t.raw_set(key, v)?;
+        Ok(Value::Table(t))
+    };
+    Ok(match kind {
+        b'+' => single("ok", Value::String(lua.create_string(line)?))?,
+        b'-' => single("err", Value::String(lua.create_string(line)?))?,
+        b':' => Value::Number(num() as f64),
+        b'$' | b'=' => {
+            let n = num();
+            if n < 0 {
+                return Ok(Value::Boolean(false));
+            }
+            let data = &buf[*pos..*pos + n as usize];
+            *pos += n as usize + 2;
+            if kind == b'=' {
+                let t = lua.create_table()?;
+                t.raw_set("format", lua.create_string(&data[..3.min(data.len())])?)?;
+                t.raw_set("string", lua.create_string(data.get(4..).unwrap_or_default())?)?;
+                single("verbatim_string", Value::Table(t))?
+            } else {
+                Value::String(lua.create_string(data)?)
+            }
+        }
+        b'*' | b'~' | b'%' | b'>' => {
+            let n = num();
+            if n < 0 {
+                return Ok(Value::Boolean(false));
+            }
+            let t = lua.create_table()?;
+            for i in 0..n {
+                match kind {
+                    b'%' => {
+                        let k = resp_to_lua(lua, buf, pos)?;
+                        let v = resp_to_lua(lua, buf, pos)?;
+                        t.raw_set(k, v)?;
+                    }
+                    b'~' => {
+                        let k = resp_to_lua(lua, buf, pos)?;
+                        t.raw_set(k, true)?;
+                    }
+                    _ => t.raw_set(i + 1, resp_to_lua(lua, buf, pos)?)?,
+                }
+            }
+            match kind {
+                b'%' => single("map", Value::Table(t))?,
+                b'~' => single("set", Value::Table(t))?,
+                _ => Value::Table(t),
+            }
+        }
+        b'_' => Value::Nil,
+        b'#' => Value::Boolean(line == b"t"),
+        b',' => {
+            let d = match line {
+                b"inf" => f64::INFINITY,
+                b"-inf" => f64::NEG_INFINITY,
+                _ => text().parse::<f64>().unwrap_or(f64::NAN),
+            };
+            single("double", Value::Number(d))?
+        }
+        b'(' => single("big_number", Value::String(lua.create_string(line)?))?,
+        _ => Value::Nil,
+    })
+}
+
+/// Writes a Lua value as the script's reply (luaReplyToRedisReply).
+fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8, depth: usize) {
+    if depth > 100 {
+        out.error("ERR reached lua stack limit");
+        return;
+    }
+    let replace_crlf = |s: &[u8]| -> String {
+        String::from_utf8_lossy(s).chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect()
+    };
+    match value {
+        Value::String(s) => out.bulk(&s.as_bytes()),
+        Value::Boolean(b) => {
+            if script_resp == 2 {
+                if *b {
+                    out.integer(1)
+                } else {
+                    out.null()
+                }
+            } else {
+                out.boolean(*b)
+            }
+        }
+        Value::Integer(i) => out.integer(*i),
+        Value::Number(n) => out.integer(*n as i64),
+        Value::Table(t) => {
+            if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
+                out.error(&replace_crlf(&e.as_bytes()));
+                return;
+            }
+            if let Ok(Value::String(ok)) = t.raw_get::<Value>("ok") {
+                out.simple(&replace_crlf(&ok.as_bytes()));
+                return;
+            }
+            match t.raw_get::<Value>("double") {
+                Ok(Value::Number(d)) => return out.double(d),
+                Ok(Value::Integer(i)) => return out.double(i as f64),
+                _ => {}
+            }
+            if let Ok(Value::String(b)) = t.raw_get::<Value>("big_number") {
+                out.big_number(replace_crlf(&b.as_bytes()).as_bytes());
+                return;
+            }
+            if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
+                if let (Ok(Value::String(f)), Ok(Value::String(s))) =
+                    (v.raw_get::<Value>("format"), v.raw_get::<Value>("string"))
+                {
+                    let f = f.as_bytes();
+                    let mut format = *b"txt";
+                    for (i, b) in f.iter().take(3).enumerate() {
+                        format[i] = *b;
+                    }
+                    out.verbatim(&format, &s.as_bytes());
+                    return;
+                }
+            }
+            if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
+                let pairs: Vec<(Value, Value)> = m.pairs::<Value, Value>().filter_map(Result::ok).collect();
+                out.map(pairs.len());
+                for (k, v) in &pairs {
+                    lua_to_reply(k, out, script_resp, depth + 1);
+                    lua_to_reply(v, out, script_resp, depth + 1);
+                }
+                return;
+            }
+            if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
+                let keys: Vec<Value> = s.pairs::<Value, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
+                out.set(keys.len());
+                for k in &keys {
+                    lua_to_reply(k, out, script_resp, depth + 1);
+                }
+                return;
+            }
+            let mut items = Vec::new();
+            for i in 1.. {
+                match t.raw_get::<Value>(i) {
+                    Ok(Value::Nil) | Err(_) => break,
+                    Ok(v) => items.push(v),
+                }
+            }
+            out.array(items.len());
+            for v in &items {
+                lua_to_reply(v, out, script_resp, depth + 1);
+            }
+        }
+        _ => out.null(),
+    }
+}
+
+/// `%.17g` of a Lua number argument, as Redis formats numbers passed to redis.call.
+fn number_arg(n: f64) -> Vec<u8> {
+    let mut out = Vec::new();
+    quince_resp::format_double(n, &mut out);
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Running scripts
+// ---------------------------------------------------------------------------------------
+
+/// One script invocation's view of the caller.
+struct Invocation<'a> {
+    engine: &'a Engine,
+    client: &'a mut Client,
+    read_only: bool,
+    resp: u8,
+}
+
+impl Invocation<'_> {
+    /// redis.call / redis.pcall: runs one command; errors come back as `{err=...}` tables
+    /// marked so redis.call raises them.
+    fn call(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<Value> {
+        let fail = |text: &str| -> mlua::Result<Value> {
+            let t = err_table(lua, text)?;
+            t.raw_set("__quince_err", true)?;
+            Ok(Value::Table(t))
+        };
+        if args.is_empty() {
+            return fail("Please specify at least one argument for this redis lib call");
+        }
+        let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+        for v in args.iter() {
+            match v {
+                Value::Integer(i) => argv.push(number_arg(*i as f64)),
+                Value::Number(n) => argv.push(number_arg(*n)),
+                Value::String(s) => argv.push(s.as_bytes().to_vec()),
+                _ => return fail("Lua redis lib command arguments must be strings or integers"),
+            }
+        }
+        let refs: Vec<&[u8]> = argv.iter().map(|a| &a[..]).collect();
+        let spec = match self.engine.table.resolve(&refs) {
+            Resolved::Found(spec) => spec,
+            _ => return fail("Unknown Redis command called from script"),
+        };
+        let argc = refs.len() as i32;
+        if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
+            return fail("Wrong number of args calling Redis command from script");
+        }
+        if spec.has_flag("noscript") {
+            return fail("This Redis command is not allowed from script");
+        }
+        let writes = spec.has_flag("write");
+        // Commands Redis flags MAY_REPLICATE count as writes here (COMMAND INFO never lists it).
+        let may_replicate = matches!(spec.name.as_str(), "pfcount" | "publish" | "spublish");
+        if self.read_only && (writes || may_replicate) {
+            return fail("Write commands are not allowed from read-only scripts.");
+        }
+        if writes {
+            self.engine.scripting.run.wrote.store(true, Ordering::SeqCst);
+        }
+        let protocol = if self.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
+        let saved = self.client.protocol;
+        self.client.protocol = protocol;
+        let mut buf = Vec::new();
+        {
+            let mut enc = Encoder::new(&mut buf, protocol);
+            self.engine.execute_in_script(self.client, &refs, &mut enc);
+        }
+        self.client.protocol = saved;
+        if buf.is_empty() {
+            return Ok(Value::Nil);
+        }
+        let mut pos = 0;
+        let value = resp_to_lua(lua, &buf, &mut pos)?;
+        if buf[0] == b'-' {
+            if let Value::Table(t) = &value {
+                t.raw_set("__quince_err", true)?;
+            }
+        }
+        Ok(value)
+    }
+}
+
+/// What to run: an EVAL script (KEYS and ARGV are globals) or a library function (they
+/// are its arguments).
+enum Target {
+    Eval(Function),
+    Function(Function),
+}
+
+/// Runs a script or function named `name` (sha or function name) with its flags, writing
+/// its reply (or error) to `out`.
+#[allow(clippy::too_many_arguments)]
+fn run_script(
+    ctx: &mut Ctx<'_>,
+    vm: &mut Vm,
+    target: Target,
+    command: &[&[u8]],
+    name: &str,
+    flags: u32,
+    keys: &[&[u8]],
+    argv: &[&[u8]],
+    read_only: bool,
+    out: &mut dyn ReplySink,
+) -> CmdResult {
+    if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES == 0 && read_only {
+        return Err(CmdError::msg("ERR Can not execute a script with write flag using *_ro command."));
+    }
+    let read_only = read_only || (flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES != 0);
+    let lua = &vm.lua;
+    let to_lua_err = |e: mlua::Error| CmdError::msg(format!("ERR {}", lua_error_text(&e)));
+    let make_array = |items: &[&[u8]]| -> mlua::Result<Table> {
+        let t = lua.create_table_with_capacity(items.len(), 0)?;
+        for (i, item) in items.iter().enumerate() {
+            t.raw_set(i + 1, lua.create_string(item)?)?;
+        }
+        Ok(t)
+    };
+    let keys_table = make_array(keys).map_err(to_lua_err)?;
+    let argv_table = make_array(argv).map_err(to_lua_err)?;
+    let eval_mode = matches!(target, Target::Eval(_));
+    let (func, call_args) = match target {
+        Target::Eval(f) => {
+            vm.globals.raw_set("KEYS", keys_table).map_err(to_lua_err)?;
+            vm.globals.raw_set("ARGV", argv_table).map_err(to_lua_err)?;
+            (f, None)
+        }
+        Target::Function(f) => (f, Some((keys_table, argv_table))),
+    };
+
+    let engine = ctx.engine;
+    let run = engine.scripting.run.clone();
+    run.killed.store(false, Ordering::SeqCst);
+    run.wrote.store(false, Ordering::SeqCst);
+    run.eval_mode.store(eval_mode, Ordering::SeqCst);
+    *run.current.lock() = Some((name.to_string(), command.iter().map(|a| a.to_vec()).collect()));
+    run.start_ms.store(engine.clock.now_ms(), Ordering::SeqCst);
+    let threshold = engine.config.read().get_int("busy-reply-threshold");
+    run.threshold_ms.store(threshold, Ordering::Relaxed);
+    run.running.store(true, Ordering::SeqCst);
+    let hook_state = run.clone();
+    lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |lua, _| {
+        if hook_state.killed.load(Ordering::SeqCst) {
+            // From now on fail on every line, so a pcall in the script can't swallow it.
+            lua.set_hook(HookTriggers::EVERY_LINE, |_, _| Err(lua_err("Script killed by user with SCRIPT KILL...")));
+            Err(lua_err("Script killed by user with SCRIPT KILL..."))
+        } else {
+            Ok(mlua::VmState::Continue)
+        }
+    });
+
+    let saved_db = ctx.client.db;
+    let saved_reply_mode = ctx.client.reply_mode;
+    let was_in_exec = ctx.client.in_exec;
+    ctx.client.reply_mode = crate::exec::ReplyMode::On;
+    ctx.client.in_exec = true;
+    let invocation = std::cell::RefCell::new(Invocation { engine, client: &mut *ctx.client, read_only, resp: 2 });
+    let hooks = vm.hooks.clone();
+    let runner = vm.runner.clone();
+    let result: mlua::Result<(bool, Value, u8)> = lua.scope(|scope| {
+        hooks
+            .raw_set("call", scope.create_function(|lua, args: MultiValue| invocation.borrow_mut().call(lua, args))?)?;
+        hooks.raw_set(
+            "setresp",
+            scope.create_function(|_, v: i64| {
+                invocation.borrow_mut().resp = v as u8;
+                Ok(())
+            })?,
+        )?;
+        hooks.raw_set(
+            "command_exists",
+            scope.create_function(|_, name: mlua::String| {
+                let name = name.as_bytes().to_vec();
+                Ok(matches!(engine.table.resolve(&[&name[..]]), Resolved::Found(_) | Resolved::UnknownSubcommand(_)))
+            })?,
+        )?;
+        let (ok, value): (bool, Value) = match call_args {
+            None => runner.call(func)?,
+            Some((k, a)) => runner.call((func, k, a))?,
+        };
+        let resp = invocation.borrow().resp;
+        Ok((ok, value, resp))
+    });
+    let _ = hooks.raw_set("call", Value::Nil);
+    let _ = hooks.raw_set("setresp", Value::Nil);
+    let _ = hooks.raw_set("command_exists", Value::Nil);
+    lua.remove_hook();
+    ctx.client.in_exec = was_in_exec;
+    ctx.client.reply_mode = saved_reply_mode;
+    ctx.client.select(saved_db);
+    let killed = run.killed.load(Ordering::SeqCst);
+    run.running.store(false, Ordering::SeqCst);
+    *run.current.lock() = None;
+    if !was_in_exec {
+        engine.serve_script_ready(ctx.client);
+    }
+    let clean =
+        |text: String| -> String { text.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect() };
+    match result {
+        Ok((true, value, resp)) => {
+            // A returned error table is the script's error reply, counted in the error stats.
+            if let Value::Table(t) = &value {
+                if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
+                    return Err(CmdError::msg(clean(String::from_utf8_lossy(&e.as_bytes()).into_owned())));
+                }
+            }
+            lua_to_reply(&value, out, resp, 0);
+            Ok(())
+        }
+        Ok((false, Value::Table(err), _)) => {
+            let msg: Option<mlua::String> = err.raw_get("err").ok();
+            let mut text = msg.map(|m| String::from_utf8_lossy(&m.as_bytes()).into_owned()).unwrap_or_default();
+            if killed {
+                text = "ERR Script killed by user with SCRIPT KILL...".into();
+            }
+            let source: Option<mlua::String> = err.raw_get("source").ok();
+            let line: Option<i64> = err.raw_get("line").ok();
+            if let (Some(source), Some(line)) = (source, line) {
+                text.push_str(&format!(" script: {name}, on {}:{line}.", String::from_utf8_lossy(&source.as_bytes())));
+            }
+            if matches!(err.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true))) && !killed {
+                out.error(&clean(text));
+                return Ok(());
+            }
+            Err(CmdError::msg(clean(text)))
+        }
+        Ok((false, other, _)) => {
+            let msg = match other {
+                Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+                _ => "execution failure".into(),
+            };
+            let msg: String = msg.chars().take(100).collect();
+            Err(CmdError::msg(clean(format!("ERR Error running script {name}, {msg}"))))
+        }
+        Err(e) => Err(CmdError::msg(clean(format!("ERR Error running script {name}, {}", lua_error_text(&e))))),
+    }
+}
+
+fn with_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm) -> R) -> Result<R, CmdError> {
+    let mut guard = engine.scripting.vm.lock();
+    if guard.is_none() {
+        *guard = Some(Vm::new().map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+    }
+    Ok(f(guard.as_mut().expect("just created")))
+}
+
+/// EVAL / EVALSHA and their _RO variants.
+fn eval_generic(
+    ctx: &mut Ctx<'_>,
+    args: &[&[u8]],
+    out: &mut dyn ReplySink,
+    by_sha: bool,
+    read_only: bool,
+) -> CmdResult {
+    let numkeys = parse_i64(args[2])?;
+    if numkeys > args.len() as i64 - 3 {
+        return Err(CmdError::msg("ERR Number of keys can't be greater than number of args"));
+    }
+    if numkeys < 0 {
+        return Err(CmdError::msg("ERR Number of keys can't be negative"));
+    }
+    let sha = if by_sha {
+        if args[1].len() != 40 {
+            return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+        }
+        String::from_utf8_lossy(args[1]).to_ascii_lowercase()
+    } else {
+        sha1hex(args[1])
+    };
+    let engine = ctx.engine;
+    let mut guard = engine.scripting.vm.lock();
+    if guard.is_none() {
+        *guard = Some(Vm::new().map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+    }
+    let vm = guard.as_mut().expect("just created");
+    if by_sha {
+        if !vm.scripts.contains_key(&sha) {
+            return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+        }
+    } else {
+        vm.create(&sha, args[1]).map_err(CmdError::msg)?;
+    }
+    let numkeys = numkeys as usize;
+    let keys = &args[3..3 + numkeys];
+    let argv = &args[3 + numkeys..];
+    let script = vm.scripts.get(&sha).expect("script was created");
+    let (func, flags) = (script.func.clone(), script.flags);
+    run_script(ctx, vm, Target::Eval(func), args, &sha, flags, keys, argv, read_only, out)
+}
+
+/// EVAL script numkeys [key ...] [arg ...] — depends on the script.
+fn eval(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    eval_generic(ctx, args, out, false, false)
+}
+
+/// EVALSHA sha1 numkeys [key ...] [arg ...] — depends on the script.
+fn evalsha(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    eval_generic(ctx, args, out, true, false)
+}
+
+/// EVAL_RO script numkeys [key ...] [arg ...] — depends on the script.
+fn eval_ro(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    eval_generic(ctx, args, out, false, true)
+}
+
+/// EVALSHA_RO sha1 numkeys [key ...] [arg ...] — depends on the script.
+fn evalsha_ro(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    eval_generic(ctx, args, out, true, true)
+}
+
+/// SCRIPT LOAD script — O(N) in the script's length.
+fn script_load(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let sha = sha1hex(args[2]);
+    with_vm(ctx.engine, |vm| vm.create(&sha, args[2]))?.map_err(CmdError::msg)?;
+    out.bulk(sha.as_bytes());
+    Ok(())
+}
+
+/// SCRIPT EXISTS sha1 [sha1 ...] — O(N).
+fn script_exists(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let guard = ctx.engine.scripting.vm.lock();
+    out.array(args.len() - 2);
+    for sha in &args[2..] {
+        let known = guard.as_ref().is_some_and(|vm| std::str::from_utf8(sha).is_ok_and(|s| vm.scripts.contains_key(s)));
+        out.integer(known as i64);
+    }
+    Ok(())
+}
+
+/// SCRIPT FLUSH [ASYNC|SYNC] — O(N) in the number of cached scripts.
+fn script_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    match args {
+        [_, _] => {}
+        [_, _, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
+        _ => return Err(CmdError::msg("ERR SCRIPT FLUSH only support SYNC|ASYNC option")),
+    }
+    *ctx.engine.scripting.vm.lock() = None;
+    out.simple("OK");
+    Ok(())
+}
+
+/// SCRIPT KILL and FUNCTION KILL.
+fn kill(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, is_eval: bool) -> CmdResult {
+    let run = &ctx.engine.scripting.run;
+    if !run.running.load(Ordering::SeqCst) {
+        return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
+    }
+    if run.wrote.load(Ordering::SeqCst) {
+        return Err(CmdError::msg(
+            "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
+        ));
+    }
+    let running_eval = run.eval_mode.load(Ordering::SeqCst);
+    if is_eval && !running_eval {
+        return Err(CmdError::msg(BUSY_FUNCTION));
+    }
+    if !is_eval && running_eval {
+        return Err(CmdError::msg(BUSY_EVAL));
+    }
+    run.killed.store(true, Ordering::SeqCst);
+    out.simple("OK");
+    Ok(())
+}
+
+/// SCRIPT KILL — O(1).
+fn script_kill(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    kill(ctx, out, true)
+}
+
+/// SCRIPT DEBUG YES|SYNC|NO — quince has no Lua debugger.
+fn script_debug(_ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if is(args[2], "no") {
+        out.simple("OK");
+        return Ok(());
+    }
+    if is(args[2], "yes") || is(args[2], "sync") {
+        return Err(CmdError::msg("ERR SCRIPT DEBUG is not supported by quince"));
+    }
+    Err(CmdError::msg("ERR Use SCRIPT DEBUG YES/SYNC/NO"))
+}
+
+/// SCRIPT HELP — O(1).
+fn script_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    super::server::reply_subcommand_help(
+        out,
+        "SCRIPT",
+        &[
+            "DEBUG (YES|SYNC|NO)",
+            "    Set the debug mode for subsequent scripts executed.",
+            "EXISTS <sha1> [<sha1> ...]",
+            "    Return information about the existence of the scripts in the script cache.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Flush the Lua scripts cache. Very dangerous on replicas.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the scripts cache.",
+            "    * SYNC: Synchronously flush the scripts cache.",
+            "KILL",
+            "    Kill the currently executing Lua script.",
+            "LOAD <script>",
+            "    Load a script into the scripts cache without executing it.",
+        ],
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// bit and cjson
+// ---------------------------------------------------------------------------------------
+
+/// LuaBitOp's number normalisation: round to nearest, keep the low 32 bits.
+fn tobit(v: &Value) -> mlua::Result<i32> {
+    let n = match v {
+        Value::Integer(i) => *i as f64,
+        Value::Number(n) => *n,
+        Value::String(s) => s
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .ok_or_else(|| lua_err("bad argument (number expected)"))?,
+        other => return Err(lua_err(format!("bad argument #1 (number expected, got {})", other.type_name()))),
+    };
+    let r = n.round_ties_even();
+    Ok(((r % 4294967296.0) as i64) as u32 as i32)
+}
+
+fn bit_library(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("tobit", lua.create_function(|_, v: Value| Ok(tobit(&v)? as f64))?)?;
+    t.raw_set("bnot", lua.create_function(|_, v: Value| Ok(!tobit(&v)? as f64))?)?;
+    fn fold(args: &Variadic<Value>, f: fn(i32, i32) -> i32) -> mlua::Result<f64> {
+        let mut acc = tobit(args.first().unwrap_or(&Value::Nil))?;
+        for v in args.iter().skip(1) {
+            acc = f(acc, tobit(v)?);
+        }
+        Ok(acc as f64)
+    }
+    t.raw_set("band", lua.create_function(|_, a: Variadic<Value>| fold(&a, |x, y| x & y))?)?;
+    t.raw_set("bor", lua.create_function(|_, a: Variadic<Value>| fold(&a, |x, y| x | y))?)?;
+    t.raw_set("bxor", lua.create_function(|_, a: Variadic<Value>| fold(&a, |x, y| x ^ y))?)?;
+    type Shift = fn(i32, u32) -> i32;
+    let shifts: [(&str, Shift); 5] = [
+        ("lshift", |x, n| ((x as u32) << n) as i32),
+        ("rshift", |x, n| ((x as u32) >> n) as i32),
+        ("arshift", |x, n| x >> n),
+        ("rol", |x, n| (x as u32).rotate_left(n) as i32),
+        ("ror", |x, n| (x as u32).rotate_right(n) as i32),
+    ];
+    for (name, f) in shifts {
+        t.raw_set(
+            name,
+            lua.create_function(move |_, (x, n): (Value, Value)| Ok(f(tobit(&x)?, (tobit(&n)? & 31) as u32) as f64))?,
+        )?;
+    }
+    t.raw_set("bswap", lua.create_function(|_, v: Value| Ok((tobit(&v)? as u32).swap_bytes() as i32 as f64))?)?;
+    t.raw_set(
+        "tohex",
+        lua.create_function(|_, (v, n): (Value, Option<Value>)| {
+            let x = tobit(&v)? as u32;
+            let n = match n {
+                Some(n) => tobit(&n)?,
+                None => 8,
+            };
+            let (upper, digits) = if n < 0 { (true, (-n) as usize) } else { (false, n as usize) };
+            let digits = digits.min(8);
+            let s = if upper { format!("{x:08X}") } else { format!("{x:08x}") };
+            Ok(s[8 - digits..].to_string())
+        })?,
+    )?;
+    Ok(t)
+}
+
+/// cjson.null: a light userdata NULL, as lua-cjson uses.
+fn cjson_null() -> Value {
+    Value::LightUserData(mlua::LightUserData(std::ptr::null_mut()))
+}
+
+fn json_escape(s: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for &b in s {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'/' => out.extend_from_slice(b"\\/"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            8 => out.extend_from_slice(b"\\b"),
+            12 => out.extend_from_slice(b"\\f"),
+            0..=31 | 127 => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+            _ => out.push(b),
+        }
+    }
+    out.push(b'"');
+}
+
+/// `%.14g`, lua-cjson's number format.
+fn json_number(n: f64, out: &mut Vec<u8>) -> mlua::Result<()> {
+    if n.is_nan() || n.is_infinite() {
+        return Err(lua_err("Cannot serialise number: must not be NaN or Inf"));
+    }
+    if n == n.trunc() && n.abs() < 1e14 {
+        out.extend_from_slice(format!("{}", n as i64).as_bytes());
+        return Ok(());
+    }
+    let sci = format!("{n:.13e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..14).contains(&exp) {
+        let m = mantissa.trim_end_matches('0').trim_end_matches('.');
+        out.extend_from_slice(format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()).as_bytes());
+    } else {
+        let s = format!("{:.*}", (13 - exp).max(0) as usize, n);
+        let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+        out.extend_from_slice(s.as_bytes());
+    }
+    Ok(())
+}
+
+/// lua-cjson's settings (encode_max_depth ...).
+#[derive(Clone, Copy)]
+struct JsonConfig {
+    encode_max_depth: usize,
+    decode_max_depth: usize,
+    encode_invalid_numbers: bool,
+}
+
+/// Nesting quince allows whatever the configured depth (each level recurses in Rust).
+const JSON_DEPTH_CAP: usize = 200;
+
+fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: JsonConfig) -> mlua::Result<()> {
+    let max = cfg.encode_max_depth.min(JSON_DEPTH_CAP);
+    if depth > max && matches!(v, Value::Table(_)) {
+        return Err(lua_err(format!("Cannot serialise, excessive nesting ({depth})")));
+    }
+    match v {
+        Value::Nil => out.extend_from_slice(b"null"),
+        Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
+        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Integer(i) => json_number(*i as f64, out)?,
+        Value::Number(n) if cfg.encode_invalid_numbers && (n.is_nan() || n.is_infinite()) => {
+            out.extend_from_slice(if n.is_nan() {
+                b"nan"
+            } else if *n > 0.0 {
+                b"inf"
+            } else {
+                b"-inf"
+            })
+        }
+        Value::Number(n) => json_number(*n, out)?,
+        Value::String(s) => json_escape(&s.as_bytes(), out),
+        Value::Table(t) => {
+            let pairs: Vec<(Value, Value)> = t.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
+            let mut max = 0usize;
+            let mut is_array = true;
+            for (k, _) in &pairs {
+                let idx = match k {
+                    Value::Integer(i) if *i >= 1 => Some(*i as usize),
+                    Value::Number(n) if *n >= 1.0 && n.fract() == 0.0 => Some(*n as usize),
+                    _ => None,
+                };
+                match idx {
+                    Some(i) => max = max.max(i),
+                    None => {
+                        is_array = false;
+                        break;
+                    }
+                }
+            }
+            if is_array && !pairs.is_empty() {
+                if max > 10 && max > pairs.len() * 2 {
+                    return Err(lua_err("Cannot serialise table: excessively sparse array"));
+                }
+                out.push(b'[');
+                for i in 1..=max {
+                    if i > 1 {
+                        out.push(b',');
+                    }
+                    json_encode(&t.raw_get::<Value>(i)?, out, depth + 1, cfg)?;
+                }
+                out.push(b']');
+            } else {
+                out.push(b'{');
+                for (n, (k, v)) in pairs.iter().enumerate() {
+                    if n > 0 {
+                        out.push(b',');
+                    }
+                    match k {
+                        Value::String(s) => json_escape(&s.as_bytes(), out),
+                        Value::Integer(_) | Value::Number(_) => {
+                            let mut num = Vec::new();
+                            json_encode(k, &mut num, depth + 1, cfg)?;
+                            json_escape(&num, out);
+                        }
+                        _ => return Err(lua_err("Cannot serialise table: table key must be a number or string")),
+                    }
+                    out.push(b':');
+                    json_encode(v, out, depth + 1, cfg)?;
+                }
+                out.push(b'}');
+            }
+        }
+        other => return Err(lua_err(format!("Cannot serialise {}: type not supported", other.type_name()))),
+    }
+    Ok(())
+}
+
+struct JsonParser<'a> {
+    s: &'a [u8],
+    pos: usize,
+    max_depth: usize,
+}
+
+impl JsonParser<'_> {
+    fn ws(&mut self) {
+        while self.pos < self.s.len() && matches!(self.s[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+            self.pos += 1;
+        }
+    }
+
+    fn fail<T>(&self, what: &str) -> mlua::Result<T> {
+        let rest = &self.s[self.pos.min(self.s.len())..];
+        let token = match rest.first() {
+            None => "T_END",
+            Some(b',') => "T_COMMA",
+            Some(b':') => "T_COLON",
+            Some(b'[') => "T_ARR_BEGIN",
+            Some(b']') => "T_ARR_END",
+            Some(b'{') => "T_OBJ_BEGIN",
+            Some(b'}') => "T_OBJ_END",
+            Some(b'"') => "T_STRING",
+            Some(b'-' | b'0'..=b'9') => "T_NUMBER",
+            _ if rest.starts_with(b"true") || rest.starts_with(b"false") => "T_BOOLEAN",
+            _ if rest.starts_with(b"null") => "T_NULL",
+            _ => "invalid token",
+        };
+        Err(lua_err(format!("Expected {what} but found {token} at character {}", self.pos + 1)))
+    }
+
+    fn value(&mut self, lua: &Lua, depth: usize) -> mlua::Result<Value> {
+        self.ws();
+        if depth > self.max_depth && matches!(self.s.get(self.pos), Some(b'{' | b'[')) {
+            return Err(lua_err(format!(
+                "Found too many nested data structures ({depth}) at character {}",
+                self.pos + 1
+            )));
+        }
+        self.ws();
+        let rest = &self.s[self.pos..];
+        match rest.first() {
+            Some(b'{') => {
+                self.pos += 1;
+                let t = lua.create_table()?;
+                self.ws();
+                if self.s.get(self.pos) == Some(&b'}') {
+                    self.pos += 1;
+                    return Ok(Value::Table(t));
+                }
+                loop {
+                    self.ws();
+                    if self.s.get(self.pos) != Some(&b'"') {
+                        return self.fail("object key string");
+                    }
+                    let k = self.string(lua)?;
+                    self.ws();
+                    if self.s.get(self.pos) != Some(&b':') {
+                        return self.fail("colon");
+                    }
+                    self.pos += 1;
+                    let v = self.value(lua, depth + 1)?;
+                    t.raw_set(k, v)?;
+                    self.ws();
+                    match self.s.get(self.pos) {
+                        Some(b',') => self.pos += 1,
+                        Some(b'}') => {
+                            self.pos += 1;
+                            return Ok(Value::Table(t));
+                        }
+                        _ => return self.fail("comma or object end"),
+                    }
+                }
+            }
+            Some(b'[') => {
+                self.pos += 1;
+                let t = lua.create_table()?;
+                self.ws();
+                if self.s.get(self.pos) == Some(&b']') {
+                    self.pos += 1;
+                    return Ok(Value::Table(t));
+                }
+                let mut i = 1;
+                loop {
+                    let v = self.value(lua, depth + 1)?;
+                    t.raw_set(i, v)?;
+                    i += 1;
+                    self.ws();
+                    match self.s.get(self.pos) {
+                        Some(b',') => self.pos += 1,
+                        Some(b']') => {
+                            self.pos += 1;
+                            return Ok(Value::Table(t));
+                        }
+                        _ => return self.fail("comma or array end"),
+                    }
+                }
+            }
+            Some(b'"') => Ok(Value::String(self.string(lua)?)),
+            _ if rest.starts_with(b"true") => {
+                self.pos += 4;
+                Ok(Value::Boolean(true))
+            }
+            _ if rest.starts_with(b"false") => {
+                self.pos += 5;
+                Ok(Value::Boolean(false))
+            }
+            _ if rest.starts_with(b"null") => {
+                self.pos += 4;
+                Ok(cjson_null())
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let end = rest
+                    .iter()
+                    .position(|b| !matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                    .unwrap_or(rest.len());
+                match std::str::from_utf8(&rest[..end]).ok().and_then(|s| s.parse::<f64>().ok()) {
+                    Some(n) => {
+                        self.pos += end;
+                        Ok(Value::Number(n))
+                    }
+                    None => self.fail("value"),
+                }
+            }
+            _ => self.fail("value"),
+        }
+    }
+
+    fn string(&mut self, lua: &Lua) -> mlua::Result<mlua::String> {
+        self.pos += 1;
+        let mut buf = Vec::new();
+        loop {
+            let Some(&b) = self.s.get(self.pos) else {
+                return Err(lua_err(format!(
+                    "Expected value but found unexpected end of string at character {}",
+                    self.pos + 1
+                )));
+            };
+            self.pos += 1;
+            match b {
+                b'"' => break,
+                b'\\' => {
+                    let Some(&e) = self.s.get(self.pos) else { return self.fail("value") };
+                    self.pos += 1;
+                    match e {
+                        b'n' => buf.push(b'\n'),
+                        b't' => buf.push(b'\t'),
+                        b'r' => buf.push(b'\r'),
+                        b'b' => buf.push(8),
+                        b'f' => buf.push(12),
+                        b'u' => {
+                            let hex = self.s.get(self.pos..self.pos + 4).and_then(|h| std::str::from_utf8(h).ok());
+                            let Some(mut cp) = hex.and_then(|h| u32::from_str_radix(h, 16).ok()) else {
+                                return self.fail("value");
+                            };
+                            self.pos += 4;
+                            if (0xD800..0xDC00).contains(&cp) && self.s.get(self.pos..self.pos + 2) == Some(b"\\u") {
+                                let low = self
+                                    .s
+                                    .get(self.pos + 2..self.pos + 6)
+                                    .and_then(|h| std::str::from_utf8(h).ok())
+                                    .and_then(|h| u32::from_str_radix(h, 16).ok());
+                                if let Some(low) = low.filter(|l| (0xDC00..0xE000).contains(l)) {
+                                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                                    self.pos += 6;
+                                }
+                            }
+                            let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                            let mut tmp = [0u8; 4];
+                            buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                        }
+                        other => buf.push(other),
+                    }
+                }
+                _ => buf.push(b),
+            }
+        }
+        lua.create_string(&buf)
+    }
+}
+
+fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
+    let cfg = Arc::new(Mutex::new(JsonConfig {
+        encode_max_depth: 1000,
+        decode_max_depth: 1000,
+        encode_invalid_numbers: false,
+    }));
+    let t = lua.create_table()?;
+    let c = cfg.clone();
+    t.raw_set(
+        "encode",
+        lua.create_function(move |lua, v: Value| {
+            let mut out = Vec::new();
+            let cfg = *c.lock();
+            json_encode(&v, &mut out, 1, cfg)?;
+            lua.create_string(&out)
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "decode",
+        lua.create_function(move |lua, s: mlua::String| {
+            let bytes = s.as_bytes();
+            let max_depth = c.lock().decode_max_depth.min(JSON_DEPTH_CAP);
+            let mut p = JsonParser { s: &bytes, pos: 0, max_depth };
+            let v = p.value(lua, 1)?;
+            p.ws();
+            if p.pos < bytes.len() {
+                return p.fail("the end");
+            }
+            Ok(v)
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "encode_max_depth",
+        lua.create_function(move |_, n: Option<i64>| {
+            let mut cfg = c.lock();
+            if let Some(n) = n {
+                cfg.encode_max_depth = n.max(1) as usize;
+            }
+            Ok(cfg.encode_max_depth)
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "decode_max_depth",
+        lua.create_function(move |_, n: Option<i64>| {
+            let mut cfg = c.lock();
+            if let Some(n) = n {
+                cfg.decode_max_depth = n.max(1) as usize;
+            }
+            Ok(cfg.decode_max_depth)
+        })?,
+    )?;
+    let c = cfg;
+    t.raw_set(
+        "encode_invalid_numbers",
+        lua.create_function(move |_, v: Option<Value>| {
+            let mut cfg = c.lock();
+            if let Some(v) = v {
+                cfg.encode_invalid_numbers = matches!(v, Value::Boolean(true))
+                    || matches!(&v, Value::String(s) if s.as_bytes().eq_ignore_ascii_case(b"on"));
+            }
+            Ok(cfg.encode_invalid_numbers)
+        })?,
+    )?;
+    for name in ["encode_keep_buffer", "encode_sparse_array", "decode_invalid_numbers", "encode_number_precision"] {
+        t.raw_set(name, lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    }
+    t.raw_set("null", cjson_null())?;
+    Ok(t)
+}
+
+// ---------------------------------------------------------------------------------------
+// Functions
+// ---------------------------------------------------------------------------------------
+
+fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R) -> Result<R, CmdError> {
+    let mut guard = engine.scripting.fvm.lock();
+    if guard.is_none() {
+        *guard = Some(Vm::new().map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+    }
+    let mut libs = engine.scripting.libraries.lock();
+    Ok(f(guard.as_mut().expect("just created"), &mut libs))
+}
+
+/// Parses the `#!lua name=<lib>` first line of a library: (engine, name, code from the
+/// line feed on).
+/// A library's engine, name and code.
+type LibraryMetadata<'a> = (Vec<u8>, Vec<u8>, &'a [u8]);
+
+fn library_metadata(payload: &[u8]) -> Result<LibraryMetadata<'_>, String> {
+    if !payload.starts_with(b"#!") {
+        return Err("ERR Missing library metadata".into());
+    }
+    let Some(end) = payload.iter().position(|&b| b == b'\n') else {
+        return Err("ERR Invalid library metadata".into());
+    };
+    let parts = quince_resp::split_args(&payload[..end]).unwrap_or_default();
+    if parts.is_empty() {
+        return Err("ERR Invalid library metadata".into());
+    }
+    let engine = parts[0][2..].to_vec();
+    let mut name = None;
+    for part in &parts[1..] {
+        if part.len() >= 5 && part[..5].eq_ignore_ascii_case(b"name=") {
+            if name.is_some() {
+                return Err("ERR Invalid metadata value, name argument was given multiple times".into());
+            }
+            name = Some(part[5..].to_vec());
+            continue;
+        }
+        return Err(format!("ERR Invalid metadata value given: {}", String::from_utf8_lossy(part)));
+    }
+    let Some(name) = name else { return Err("ERR Library name was not given".into()) };
+    Ok((engine, name, &payload[end..]))
+}
+
+fn valid_name(name: &[u8]) -> bool {
+    !name.is_empty() && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
+/// Loads a library: compiles and runs its code so it registers its functions.
+fn load_library(
+    vm: &mut Vm,
+    libs: &mut Libraries,
+    payload: &[u8],
+    replace: bool,
+    now_ms: i64,
+) -> Result<String, String> {
+    let (engine, name, code) = library_metadata(payload)?;
+    if !valid_name(&name) {
+        return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
+    }
+    if !engine.eq_ignore_ascii_case(b"lua") {
+        return Err(format!("ERR Engine '{}' not found", String::from_utf8_lossy(&engine)));
+    }
+    let name = String::from_utf8_lossy(&name).into_owned();
+    if libs.libs.contains_key(&name) && !replace {
+        return Err(format!("ERR Library '{name}' already exists"));
+    }
+    let lua = &vm.lua;
+    let chunk = lua
+        .load(code)
+        .set_name("@user_function")
+        .into_function()
+        .map_err(|e| format!("ERR Error compiling function: {}", lua_error_text(&e)))?;
+    let lerr = |e: mlua::Error| format!("ERR {}", lua_error_text(&e));
+    chunk.set_environment(vm.env.clone()).map_err(lerr)?;
+    let registered = lua.create_table().map_err(lerr)?;
+    vm.hooks.raw_set("registered", registered.clone()).map_err(lerr)?;
+    vm.hooks.raw_set("loading", true).map_err(lerr)?;
+    let deadline = now_ms + 500;
+    lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |_, _| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64);
+        if now.is_ok_and(|n| n > deadline) {
+            Err(lua_err("FUNCTION LOAD timeout"))
+        } else {
+            Ok(mlua::VmState::Continue)
+        }
+    });
+    let result: mlua::Result<(bool, Value)> = vm.runner.call(chunk);
+    lua.remove_hook();
+    let _ = vm.hooks.raw_set("loading", false);
+    let _ = vm.hooks.raw_set("registered", Value::Nil);
+    match result {
+        Ok((true, _)) => {}
+        Ok((false, Value::Table(err))) => {
+            let msg: Option<mlua::String> = err.raw_get("err").ok();
+            let msg = msg.map(|m| String::from_utf8_lossy(&m.as_bytes()).into_owned()).unwrap_or_default();
+            return Err(format!("ERR Error registering functions: {msg}"));
+        }
+        Ok((false, _)) => return Err("ERR Error registering functions: execution failure".into()),
+        Err(e) => return Err(format!("ERR Error registering functions: {}", lua_error_text(&e))),
+    }
+    let mut new_functions = Vec::new();
+    for pair in registered.pairs::<String, Table>() {
+        let (fname, info) = pair.map_err(lerr)?;
+        let callback: Function = info.raw_get(1).map_err(lerr)?;
+        let flags: f64 = info.raw_get(2).map_err(lerr)?;
+        let description: Option<String> = info.raw_get(3).map_err(lerr)?;
+        let display: String = info.raw_get(4).map_err(lerr)?;
+        new_functions
+            .push((fname, FunctionInfo { display, library: name.clone(), flags: flags as u32, description, callback }));
+    }
+    if new_functions.is_empty() {
+        return Err("ERR No functions registered".into());
+    }
+    for (fname, _) in &new_functions {
+        if let Some(existing) = libs.functions.get(fname).filter(|f| f.library != name) {
+            return Err(format!("ERR Function {} already exists", existing.display));
+        }
+    }
+    if let Some(old) = libs.libs.remove(&name) {
+        for f in old.functions {
+            libs.functions.remove(&f);
+        }
+    }
+    let mut names: Vec<String> = new_functions.iter().map(|(n, _)| n.clone()).collect();
+    names.sort();
+    for (fname, info) in new_functions {
+        libs.functions.insert(fname, info);
+    }
+    libs.libs.insert(name.clone(), Library { code: payload.to_vec(), functions: names });
+    Ok(name)
+}
+
+/// FUNCTION LOAD [REPLACE] function-code — O(1) (compilation aside).
+fn function_load(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let mut replace = false;
+    let mut pos = 2;
+    while pos < args.len() - 1 {
+        if is(args[pos], "replace") {
+            replace = true;
+            pos += 1;
+            continue;
+        }
+        return Err(CmdError::msg(format!("ERR Unknown option given: {}", String::from_utf8_lossy(args[pos]))));
+    }
+    if pos >= args.len() {
+        return Err(CmdError::msg("ERR Function code is missing"));
+    }
+    let now = ctx.now_ms;
+    let name =
+        function_vm(ctx.engine, |vm, libs| load_library(vm, libs, args[pos], replace, now))?.map_err(CmdError::msg)?;
+    ctx.dirty(1);
+    out.bulk(name.as_bytes());
+    Ok(())
+}
+
+/// FUNCTION DELETE library-name — O(1).
+fn function_delete(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let name = String::from_utf8_lossy(args[2]).into_owned();
+    let mut libs = ctx.engine.scripting.libraries.lock();
+    let Some(lib) = libs.libs.remove(&name) else {
+        return Err(CmdError::msg("ERR Library not found"));
+    };
+    for f in lib.functions {
+        libs.functions.remove(&f);
+    }
+    drop(libs);
+    ctx.dirty(1);
+    out.simple("OK");
+    Ok(())
+}
+
+/// FUNCTION FLUSH [ASYNC|SYNC] — O(N) in the number of functions.
+fn function_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    match args {
+        [_, _] => {}
+        [_, _, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
+        [_, _, _] => return Err(CmdError::msg("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")),
+        _ => {
+            return Err(CmdError::msg(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+                crate::error::truncate_c(args[1], 128)
+            )))
+        }
+    }
+    *ctx.engine.scripting.libraries.lock() = Libraries::default();
+    *ctx.engine.scripting.fvm.lock() = None;
+    ctx.dirty(1);
+    out.simple("OK");
+    Ok(())
+}
+
+/// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE] — O(N) in the number of functions.
+fn function_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let mut with_code = false;
+    let mut pattern: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        if !with_code && is(args[i], "withcode") {
+            with_code = true;
+        } else if pattern.is_none() && is(args[i], "libraryname") {
+            if i >= args.len() - 1 {
+                return Err(CmdError::msg("ERR library name argument was not given"));
+            }
+            i += 1;
+            pattern = Some(args[i]);
+        } else {
+            return Err(CmdError::msg(format!("ERR Unknown argument {}", String::from_utf8_lossy(args[i]))));
+        }
+        i += 1;
+    }
+    let libs = ctx.engine.scripting.libraries.lock();
+    let selected: Vec<(&String, &Library)> = libs
+        .libs
+        .iter()
+        .filter(|(name, _)| pattern.is_none_or(|p| crate::glob::glob_match(p, name.as_bytes(), false)))
+        .collect();
+    out.array(selected.len());
+    for (name, lib) in selected {
+        out.map(if with_code { 4 } else { 3 });
+        out.bulk(b"library_name");
+        out.bulk(name.as_bytes());
+        out.bulk(b"engine");
+        out.bulk(b"LUA");
+        out.bulk(b"functions");
+        out.array(lib.functions.len());
+        for fname in &lib.functions {
+            let info = &libs.functions[fname];
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(info.display.as_bytes());
+            out.bulk(b"description");
+            match &info.description {
+                Some(d) => out.bulk(d.as_bytes()),
+                None => out.null(),
+            }
+            out.bulk(b"flags");
+            let names: Vec<&str> = FLAG_NAMES.iter().filter(|(_, f)| info.flags & f != 0).map(|(n, _)| *n).collect();
+            out.set(names.len());
+            for n in names {
+                out.simple(n);
+            }
+        }
+        if with_code {
+            out.bulk(b"library_code");
+            out.bulk(&lib.code);
+        }
+    }
+    Ok(())
+}
+
+/// FUNCTION STATS — O(1).
+fn function_stats(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let scripting = &ctx.engine.scripting;
+    let running = scripting.running();
+    if running && scripting.run.eval_mode.load(Ordering::SeqCst) {
+        return Err(CmdError::msg(BUSY_EVAL));
+    }
+    out.map(2);
+    out.bulk(b"running_script");
+    let current = scripting.run.current.lock().clone();
+    match current.filter(|_| running) {
+        None => out.null(),
+        Some((name, command)) => {
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(name.as_bytes());
+            out.bulk(b"command");
+            out.array(command.len());
+            for a in &command {
+                out.bulk(a);
+            }
+            out.bulk(b"duration_ms");
+            out.integer(ctx.engine.clock.now_ms() - scripting.run.start_ms.load(Ordering::SeqCst));
+        }
+    }
+    out.bulk(b"engines");
+    out.map(1);
+    out.bulk(b"LUA");
+    out.map(2);
+    let libs = scripting.libraries.lock();
+    out.bulk(b"libraries_count");
+    out.integer(libs.libs.len() as i64);
+    out.bulk(b"functions_count");
+    out.integer(libs.functions.len() as i64);
+    Ok(())
+}
+
+/// FUNCTION KILL — O(1).
+fn function_kill(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    kill(ctx, out, false)
+}
+
+/// FUNCTION HELP — O(1).
+fn function_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    super::server::reply_subcommand_help(
+        out,
+        "FUNCTION",
+        &[
+            "LOAD [REPLACE] <FUNCTION CODE>",
+            "    Create a new library with the given library name and code.",
+            "DELETE <LIBRARY NAME>",
+            "    Delete the given library.",
+            "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+            "    Return general information on all the libraries:",
+            "    * Library name",
+            "    * The engine used to run the Library",
+            "    * Library description",
+            "    * Functions list",
+            "    * Library code (if WITHCODE is given)",
+            "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+            "STATS",
+            "    Return information about the current function running:",
+            "    * Function name",
+            "    * Command used to run the function",
+            "    * Duration in MS that the function is running",
+            "    If no function is running, return nil",
+            "    In addition, returns a list of available engines.",
+            "KILL",
+            "    Kill the current running function.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Delete all the libraries.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the libraries.",
+            "    * SYNC: Synchronously flush the libraries.",
+            "DUMP",
+            "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+            "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+            "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+            "    control how to handle existing libraries (default APPEND):",
+            "    * FLUSH: delete all existing libraries.",
+            "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+            "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+            "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+            "      in case of functions name collision with another library).",
+        ],
+    )
+}
+
+/// FCALL / FCALL_RO function numkeys [key ...] [arg ...].
+fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read_only: bool) -> CmdResult {
+    let key = String::from_utf8_lossy(args[1]).to_lowercase();
+    let engine = ctx.engine;
+    let mut guard = engine.scripting.fvm.lock();
+    let libs = engine.scripting.libraries.lock();
+    let Some(info) = libs.functions.get(&key) else {
+        return Err(CmdError::msg("ERR Function not found"));
+    };
+    let (callback, flags, name) = (info.callback.clone(), info.flags, info.display.clone());
+    drop(libs);
+    let numkeys =
+        quince_resp::parse_i64_strict(args[2]).ok_or_else(|| CmdError::msg("ERR Bad number of keys provided"))?;
+    if numkeys > args.len() as i64 - 3 {
+        return Err(CmdError::msg("ERR Number of keys can't be greater than number of args"));
+    }
+    if numkeys < 0 {
+        return Err(CmdError::msg("ERR Number of keys can't be negative"));
+    }
+    let Some(vm) = guard.as_mut() else { return Err(CmdError::msg("ERR Function not found")) };
+    let numkeys = numkeys as usize;
+    run_script(
+        ctx,
+        vm,
+        Target::Function(callback),
+        args,
+        &name,
+        flags,
+        &args[3..3 + numkeys],
+        &args[3 + numkeys..],
+        read_only,
+        out,
+    )
+}
+
+/// FCALL function numkeys [key ...] [arg ...] — depends on the function.
+fn fcall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    fcall_generic(ctx, args, out, false)
+}
+
+/// FCALL_RO function numkeys [key ...] [arg ...] — depends on the function.
+fn fcall_ro(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    fcall_generic(ctx, args, out, true)
+}
+
+pub fn register() -> Vec<CommandSpec> {
+    let eval_args = |first: &'static str| {
+        vec![
+            ArgDoc::new(first, ArgType::String),
+            ArgDoc::new("numkeys", ArgType::Integer),
+            ArgDoc::key("key", 0).optional().multiple(),
+            ArgDoc::new("arg", ArgType::String).optional().multiple(),
+        ]
+    };
+    let rw_note = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE";
+    vec![
+        CommandSpec::new("eval", -3, "noscript skip_monitor no_mandatory_keys stale", "scripting", eval)
+            .doc("scripting", "2.6.0", "Execute a Lua script server side", "Depends on the script that is executed.")
+            .keys_keynum("RW access update", 2, 0, 1, 1)
+            .key_notes(rw_note)
+            .args(eval_args("script")),
+        CommandSpec::new("evalsha", -3, "noscript skip_monitor no_mandatory_keys stale", "scripting", evalsha)
+            .doc("scripting", "2.6.0", "Execute a Lua script server side", "Depends on the script that is executed.")
+            .keys_keynum("RW access update", 2, 0, 1, 1)
+            .args(eval_args("sha1")),
+        CommandSpec::new("eval_ro", -3, "noscript skip_monitor no_mandatory_keys stale readonly", "scripting", eval_ro)
+            .doc("scripting", "7.0.0", "Execute a read-only Lua script server side", "Depends on the script that is executed.")
+            .keys_keynum("RO access", 2, 0, 1, 1)
+            .key_notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")
+            .args(eval_args("script")),
+        CommandSpec::new("evalsha_ro", -3, "noscript skip_monitor no_mandatory_keys stale readonly", "scripting", evalsha_ro)
+            .doc("scripting", "7.0.0", "Execute a read-only Lua script server side", "Depends on the script that is executed.")
+            .keys_keynum("RO access", 2, 0, 1, 1)
+            .args(eval_args("sha1")),
+        CommandSpec::container(
+            "script",
+            "",
+            "",
+            vec![
+                CommandSpec::new("load", 3, "noscript stale", "scripting", script_load)
+                    .doc("scripting", "2.6.0", "Load the specified Lua script into the script cache.", "O(N) with N being the length in bytes of the script body.")
+                    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::new("script", ArgType::String)]),
+                CommandSpec::new("exists", -3, "noscript", "scripting", script_exists)
+                    .doc("scripting", "2.6.0", "Check existence of scripts in the script cache.", "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).")
+                    .tips(&["request_policy:all_shards", "response_policy:agg_logical_and"])
+                    .args(vec![ArgDoc::new("sha1", ArgType::String).multiple()]),
+                CommandSpec::new("flush", -2, "noscript", "scripting", script_flush)
+                    .doc("scripting", "2.6.0", "Remove all the scripts from the script cache.", "O(N) with N being the number of scripts in cache")
+                    .history(&[("6.2.0", "Added the `ASYNC` and `SYNC` flushing mode modifiers.")])
+                    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::one_of("async", vec![ArgDoc::token("async", "ASYNC"), ArgDoc::token("sync", "SYNC")])
+                        .optional()
+                        .since("6.2.0")]),
+                CommandSpec::new("kill", 2, "noscript allow_busy", "scripting", script_kill)
+                    .doc("scripting", "2.6.0", "Kill the script currently in execution.", "O(1)")
+                    .tips(&["request_policy:all_shards", "response_policy:one_succeeded"]),
+                CommandSpec::new("help", 2, "loading stale", "scripting", script_help)
+                    .doc("scripting", "5.0.0", "Show helpful text about the different subcommands", "O(1)"),
+                CommandSpec::new("debug", 3, "noscript", "scripting", script_debug)
+                    .doc("scripting", "3.2.0", "Set the debug mode for executed scripts.", "O(1)")
+                    .args(vec![ArgDoc::one_of(
+                        "mode",
+                        vec![ArgDoc::token("yes", "YES"), ArgDoc::token("sync", "SYNC"), ArgDoc::token("no", "NO")],
+                    )]),
+            ],
+        )
+        .doc("scripting", "2.6.0", "A container for Lua scripts management commands", "Depends on subcommand."),
+        CommandSpec::new("fcall", -3, "noscript skip_monitor no_mandatory_keys stale", "scripting", fcall)
+            .doc("scripting", "7.0.0", "Invoke a function", "Depends on the function that is executed.")
+            .keys_keynum("RW access update", 2, 0, 1, 1)
+            .key_notes(rw_note)
+            .args(eval_args("function")),
+        CommandSpec::new("fcall_ro", -3, "noscript skip_monitor no_mandatory_keys stale readonly", "scripting", fcall_ro)
+            .doc("scripting", "7.0.0", "Invoke a read-only function", "Depends on the function that is executed.")
+            .keys_keynum("RO access", 2, 0, 1, 1)
+            .key_notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")
+            .args(eval_args("function")),
+        CommandSpec::container(
+            "function",
+            "",
+            "",
+            vec![
+                CommandSpec::new("load", -3, "noscript write denyoom", "scripting", function_load)
+                    .doc("scripting", "7.0.0", "Create a function with the given arguments (name, code, description)", "O(1) (considering compilation time is redundant)")
+                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::token("replace", "REPLACE").optional(), ArgDoc::new("function-code", ArgType::String)]),
+                CommandSpec::new("delete", 3, "noscript write", "scripting", function_delete)
+                    .doc("scripting", "7.0.0", "Delete a function by name", "O(1)")
+                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::new("library-name", ArgType::String)]),
+                CommandSpec::new("flush", -2, "noscript write", "scripting", function_flush)
+                    .doc("scripting", "7.0.0", "Deleting all functions", "O(N) where N is the number of functions deleted")
+                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                    .args(vec![ArgDoc::one_of("async", vec![ArgDoc::token("async", "ASYNC"), ArgDoc::token("sync", "SYNC")]).optional()]),
+                CommandSpec::new("list", -2, "noscript", "scripting", function_list)
+                    .doc("scripting", "7.0.0", "List information about all the functions", "O(N) where N is the number of functions")
+                    .tips(&["nondeterministic_output_order"])
+                    .args(vec![
+                        ArgDoc::new("library-name-pattern", ArgType::String).after("LIBRARYNAME").optional(),
+                        ArgDoc::token("withcode", "WITHCODE").optional(),
+                    ]),
+                CommandSpec::new("stats", 2, "noscript allow_busy", "scripting", function_stats)
+                    .doc("scripting", "7.0.0", "Return information about the function currently running (name, description, duration)", "O(1)")
+                    .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+                CommandSpec::new("kill", 2, "noscript allow_busy", "scripting", function_kill)
+                    .doc("scripting", "7.0.0", "Kill the function currently in execution.", "O(1)")
+                    .tips(&["request_policy:all_shards", "response_policy:one_succeeded"]),
+                CommandSpec::new("help", 2, "loading stale", "scripting", function_help)
+                    .doc("scripting", "7.0.0", "Show helpful text about the different subcommands", "O(1)"),
+            ],
+        )
+        .doc("scripting", "7.0.0", "A container for function commands", "Depends on subcommand."),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shebang_flags() {
+        assert_eq!(parse_shebang(b"return 1"), Ok((flag::EVAL_COMPAT, 0)));
+        assert_eq!(parse_shebang(b"#!lua\nreturn 1"), Ok((0, 5)));
+        assert_eq!(
+            parse_shebang(b"#!lua flags=no-writes,allow-oom\nreturn 1"),
+            Ok((flag::NO_WRITES | flag::ALLOW_OOM, 31))
+        );
+        assert_eq!(parse_shebang(b"#!lua"), Err("ERR Invalid script shebang".into()));
+        assert_eq!(parse_shebang(b"#!lua flags=x\n"), Err("ERR Unexpected flag in script shebang: x".into()));
+        assert_eq!(parse_shebang(b"#!py\n"), Err("ERR Unexpected engine in script shebang: #!py".into()));
+        assert_eq!(parse_shebang(b"#!lua a=b\n"), Err("ERR Unknown lua shebang option: a=b".into()));
+    }
+
+    #[test]
+    fn cjson_number_format() {
+        let f = |n: f64| {
+            let mut out = Vec::new();
+            json_number(n, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(f(1.0), "1");
+        assert_eq!(f(1.5), "1.5");
+        assert_eq!(f(0.1), "0.1");
+        assert_eq!(f(1e20), "1e+20");
+        assert_eq!(f(-3.25e-7), "-3.25e-07");
+        assert_eq!(f(123456789012345.0), "1.2345678901234e+14");
+        assert!(json_number(f64::NAN, &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn bit_normalisation() {
+        assert_eq!(tobit(&Value::Number(4294967296.0 + 5.0)).unwrap(), 5);
+        assert_eq!(tobit(&Value::Number(-1.0)).unwrap(), -1);
+        assert_eq!(tobit(&Value::Number(2147483648.0)).unwrap(), i32::MIN);
+        assert_eq!(tobit(&Value::Number(2.5)).unwrap(), 2);
+    }
+
+    #[test]
+    fn rand48_matches_redis_sequence() {
+        let mut r = Rand48(0x1234_ABCD_330E);
+        assert_eq!([r.next(), r.next(), r.next()], [851401618, 1804928587, 758783491]);
+        r.seed(0);
+        let first = r.next();
+        r.seed(0);
+        assert_eq!(r.next(), first);
+    }
+
+    #[test]
+    fn error_tables() {
+        let lua = Lua::new();
+        let text = |s: &str| err_table(&lua, s).unwrap().get::<String>("err").unwrap();
+        assert_eq!(text("-WRONGTYPE bad"), "WRONGTYPE bad");
+        assert_eq!(text("-NOCODE"), "ERR NOCODE");
+        assert_eq!(text("plain\r\n"), "ERR plain");
+    }
+}

@@ -1,0 +1,310 @@
+//! Differential tests for Lua scripting and functions (EVAL family, SCRIPT, FUNCTION,
+//! FCALL): conversions both ways, errors, the sandbox, RESP2 and RESP3, against a real
+//! redis-server. Skipped without redis-server unless QUINCE_REQUIRE_REDIS=1.
+
+use std::time::Duration;
+
+use quince_test_util::{start_quince, Differential, Step};
+
+const QUINCE: &str = env!("CARGO_BIN_EXE_quince-server");
+
+fn cmd(args: &[&str]) -> Step {
+    Step::cmd(args)
+}
+
+fn eval(script: &str, args: &[&str]) -> Step {
+    let mut all = vec!["EVAL", script];
+    all.extend_from_slice(args);
+    Step::cmd(&all)
+}
+
+fn run(name: &str, steps: &[Step]) {
+    let Some(mut diff) = Differential::start(QUINCE) else { return };
+    diff.run(name, steps);
+}
+
+#[test]
+fn lua_to_redis_conversions() {
+    run(
+        "lua to redis",
+        &[
+            eval("return 1", &["0"]),
+            eval("return 3.99", &["0"]),
+            eval("return -3.99", &["0"]),
+            eval("return 'hello'", &["0"]),
+            eval("return true", &["0"]),
+            eval("return false", &["0"]),
+            eval("return nil", &["0"]),
+            eval("return {1,2,3,'ciao',{1,2}}", &["0"]),
+            eval("return {1,2,nil,4}", &["0"]),
+            eval("return {ok='fine'}", &["0"]),
+            eval("return {err='My Error'}", &["0"]),
+            eval("return {err='My\\r\\nError'}", &["0"]),
+            eval("return redis.status_reply('STATUS')", &["0"]),
+            eval("return redis.error_reply('CUSTOM failure')", &["0"]),
+            eval("return redis.error_reply('-WRONG x')", &["0"]),
+            eval("return redis.error_reply(1)", &["0"]),
+            eval("return {KEYS[1], KEYS[2], ARGV[1], ARGV[2]}", &["2", "a", "b", "c", "d"]),
+            eval("return #ARGV", &["0"]),
+            eval("redis.setresp(3); return {true, false, {double=3.5}, {big_number='1234567890123'}}", &["0"]),
+            eval("redis.setresp(3); return {map={a=1}}", &["0"]),
+            eval("redis.setresp(3); return {set={b=true}}", &["0"]),
+            eval("redis.setresp(3); return {verbatim_string={format='txt', string='hi'}}", &["0"]),
+            eval("redis.setresp(3); return true", &["0"]),
+            eval("redis.setresp(3); return false", &["0"]),
+            eval("return redis.sha1hex('')", &["0"]),
+            eval("return redis.sha1hex('Pizza & Mandolino')", &["0"]),
+            eval("return redis.REDIS_VERSION", &["0"]),
+            eval("return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING}", &["0"]),
+            eval("return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_REPLICA, redis.REPL_ALL}", &["0"]),
+            eval("return redis.replicate_commands()", &["0"]),
+            eval("redis.set_repl(redis.REPL_ALL) return 1", &["0"]),
+            eval("redis.set_repl(12) return 1", &["0"]),
+            eval("redis.log(redis.LOG_WARNING, 'x') return 1", &["0"]),
+            eval("redis.log('x', 'y') return 1", &["0"]),
+            eval("redis.setresp(4)", &["0"]),
+        ],
+    );
+}
+
+#[test]
+fn redis_to_lua_conversions() {
+    run(
+        "redis to lua",
+        &[
+            cmd(&["SET", "x", "10"]),
+            cmd(&["RPUSH", "l", "a", "b", "c"]),
+            cmd(&["HSET", "h", "f", "v"]),
+            eval("return type(redis.call('incr', 'x'))", &["0"]),
+            eval("return redis.call('incr', 'x')", &["0"]),
+            eval("return type(redis.call('get', 'x'))", &["0"]),
+            eval("return redis.call('get', 'nokey')", &["0"]),
+            eval("return type(redis.call('get', 'nokey'))", &["0"]),
+            eval("return redis.call('lrange', 'l', 0, -1)", &["0"]),
+            eval("local r = redis.call('set', 'y', 1) return r.ok", &["0"]),
+            eval("local r = redis.pcall('lpush', 'x', 1) return r.err", &["0"]),
+            eval("return redis.pcall('lpush', 'x', 1)", &["0"]),
+            eval("return redis.call('lpush', 'x', 1)", &["0"]),
+            eval("redis.setresp(3) local r = redis.call('hgetall', 'h') return r.map.f", &["0"]),
+            eval("redis.setresp(3) return redis.call('hgetall', 'h')", &["0"]),
+            eval("redis.setresp(2) return redis.call('hgetall', 'h')", &["0"]),
+            eval("redis.setresp(3) return type(redis.call('get', 'nokey'))", &["0"]),
+            eval("return redis.call('set', KEYS[1], 3.14159)", &["1", "pi"]),
+            cmd(&["GET", "pi"]),
+            eval("return redis.call('set', KEYS[1], 10000000000000000)", &["1", "big"]),
+            cmd(&["GET", "big"]),
+            eval("redis.call('select', 9) redis.call('set', 'indb9', 1) return redis.call('dbsize')", &["0"]),
+            cmd(&["EXISTS", "indb9"]),
+            cmd(&["SELECT", "9"]),
+            cmd(&["EXISTS", "indb9"]),
+            cmd(&["SELECT", "0"]),
+        ],
+    );
+}
+
+#[test]
+fn script_errors() {
+    run(
+        "errors",
+        &[
+            eval("return 1", &["2", "a"]),
+            eval("return 1", &["-1"]),
+            eval("return 1", &["x"]),
+            cmd(&["EVAL", "return 1"]),
+            eval("retur 1", &["0"]),
+            eval("error('boom')", &["0"]),
+            eval("error({err='CODE custom'})", &["0"]),
+            eval("return redis.call('nosuchcommand')", &["0"]),
+            eval("return redis.call('get')", &["0"]),
+            eval("return redis.call()", &["0"]),
+            eval("return redis.call({})", &["0"]),
+            eval("return redis.call('multi')", &["0"]),
+            eval("return redis.call('blpop', 'l', 0)", &["0"]),
+            eval("return redis.pcall('nosuchcommand')", &["0"]),
+            eval("local ok, e = pcall(function() redis.call('nosuch') end) return e", &["0"]),
+            eval("return x", &["0"]),
+            eval("x = 1", &["0"]),
+            eval("redis.call = function() return 1 end", &["0"]),
+            eval("cjson.encode = 1", &["0"]),
+            eval("setmetatable(_G, {})", &["0"]),
+            eval("return loadfile('x')", &["0"]),
+            eval("return dofile('x')", &["0"]),
+            eval("print('x')", &["0"]),
+            eval("return os.time()", &["0"]),
+            eval("return io.write('x')", &["0"]),
+            cmd(&["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"]),
+            cmd(&["EVALSHA", "short", "0"]),
+            cmd(&["EVAL_RO", "return redis.call('set', 'a', 1)", "0"]),
+            cmd(&["EVAL_RO", "return redis.call('get', 'a')", "0"]),
+            eval("#!lua flags=no-writes\nreturn redis.call('set', 'a', 1)", &["0"]),
+            eval("#!lua flags=no-writes\nreturn redis.call('get', 'a')", &["0"]),
+            eval("#!lua flags=bad\nreturn 1", &["0"]),
+            eval("#!lua foo=bar\nreturn 1", &["0"]),
+            eval("#!python\nreturn 1", &["0"]),
+            eval("#!lua", &["0"]),
+            cmd(&["EVAL_RO", "#!lua\nreturn 1", "0"]),
+            eval("#!lua\nreturn 1", &["0"]),
+        ],
+    );
+}
+
+#[test]
+fn script_cache_commands() {
+    run(
+        "script cache",
+        &[
+            cmd(&["SCRIPT", "LOAD", "return 'loaded'"]),
+            cmd(&[
+                "SCRIPT",
+                "EXISTS",
+                "b534286061d4b9e4026607613b95c06c06015ae8",
+                "ffffffffffffffffffffffffffffffffffffffff",
+            ]),
+            cmd(&["EVALSHA", "b534286061d4b9e4026607613b95c06c06015ae8", "0"]),
+            cmd(&["EVALSHA", "B534286061D4B9E4026607613B95C06C06015AE8", "0"]),
+            cmd(&["EVALSHA_RO", "b534286061d4b9e4026607613b95c06c06015ae8", "0"]),
+            cmd(&["SCRIPT", "LOAD", "retur x"]),
+            cmd(&["SCRIPT", "FLUSH"]),
+            cmd(&["SCRIPT", "EXISTS", "b534286061d4b9e4026607613b95c06c06015ae8"]),
+            cmd(&["SCRIPT", "FLUSH", "ASYNC"]),
+            cmd(&["SCRIPT", "FLUSH", "SYNC"]),
+            cmd(&["SCRIPT", "FLUSH", "BAD"]),
+            cmd(&["SCRIPT", "KILL"]),
+            cmd(&["SCRIPT", "HELP"]),
+            cmd(&["SCRIPT", "NOSUCH"]),
+            cmd(&["EVAL", "return 1", "0"]),
+            cmd(&["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"]),
+            cmd(&["COMMAND", "INFO", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"]),
+            cmd(&["COMMAND", "DOCS", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"]),
+            cmd(&["COMMAND", "INFO", "script|load", "script|exists", "script|flush", "script|kill", "script|help"]),
+            cmd(&["COMMAND", "INFO", "function|load", "function|delete", "function|flush", "function|list"]),
+            cmd(&["COMMAND", "INFO", "function|stats", "function|kill", "function|help"]),
+            cmd(&["COMMAND", "GETKEYS", "EVAL", "return 1", "2", "a", "b", "c"]),
+        ],
+    );
+}
+
+#[test]
+fn libraries_cjson_bit() {
+    run(
+        "libraries",
+        &[
+            eval("return cjson.encode({1,2,3,'x',{a=1}})", &["0"]),
+            eval("return cjson.encode({a='x/y\\n'})", &["0"]),
+            eval("return cjson.encode({})", &["0"]),
+            eval("return cjson.encode(1.5)", &["0"]),
+            eval("return cjson.encode(0.1)", &["0"]),
+            eval("return cjson.encode(1e20)", &["0"]),
+            eval("return cjson.encode(true)", &["0"]),
+            eval("return cjson.encode(cjson.null)", &["0"]),
+            eval("return cjson.decode('[1,2,3,\"x\"]')", &["0"]),
+            eval("return cjson.decode('{\"a\":[1,{\"b\":\"c\"}]}').a[2].b", &["0"]),
+            eval("return cjson.decode('\"\\\\u0041\\\\n\"')", &["0"]),
+            eval("return tostring(cjson.decode('null') == cjson.null)", &["0"]),
+            eval("return cjson.decode('[1,2')", &["0"]),
+            eval("return {bit.band(0xff, 0x0f), bit.bor(1, 2), bit.bxor(3, 1), bit.bnot(0)}", &["0"]),
+            eval("return {bit.lshift(1, 4), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.tobit(2^32 + 5)}", &["0"]),
+            eval("return {bit.tohex(65535), bit.tohex(-1, -4), bit.tohex(255, 2)}", &["0"]),
+            eval("return {bit.rol(1, 33), bit.ror(1, 1), bit.bswap(0x12345678)}", &["0"]),
+            eval("return {math.random(10), math.random(10), math.random(5, 8)}", &["0"]),
+            eval("math.randomseed(42) return {math.random(1000), math.random(1000)}", &["0"]),
+            eval("return string.format('%d-%s', 5, 'x')", &["0"]),
+            eval("return table.concat({'a','b'}, ',')", &["0"]),
+        ],
+    );
+}
+
+#[test]
+fn functions() {
+    let lib = "#!lua name=mylib\n\
+        redis.register_function('f1', function(keys, args) return redis.call('set', keys[1], args[1]) end)\n\
+        redis.register_function{function_name='f2', callback=function(keys, args) return redis.call('get', keys[1]) end, flags={'no-writes'}, description='reads'}";
+    let single = "#!lua name=one\n\
+        redis.register_function{function_name='Only', callback=function() return 1 end, flags={'no-writes', 'allow-oom'}, description='d'}";
+    run(
+        "functions",
+        &[
+            cmd(&["FUNCTION", "FLUSH"]),
+            cmd(&["FUNCTION", "LOAD", lib]),
+            cmd(&["FUNCTION", "LOAD", lib]),
+            cmd(&["FUNCTION", "LOAD", "REPLACE", lib]),
+            cmd(&["FCALL", "f1", "1", "k", "v"]),
+            cmd(&["FCALL", "f2", "1", "k"]),
+            cmd(&["FCALL_RO", "f2", "1", "k"]),
+            cmd(&["FCALL_RO", "f1", "1", "k", "v"]),
+            cmd(&["FCALL", "nosuch", "0"]),
+            cmd(&["FCALL", "f1", "x"]),
+            cmd(&["FCALL", "f1", "5", "k"]),
+            cmd(&["FCALL", "f1", "-1"]),
+            // Functions of a library are listed in hash order: list a one-function library.
+            cmd(&["FUNCTION", "LOAD", single]),
+            cmd(&["FUNCTION", "DELETE", "mylib"]),
+            cmd(&["FUNCTION", "LIST"]),
+            cmd(&["FUNCTION", "LIST", "WITHCODE"]),
+            cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "on*"]),
+            cmd(&["FCALL", "ONLY", "0"]),
+            cmd(&["FUNCTION", "LOAD", "REPLACE", lib]),
+            cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "zz*"]),
+            cmd(&["FUNCTION", "LIST", "LIBRARYNAME"]),
+            cmd(&["FUNCTION", "LIST", "BAD"]),
+            cmd(&["FUNCTION", "STATS"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('f1', function() return 1 end)"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=empty\nreturn 1"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=bad\nredis.call('ping')"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=bad\nredis.register_function('bad-name', function() end)"]),
+            cmd(&[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=bad\nredis.register_function{function_name='x', callback=function() end, flags={'nope'}}",
+            ]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=bad\nredis.register_function('x')"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=bad\nlocal s = string.format('x')"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=bad\nsyntax error here"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua\nreturn 1"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=a name=b\nreturn 1"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=a x=y\nreturn 1"]),
+            cmd(&["FUNCTION", "LOAD", "#!js name=a\nreturn 1"]),
+            cmd(&["FUNCTION", "LOAD", "no shebang"]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=bad-name\nreturn 1"]),
+            cmd(&["FUNCTION", "LOAD", "BADOPT", lib]),
+            cmd(&["FUNCTION", "LOAD", "#!lua name=errs\nredis.register_function('e1', function() return x end)"]),
+            cmd(&["FCALL", "e1", "0"]),
+            cmd(&["FUNCTION", "DELETE", "errs"]),
+            cmd(&["FUNCTION", "DELETE", "errs"]),
+            cmd(&["FUNCTION", "KILL"]),
+            cmd(&["FUNCTION", "HELP"]),
+            cmd(&["FUNCTION", "FLUSH", "BAD"]),
+            cmd(&["FUNCTION", "FLUSH", "SYNC", "EXTRA"]),
+            cmd(&["FUNCTION", "FLUSH", "ASYNC"]),
+            cmd(&["FUNCTION", "LIST"]),
+            cmd(&["FCALL", "f1", "1", "k", "v"]),
+            cmd(&["FUNCTION", "STATS"]),
+        ],
+    );
+}
+
+/// A script that runs past `busy-reply-threshold` makes other clients get BUSY until
+/// SCRIPT KILL stops it; a script that wrote can't be killed.
+#[test]
+fn busy_script_and_script_kill() {
+    let server = start_quince(QUINCE, &[]);
+    let mut admin = server.client();
+    assert_eq!(admin.call(&["CONFIG", "SET", "busy-reply-threshold", "50"]), b"+OK\r\n");
+    assert_eq!(admin.call(&["SCRIPT", "KILL"]), b"-NOTBUSY No scripts in execution right now.\r\n");
+    let mut runner = server.client();
+    runner.send(&["EVAL", "while true do end", "0"]);
+    std::thread::sleep(Duration::from_millis(200));
+    let mut other = server.client();
+    let busy = other.call(&["PING"]);
+    assert_eq!(busy, b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n",);
+    assert_eq!(other.call(&["FUNCTION", "KILL"]), busy);
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), b"+OK\r\n");
+    let reply = String::from_utf8(runner.read_reply()).unwrap();
+    assert!(reply.starts_with("-ERR Script killed by user with SCRIPT KILL..."), "{reply}");
+    assert_eq!(other.call(&["PING"]), b"+PONG\r\n");
+
+    runner.send(&["EVAL", "redis.call('set', 'k', 1) while true do end", "0"]);
+    std::thread::sleep(Duration::from_millis(200));
+    let unkillable = String::from_utf8(other.call(&["SCRIPT", "KILL"])).unwrap();
+    assert!(unkillable.starts_with("-UNKILLABLE Sorry the script already executed write commands"), "{unkillable}");
+}
