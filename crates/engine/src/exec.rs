@@ -44,6 +44,8 @@ pub struct Client {
     pub watch_dirty: Arc<std::sync::atomic::AtomicBool>,
     /// Keys the running transaction made ready; their waiters are served after EXEC.
     deferred_ready: Vec<(usize, Key)>,
+    /// A script's redis.call is running (MONITOR shows such commands as `[db lua]`).
+    pub in_script: bool,
 }
 
 /// A key a client WATCHes.
@@ -81,6 +83,7 @@ impl Client {
             watched: Vec::new(),
             watch_dirty: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             deferred_ready: Vec::new(),
+            in_script: false,
         }
     }
 
@@ -361,7 +364,17 @@ impl Engine {
 
     /// Runs one command of a script (redis.call): the script holds the gate exclusively.
     pub(crate) fn execute_in_script(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) {
+        let outer = std::mem::replace(&mut client.in_script, true);
         self.execute_inner(client, args, out);
+        client.in_script = outer;
+    }
+
+    /// EVAL, EVALSHA and FCALL show themselves to MONITOR before the commands they run, as
+    /// Redis's evalCommand and fcallCommandGeneric do (their specs skip the usual feed).
+    pub(crate) fn feed_monitors_before_script(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]]) {
+        if self.clients.has_monitors() {
+            self.feed_monitors(client, spec, args);
+        }
     }
 
     /// After a script: serves the clients blocked on keys it made ready.
@@ -891,8 +904,8 @@ impl Engine {
     /// One MONITOR line: `+<secs>.<usecs> [<db> <addr>] "arg" ...`.
     fn feed_monitors(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]]) {
         let now_us = self.clock.now_us();
-        let mut line =
-            format!("+{}.{:06} [{} {}]", now_us / 1_000_000, now_us % 1_000_000, client.db, client.handle.conn.addr);
+        let origin = if client.in_script { "lua" } else { client.handle.conn.addr.as_str() };
+        let mut line = format!("+{}.{:06} [{} {}]", now_us / 1_000_000, now_us % 1_000_000, client.db, origin);
         for arg in redacted_args(spec, args) {
             line.push(' ');
             line.push_str(&quote_repr(&arg));

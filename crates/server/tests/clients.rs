@@ -103,6 +103,12 @@ fn monitor_streams_commands_from_other_connections() {
         let line = text(&monitor.read_reply());
         assert!(line.ends_with(&format!("] {expected}\r\n")), "{line} (expected {expected})");
     }
+    // A script shows first, then the commands it runs, marked as coming from Lua.
+    c.call(&["eval", "redis.call('set', KEYS[1], ARGV[1])", "1", "foo", "bar"]);
+    let line = text(&monitor.read_reply());
+    assert!(line.contains("] \"eval\" "), "{line}");
+    let line = text(&monitor.read_reply());
+    assert!(line.ends_with(" [0 lua] \"set\" \"foo\" \"bar\"\r\n"), "{line}");
 }
 
 #[test]

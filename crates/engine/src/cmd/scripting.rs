@@ -1058,6 +1058,7 @@ fn eval_generic(
     by_sha: bool,
     read_only: bool,
 ) -> CmdResult {
+    ctx.engine.feed_monitors_before_script(ctx.client, ctx.spec, args);
     let numkeys = parse_i64(args[2])?;
     if numkeys > args.len() as i64 - 3 {
         return Err(CmdError::msg("ERR Number of keys can't be greater than number of args"));
@@ -2008,6 +2009,7 @@ fn function_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 
 /// FCALL / FCALL_RO function numkeys [key ...] [arg ...].
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read_only: bool) -> CmdResult {
+    ctx.engine.feed_monitors_before_script(ctx.client, ctx.spec, args);
     let key = String::from_utf8_lossy(args[1]).to_lowercase();
     let engine = ctx.engine;
     let mut guard = engine.scripting.fvm.lock();
