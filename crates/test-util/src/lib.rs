@@ -34,21 +34,17 @@ pub fn redis_required() -> bool {
 fn answering_pid(port: u16) -> Option<u32> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    stream.write_all(&encode_command(&["INFO", "server"])).ok()?;
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        if let Ok(Some(len)) = quince_resp::reply_frame_len(&buf) {
-            let text = String::from_utf8_lossy(&buf[..len]).into_owned();
-            let line = text.lines().find(|l| l.starts_with("process_id:"))?;
-            return line["process_id:".len()..].trim().parse().ok();
-        }
-        let n = stream.read(&mut chunk).ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
+    // QUIT too, and read until the server closes: by then it has forgotten this connection,
+    // so it never shows up in the tests' CLIENT LIST or CLIENT KILL counts.
+    let mut request = encode_command(&["INFO", "server"]);
+    request.extend(encode_command(&["QUIT"]));
+    stream.write_all(&request).ok()?;
+    let mut all = Vec::new();
+    let _ = stream.read_to_end(&mut all);
+    let len = quince_resp::reply_frame_len(&all).ok()??;
+    let text = String::from_utf8_lossy(&all[..len]).into_owned();
+    let line = text.lines().find(|l| l.starts_with("process_id:"))?;
+    line["process_id:".len()..].trim().parse().ok()
 }
 
 /// A server process on a loopback port, killed (by pid) when dropped.
