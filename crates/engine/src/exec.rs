@@ -304,9 +304,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Counts a keyspace hit or miss, as Redis's lookupKeyRead does (a key of another type
+    /// is a hit).
     pub fn hit(&self, found: bool) {
-        let counter = if found { &self.engine.stats.keyspace_hits } else { &self.engine.stats.keyspace_misses };
-        counter.fetch_add(1, Ordering::Relaxed);
+        count_hit(self.engine, found);
     }
 }
 
@@ -960,6 +961,12 @@ impl Engine {
             self.pubsub.publish(Kind::Channel, &channel, key, now_ms, None);
         }
     }
+}
+
+/// A keyspace hit or miss, for read lookups that borrow the `Ctx` and can't call `Ctx::hit`.
+pub(crate) fn count_hit(engine: &Engine, found: bool) {
+    let counter = if found { &engine.stats.keyspace_hits } else { &engine.stats.keyspace_misses };
+    counter.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Parameters whose values CONFIG SET never shows in the slow log or MONITOR.

@@ -255,3 +255,29 @@ proptest! {
         }
     }
 }
+
+/// LLEN/LRANGE/LINDEX/LPOS count keyspace hits as Redis's lookupKeyRead: a key of another
+/// type is a hit (then WRONGTYPE), a missing key a miss.
+#[test]
+fn list_reads_count_keyspace_hits() {
+    let engine =
+        Engine::new(EngineOptions { clock: Arc::new(ManualClock::new(0)), shards: 4, ..EngineOptions::default() });
+    let mut client = engine.new_client();
+    let cmd = |c: &mut Client, args: &[&str]| run(&engine, c, &args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+    cmd(&mut client, &["RPUSH", "l", "a"]);
+    cmd(&mut client, &["SET", "s", "x"]);
+    let counts = || {
+        let s = &engine.stats;
+        (
+            s.keyspace_hits.load(std::sync::atomic::Ordering::Relaxed),
+            s.keyspace_misses.load(std::sync::atomic::Ordering::Relaxed),
+        )
+    };
+    let before = counts();
+    cmd(&mut client, &["LLEN", "l"]);
+    cmd(&mut client, &["LRANGE", "s", "0", "-1"]);
+    cmd(&mut client, &["LINDEX", "missing", "0"]);
+    cmd(&mut client, &["LPOS", "l", "a"]);
+    let after = counts();
+    assert_eq!((after.0 - before.0, after.1 - before.1), (3, 1));
+}

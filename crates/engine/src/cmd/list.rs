@@ -86,13 +86,12 @@ fn read<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ListValue
     }
 }
 
-/// Like `read`, counting a keyspace hit or miss as Redis's lookupKeyRead does.
+/// Like `read`, counting a keyspace hit or miss as Redis's lookupKeyRead does (a key of
+/// another type is a hit).
 fn read_hit<'d>(ctx: &'d mut Ctx<'_>, key: &[u8]) -> Result<Option<&'d ListValue>, CmdError> {
     let (engine, now) = (ctx.engine, ctx.now_ms);
     let list = read(ctx.db(key), key, now);
-    let found = matches!(list, Ok(Some(_)));
-    let counter = if found { &engine.stats.keyspace_hits } else { &engine.stats.keyspace_misses };
-    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    crate::exec::count_hit(engine, !matches!(list, Ok(None)));
     list
 }
 

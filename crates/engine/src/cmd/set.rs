@@ -13,19 +13,13 @@ use crate::keyspace::{Entry, Rng, TtlOnWrite, Value};
 use crate::pubsub::notify;
 use crate::reply::ReplySink;
 use crate::types::{Bytes, SetValue};
-use crate::Engine;
 
 use super::{is, parse_i64};
 
 // ---------------------------------------------------------------------------------------
 // Helpers shared with the hash family.
 
-/// Counts a keyspace hit or miss, as Redis's lookupKeyRead does (also when the key then
-/// turns out to have the wrong type).
-pub(crate) fn count_hit(engine: &Engine, found: bool) {
-    let counter = if found { &engine.stats.keyspace_hits } else { &engine.stats.keyspace_misses };
-    counter.fetch_add(1, Ordering::Relaxed);
-}
+pub(crate) use crate::exec::count_hit;
 
 /// Accounts Redis's `server.dirty += changes` for a command that also created or deleted
 /// its key through `Db::set`/`Db::remove`, which count one change each by themselves.

@@ -39,9 +39,7 @@ fn read<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ZSetValue
 fn read_hit<'d>(ctx: &'d mut Ctx<'_>, key: &[u8]) -> Result<Option<&'d ZSetValue>, CmdError> {
     let (engine, now) = (ctx.engine, ctx.now_ms);
     let zset = read(ctx.db(key), key, now);
-    let found = !matches!(zset, Ok(None));
-    let counter = if found { &engine.stats.keyspace_hits } else { &engine.stats.keyspace_misses };
-    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    crate::exec::count_hit(engine, !matches!(zset, Ok(None)));
     zset
 }
 
