@@ -3,9 +3,8 @@
 //! Blocking scenarios drive several connections per server and compare the transcripts.
 //! Skipped without redis-server unless QUINCE_REQUIRE_REDIS=1.
 
-use std::time::Duration;
-
-use quince_test_util::{Differential, RawClient, ServerProcess, Step};
+use quince_test_util::script::Act::{self, *};
+use quince_test_util::{Differential, Step};
 
 const QUINCE: &str = env!("CARGO_BIN_EXE_quince-server");
 
@@ -204,81 +203,8 @@ fn blocking_pops_that_do_not_block() {
     );
 }
 
-/// One step of a multi-connection script.
-enum Act {
-    /// Send a command without reading its reply (the client may block).
-    Send(usize, &'static [&'static str]),
-    /// Read one reply of an earlier Send.
-    Read(usize),
-    /// Send and read.
-    Call(usize, &'static [&'static str]),
-    /// Wait until the server reports this many blocked clients.
-    Blocked(usize),
-    /// Connection `.0` runs CLIENT UNBLOCK on connection `.1`'s id with this reason.
-    Unblock(usize, usize, &'static str),
-    Close(usize),
-    /// Send and read, not recording the reply (it legitimately differs, e.g. HELLO's id).
-    Quiet(usize, &'static [&'static str]),
-}
-
-use Act::*;
-
-/// Runs the script against one server; returns every reply in order.
-fn transcript(server: &ServerProcess, clients: usize, script: &[Act]) -> Vec<Vec<u8>> {
-    let mut conns: Vec<Option<RawClient>> = (0..clients).map(|_| Some(server.client())).collect();
-    let ids: Vec<String> = conns
-        .iter_mut()
-        .map(|c| {
-            let reply = c.as_mut().expect("open").call(&["CLIENT", "ID"]);
-            String::from_utf8_lossy(&reply).trim().trim_start_matches(':').to_string()
-        })
-        .collect();
-    let mut control = server.client();
-    control.call(&["FLUSHALL"]);
-    let mut replies = Vec::new();
-    for act in script {
-        match act {
-            Send(i, args) => conns[*i].as_mut().expect("open").send(args),
-            Read(i) => replies.push(conns[*i].as_mut().expect("open").read_reply()),
-            Call(i, args) => replies.push(conns[*i].as_mut().expect("open").call(args)),
-            Blocked(n) => wait_blocked(&mut control, *n),
-            Unblock(by, target, how) => {
-                let args = ["CLIENT", "UNBLOCK", ids[*target].as_str(), how];
-                replies.push(conns[*by].as_mut().expect("open").call(&args));
-            }
-            Close(i) => conns[*i] = None,
-            Quiet(i, args) => {
-                conns[*i].as_mut().expect("open").call(args);
-            }
-        }
-    }
-    replies
-}
-
-fn wait_blocked(control: &mut RawClient, n: usize) {
-    let want = format!("blocked_clients:{n}\r\n");
-    for _ in 0..1000 {
-        let info = control.call(&["INFO", "clients"]);
-        if String::from_utf8_lossy(&info).contains(&want) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("never saw {want:?}");
-}
-
 fn run_clients(name: &str, clients: usize, script: &[Act]) {
-    let Some(diff) = Differential::start(QUINCE) else { return };
-    let q = transcript(&diff.quince, clients, script);
-    let r = transcript(&diff.redis, clients, script);
-    assert_eq!(q.len(), r.len());
-    for (i, (a, b)) in q.iter().zip(&r).enumerate() {
-        assert_eq!(
-            String::from_utf8_lossy(a),
-            String::from_utf8_lossy(b),
-            "{name}: reply {i} differs (left quince, right redis)"
-        );
-    }
+    quince_test_util::script::run_clients(QUINCE, name, clients, script);
 }
 
 #[test]

@@ -4,90 +4,13 @@
 
 use std::time::Duration;
 
-use quince_test_util::{Differential, RawClient, ServerProcess};
+use quince_test_util::script::Act::{self, *};
+use quince_test_util::{Differential, ServerProcess};
 
 const QUINCE: &str = env!("CARGO_BIN_EXE_quince-server");
 
-/// One step of a multi-connection script.
-enum Act {
-    /// Send and read one reply.
-    Call(usize, &'static [&'static str]),
-    /// Send without reading (commands answering with several frames, like SUBSCRIBE a b).
-    Send(usize, &'static [&'static str]),
-    /// Read one frame (a reply or a pushed message).
-    Read(usize),
-    /// Send and read, not recording the reply (HELLO: it embeds the client id).
-    Quiet(usize, &'static [&'static str]),
-    /// Send and read a flat array whose order is unspecified (PUBSUB CHANNELS).
-    Unordered(usize, &'static [&'static str]),
-    /// Connection 0 publishes to `sentinel`, then every frame connection `.0` receives up
-    /// to that message is recorded as one entry: the exact sequence of messages (keyspace
-    /// notifications) it got, without knowing their number beforehand.
-    Drain(usize),
-    Close(usize),
-    Sleep(u64),
-}
-
-use Act::*;
-
-fn canonical_unordered(reply: &[u8]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(reply).into_owned();
-    let mut lines: Vec<&str> = text.split("\r\n").collect();
-    lines.pop();
-    let head = lines.remove(0).to_string();
-    let mut items: Vec<String> = lines.chunks(2).map(|c| c.join("\r\n")).collect();
-    items.sort();
-    format!("{head} {items:?}").into_bytes()
-}
-
-/// Runs the script against one server; returns every recorded frame in order.
-fn transcript(server: &ServerProcess, clients: usize, script: &[Act]) -> Vec<Vec<u8>> {
-    let mut conns: Vec<Option<RawClient>> = (0..clients).map(|_| Some(server.client())).collect();
-    let mut replies = Vec::new();
-    for act in script {
-        match act {
-            Call(i, args) => replies.push(conns[*i].as_mut().expect("open").call(args)),
-            Send(i, args) => conns[*i].as_mut().expect("open").send(args),
-            Read(i) => replies.push(conns[*i].as_mut().expect("open").read_reply()),
-            Quiet(i, args) => {
-                conns[*i].as_mut().expect("open").call(args);
-            }
-            Unordered(i, args) => {
-                replies.push(canonical_unordered(&conns[*i].as_mut().expect("open").call(args)));
-            }
-            Drain(i) => {
-                conns[0].as_mut().expect("open").call(&["PUBLISH", "sentinel", "end"]);
-                let conn = conns[*i].as_mut().expect("open");
-                let mut all = Vec::new();
-                loop {
-                    let frame = conn.read_reply();
-                    let done = frame.windows(12).any(|w| w == b"$8\r\nsentinel");
-                    all.extend_from_slice(&frame);
-                    if done {
-                        break;
-                    }
-                }
-                replies.push(all);
-            }
-            Close(i) => conns[*i] = None,
-            Sleep(ms) => std::thread::sleep(Duration::from_millis(*ms)),
-        }
-    }
-    replies
-}
-
 fn run_clients(name: &str, clients: usize, script: &[Act]) {
-    let Some(diff) = Differential::start(QUINCE) else { return };
-    let q = transcript(&diff.quince, clients, script);
-    let r = transcript(&diff.redis, clients, script);
-    assert_eq!(q.len(), r.len());
-    for (i, (a, b)) in q.iter().zip(&r).enumerate() {
-        assert_eq!(
-            String::from_utf8_lossy(a),
-            String::from_utf8_lossy(b),
-            "{name}: reply {i} differs (left quince, right redis)"
-        );
-    }
+    quince_test_util::script::run_clients(QUINCE, name, clients, script);
 }
 
 #[test]

@@ -8,6 +8,8 @@
 //! diff.run("basics", &[Step::cmd(&["SET", "k", "v"]), Step::cmd(&["GET", "k"])]);
 //! ```
 
+pub mod script;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
