@@ -333,15 +333,15 @@ impl Engine {
         self.execute_inner(client, args, out);
     }
 
-    /// Takes the transaction gate for one command: exclusively for scripts, shared
-    /// otherwise. While a script runs longer than `busy-reply-threshold`, commands that
+    /// Takes the transaction gate for one command: exclusively for scripts and the commands
+    /// of `runs_exclusively`, shared otherwise. While a script runs longer than `busy-reply-threshold`, commands that
     /// would wait for it get BUSY instead, and those flagged `allow_busy` (SCRIPT KILL,
     /// SHUTDOWN NOSAVE...) run at once without the gate. None: BUSY was replied.
     fn enter_gate(&self, args: &[&[u8]], out: &mut dyn ReplySink) -> Option<Gate<'_>> {
-        let script = crate::cmd::scripting::is_script_command(args[0]);
+        let exclusive = crate::cmd::scripting::is_script_command(args[0]) || runs_exclusively(args[0]);
         let wait = std::time::Duration::from_millis(5);
         loop {
-            let gate = if script {
+            let gate = if exclusive {
                 self.exec_gate.try_write_for(wait).map(Gate::Exclusive)
             } else {
                 self.exec_gate.try_read_for(wait).map(Gate::Shared)
@@ -1100,4 +1100,13 @@ fn unknown_command_error(args: &[&[u8]]) -> String {
         listed.push_str("' ");
     }
     format!("ERR unknown command '{}', with args beginning with: {}", truncate_c(args[0], 128), listed)
+}
+
+/// Commands that change or read the whole dataset at once run alone, like a transaction:
+/// FLUSHALL, FLUSHDB and SWAPDB (so their effects are logged in the order they happened
+/// relative to every other write), SAVE, BGSAVE, BGREWRITEAOF and DEBUG (a snapshot, a
+/// reload, or a fork needs a point where no command is half done).
+fn runs_exclusively(name: &[u8]) -> bool {
+    const NAMES: [&str; 7] = ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug"];
+    (4..=12).contains(&name.len()) && NAMES.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }

@@ -31,6 +31,7 @@ pub mod hll;
 pub mod keyspace;
 pub mod longdouble;
 pub mod observe;
+pub mod persistence;
 pub mod pubsub;
 pub mod reply;
 pub mod slot;
@@ -61,11 +62,13 @@ pub struct EngineOptions {
     pub clock: Arc<dyn Clock>,
     /// Keyspace shards; 0 picks a default from the worker count.
     pub shards: usize,
+    /// Commands served besides the engine's own (the persistence layer's SAVE, DUMP...).
+    pub extra_commands: Vec<CommandSpec>,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        Self { config: Config::default(), clock: Arc::new(SystemClock), shards: 0 }
+        Self { config: Config::default(), clock: Arc::new(SystemClock), shards: 0, extra_commands: Vec::new() }
     }
 }
 
@@ -146,6 +149,8 @@ pub struct Engine {
     shutdown_requested: AtomicBool,
     /// The Lua VM, its script cache and the running script's state.
     pub scripting: cmd::scripting::Scripting,
+    /// The persistence layer, once installed (none: an in-memory engine).
+    persistence: std::sync::OnceLock<Arc<dyn persistence::Persistence>>,
 }
 
 impl Engine {
@@ -156,7 +161,9 @@ impl Engine {
             n => n,
         };
         let start_time_ms = options.clock.now_ms();
-        let table = CommandTable::new(cmd::all_commands());
+        let mut commands = cmd::all_commands();
+        commands.extend(options.extra_commands);
+        let table = CommandTable::new(commands);
         let table_ids = table.id_count();
         let engine = Self {
             keyspace: Keyspace::new(shards, databases),
@@ -181,10 +188,26 @@ impl Engine {
             expire_cursor: AtomicUsize::new(0),
             shutdown_requested: AtomicBool::new(false),
             scripting: cmd::scripting::Scripting::default(),
+            persistence: std::sync::OnceLock::new(),
         };
         engine.hot.active_expire.store(true, Ordering::Relaxed);
         engine.config_changed();
         engine
+    }
+
+    /// Installs the persistence layer (once; later calls are ignored).
+    pub fn set_persistence(&self, layer: Arc<dyn persistence::Persistence>) {
+        let _ = self.persistence.set(layer);
+    }
+
+    pub fn persistence(&self) -> Option<&Arc<dyn persistence::Persistence>> {
+        self.persistence.get()
+    }
+
+    /// Waits until no command runs and holds every other command off while the guard
+    /// lives: a consistent point of the whole dataset (for fork-based snapshots).
+    pub fn exclusive(&self) -> parking_lot::RwLockWriteGuard<'_, ()> {
+        self.exec_gate.write()
     }
 
     /// Re-reads the configuration values cached in `hot`; call after changing `config`.

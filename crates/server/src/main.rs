@@ -60,7 +60,8 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     let bound_port = listeners.first().and_then(|l| l.local_addr().ok()).map_or(port, |a| a.port());
     let hz = config.get_int("hz").max(1) as u64;
     let shards = config.get_int("shards") as usize;
-    let engine = Arc::new(Engine::new(EngineOptions { config, shards, ..EngineOptions::default() }));
+    let extra_commands = quince_persist::commands();
+    let engine = Arc::new(Engine::new(EngineOptions { config, shards, extra_commands, ..EngineOptions::default() }));
     engine.set_memory_probe(alloc::allocated_bytes);
     {
         let mut facts = engine.server.write();

@@ -1,0 +1,8 @@
+//! Persistence for Quince in Redis 7.0's formats: RDB snapshots (version 10), the DUMP /
+//! RESTORE payload built on the same object encoding, and the multi-part append-only file.
+//! `docs/persistence.md` documents both formats.
+
+pub mod rdb;
+pub mod commands;
+
+pub use commands::commands;

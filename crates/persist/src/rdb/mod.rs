@@ -1,0 +1,1 @@
+//! The RDB format, version 10 (Redis 7.0).
