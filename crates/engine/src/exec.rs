@@ -12,6 +12,7 @@ use crate::clients::ClientHandle;
 use crate::command::{CommandSpec, Resolved};
 use crate::error::{truncate_c, CmdError};
 use crate::keyspace::{AccessMode, Db, Key, Shard};
+use crate::persistence::Effects;
 use crate::reply::ReplySink;
 use crate::Engine;
 use std::sync::atomic::Ordering;
@@ -46,6 +47,9 @@ pub struct Client {
     deferred_ready: Vec<(usize, Key)>,
     /// A script's redis.call is running (MONITOR shows such commands as `[db lua]`).
     pub in_script: bool,
+    /// Write effects recorded for the persistence layer, until handed over: after each
+    /// command, or after the whole transaction or script.
+    effects: Effects,
 }
 
 /// A key a client WATCHes.
@@ -84,6 +88,7 @@ impl Client {
             watch_dirty: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             deferred_ready: Vec::new(),
             in_script: false,
+            effects: Effects::default(),
         }
     }
 
@@ -121,6 +126,12 @@ pub struct Ctx<'a> {
     foreign_dirty: u64,
     /// `notify-keyspace-events` when the command started (0: notifications off).
     notify_flags: i64,
+    /// A persistence layer records write effects (see `propagate_as`).
+    propagating: bool,
+    /// What to log instead of the command itself: (database, command) in order.
+    propagation: Option<Vec<(usize, Vec<Vec<u8>>)>>,
+    /// Log the command even though it counted no change.
+    force_propagation: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -144,8 +155,72 @@ impl<'a> Ctx<'a> {
             .unwrap_or_else(|| panic!("command {} touched an undeclared key", self.spec.name));
         let db = &mut guard.dbs[db];
         db.access_mode = self.access_mode;
-        db.set_collect_events(db_event_mask(self.notify_flags));
+        let log = if self.propagating { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
+        db.set_collect_events(db_event_mask(self.notify_flags) | log);
         db
+    }
+
+    /// Whether this command's write effects are being recorded (for the append-only file).
+    /// Commands that rewrite their effect check it first to skip the work otherwise.
+    pub fn propagating(&self) -> bool {
+        self.propagating
+    }
+
+    /// Records `args` as (part of) this command's effect, in place of the command itself:
+    /// what a replay must run to reach the same state deterministically (Redis's
+    /// rewriteClientCommandVector / alsoPropagate). Several calls record several commands,
+    /// in order; they apply to the selected database.
+    pub fn propagate_as<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        if self.propagating {
+            let db = self.client.db;
+            let command = args.iter().map(|a| a.as_ref().to_vec()).collect();
+            self.propagation.get_or_insert_with(Vec::new).push((db, command));
+        }
+    }
+
+    /// Records that this command's write has no effect to log (its effects were recorded
+    /// otherwise), unless `propagate_as` is called.
+    pub fn propagate_nothing(&mut self) {
+        if self.propagating {
+            self.propagation.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// Logs the command even if it counted no change (FLUSHALL on an empty server, as Redis
+    /// always propagates it).
+    pub fn force_propagation(&mut self) {
+        self.force_propagation = true;
+    }
+
+    /// Moves this command's effects into the client's record: the DELs of keys it found
+    /// expired, then its own effect if it wrote anything.
+    fn record_effects(&mut self, args: &[&[u8]], wrote: bool) {
+        if !self.propagating {
+            return;
+        }
+        let effects = &mut self.client.effects;
+        for (_, guard) in self.locked.iter_mut() {
+            for (index, db) in guard.dbs.iter_mut().enumerate() {
+                if db.has_expired_log() {
+                    for key in db.take_expired_log() {
+                        effects.push(index, &[&b"DEL"[..], &key]);
+                    }
+                }
+            }
+        }
+        if self.client.in_exec || self.client.in_script {
+            effects.atomic = true;
+        }
+        let script = crate::cmd::scripting::is_script_command(args[0]);
+        match self.propagation.take() {
+            Some(commands) => {
+                for (db, command) in commands {
+                    effects.push(db, &command);
+                }
+            }
+            None if (wrote || self.force_propagation) && !script => effects.push(self.client.db, args),
+            None => {}
+        }
     }
 
     /// Locks the shards of `keys`, keys the command only finds while running (SORT's BY/GET
@@ -333,6 +408,22 @@ impl Engine {
         self.execute_inner(client, args, out);
     }
 
+    /// Whether the persistence layer wants write effects recorded.
+    fn effects_wanted(&self) -> bool {
+        self.persistence().is_some_and(|p| p.wants_effects())
+    }
+
+    /// Gives the effects the client recorded to the persistence layer.
+    fn hand_over_effects(&self, client: &mut Client) {
+        if client.effects.is_empty() {
+            return;
+        }
+        if let Some(layer) = self.persistence() {
+            layer.feed(&client.effects);
+        }
+        client.effects.clear();
+    }
+
     /// Takes the transaction gate for one command: exclusively for scripts and the commands
     /// of `runs_exclusively`, shared otherwise. While a script runs longer than `busy-reply-threshold`, commands that
     /// would wait for it get BUSY instead, and those flagged `allow_busy` (SCRIPT KILL,
@@ -466,6 +557,7 @@ impl Engine {
             self.execute_inner(client, &args, out);
         }
         client.in_exec = false;
+        self.hand_over_effects(client);
         let ready = std::mem::take(&mut client.deferred_ready);
         drop(gate);
         if !ready.is_empty() {
@@ -618,6 +710,7 @@ impl Engine {
         } else {
             None
         };
+        let propagating = self.effects_wanted();
         let result = {
             // Lock in ascending shard order: the global order that keeps multi-key commands
             // from deadlocking each other.
@@ -634,11 +727,23 @@ impl Engine {
                 local_dirty: std::cell::Cell::new(0),
                 foreign_dirty: 0,
                 notify_flags: self.hot.notify_flags.load(Ordering::Relaxed),
+                propagating,
+                propagation: None,
+                force_propagation: false,
             };
             let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
-            let dirty_before = if watching { ctx.table_dirty() } else { 0 };
+            let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
             let result = handler(&mut ctx, args, out);
             ctx.publish_db_events();
+            if propagating {
+                let wrote = ctx.local_dirty.get() > 0 || ctx.table_dirty() != dirty_before;
+                ctx.record_effects(args, wrote);
+                // Handed over while the command's locks are held, so two writes to a key
+                // reach the log in the order they happened.
+                if !ctx.client.in_exec && !ctx.client.in_script {
+                    self.hand_over_effects(ctx.client);
+                }
+            }
             if watching && ctx.client.blocked.is_none() && result.is_ok() {
                 match &whole_db_watched {
                     Some(keys) => {
@@ -754,6 +859,7 @@ impl Engine {
         shards.sort_unstable();
         shards.dedup();
         let mut client = waiter.client.clone();
+        let propagating = self.effects_wanted();
         let start_us = self.clock.now_us();
         let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
         let mut ctx = Ctx {
@@ -767,6 +873,9 @@ impl Engine {
             local_dirty: std::cell::Cell::new(0),
             foreign_dirty: 0,
             notify_flags: self.hot.notify_flags.load(Ordering::Relaxed),
+            propagating,
+            propagation: None,
+            force_propagation: false,
         };
         if !waiter.is_waiting() {
             return Vec::new();
@@ -774,9 +883,14 @@ impl Engine {
         let mut reply = Vec::new();
         let mut enc = quince_resp::Encoder::new(&mut reply, waiter.client.protocol);
         let watching = self.watch_count.load(Ordering::SeqCst) > 0;
-        let dirty_before = if watching { ctx.table_dirty() } else { 0 };
+        let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
         let result = handler(&mut ctx, &args, &mut enc);
         ctx.publish_db_events();
+        if propagating {
+            let wrote = ctx.local_dirty.get() > 0 || ctx.table_dirty() != dirty_before;
+            ctx.record_effects(&args, wrote);
+            self.hand_over_effects(ctx.client);
+        }
         if watching {
             self.touch_written_keys(&ctx, &args, dirty_before);
         }

@@ -44,10 +44,27 @@ impl Engine {
             let (shard, db) = (slot / dbs, slot % dbs);
             loop {
                 let (sampled, expired, events) = {
+                    // Under the shared transaction gate: a snapshot taken with the gate held
+                    // exclusively never sees a sampling round half done.
+                    let Some(_gate) = self.exec_gate.try_read_for(std::time::Duration::from_millis(1)) else {
+                        return report;
+                    };
+                    let persistence = self.persistence().filter(|p| p.wants_effects());
+                    let log_mask = if persistence.is_some() { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
                     let mut guard = self.keyspace.lock(shard);
                     let table = &mut guard.dbs[db];
-                    table.set_collect_events(event_mask);
+                    table.set_collect_events(event_mask | log_mask);
                     let (sampled, expired) = table.expire_sample(KEYS_PER_LOOP, now_ms, &mut rng);
+                    // The DELs are logged under the shard lock, in order with the writes.
+                    if let Some(layer) = persistence {
+                        let mut effects = crate::persistence::Effects::default();
+                        for key in table.take_expired_log() {
+                            effects.push(db, &[&b"DEL"[..], &key]);
+                        }
+                        if !effects.is_empty() {
+                            layer.feed(&effects);
+                        }
+                    }
                     (sampled, expired, if table.has_events() { table.take_events() } else { Vec::new() })
                 };
                 // Published with the shard unlocked: subscribers never wait on the keyspace.

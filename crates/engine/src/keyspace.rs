@@ -244,11 +244,16 @@ pub struct Db {
     pub collect_events: u8,
     /// Recorded `expired` and `new` events, for the executor to publish (the table can't).
     events: Vec<(&'static str, Key)>,
+    /// Keys deleted by expiry, recorded under `EVENT_EXPIRED_LOG` for the executor to log
+    /// as DELs (the append-only file must see them before the write that noticed them).
+    expired_log: Vec<Key>,
 }
 
 /// `Db::collect_events` bits.
 pub const EVENT_EXPIRED: u8 = 1;
 pub const EVENT_NEW: u8 = 2;
+/// Record expired keys for the persistence layer (`take_expired_log`).
+pub const EVENT_EXPIRED_LOG: u8 = 4;
 
 impl Db {
     /// Marks `key` as ready if clients wait on it: the executor serves them after the
@@ -293,8 +298,11 @@ impl Db {
     /// Records which events to keep from now on; dropping any kept while nobody listens.
     pub fn set_collect_events(&mut self, mask: u8) {
         self.collect_events = mask;
-        if mask == 0 && !self.events.is_empty() {
+        if mask & (EVENT_EXPIRED | EVENT_NEW) == 0 && !self.events.is_empty() {
             self.events.clear();
+        }
+        if mask & EVENT_EXPIRED_LOG == 0 && !self.expired_log.is_empty() {
+            self.expired_log.clear();
         }
     }
 
@@ -312,6 +320,18 @@ impl Db {
         if self.collect_events & EVENT_EXPIRED != 0 {
             self.events.push(("expired", key.into()));
         }
+        if self.collect_events & EVENT_EXPIRED_LOG != 0 {
+            self.expired_log.push(key.into());
+        }
+    }
+
+    /// The keys deleted by expiry since the last call (recorded under `EVENT_EXPIRED_LOG`).
+    pub fn take_expired_log(&mut self) -> Vec<Key> {
+        std::mem::take(&mut self.expired_log)
+    }
+
+    pub fn has_expired_log(&self) -> bool {
+        !self.expired_log.is_empty()
     }
 
     fn note_new(&mut self, key: &[u8]) {

@@ -15,15 +15,65 @@ pub trait Persistence: Send + Sync + 'static {
     /// Whether `feed` wants effects at all (false: the engine skips encoding them).
     fn wants_effects(&self) -> bool;
 
-    /// The effects of one write (one command, or one whole transaction or script wrapped in
-    /// MULTI/EXEC), RESP-encoded, for database `db`. Called in execution order for any
-    /// two writes that touch a common key: while their shard locks (or the exclusive
+    /// The effects of one write: one command, or a whole transaction or script (wrap them
+    /// in MULTI/EXEC when `Effects::needs_wrap`). Called in execution order for any two
+    /// writes that touch a common key: while their shard locks (or the exclusive
     /// transaction gate) are still held.
-    fn feed(&self, db: usize, effects: &[u8]);
+    fn feed(&self, effects: &Effects);
 
     /// The `# Persistence` section of INFO, without its header line.
     fn info_fields(&self, engine: &Engine) -> String;
 
     /// Why writes are refused right now (a `-MISCONF ...` line without the dash), if they are.
     fn write_refusal(&self) -> Option<String>;
+}
+
+/// The write effects of one command, or of a whole transaction or script: commands in
+/// RESP, each with the database it applies to. Reused between commands (no allocation on
+/// the hot path once warm).
+#[derive(Debug, Default, Clone)]
+pub struct Effects {
+    buf: Vec<u8>,
+    /// (database, end offset in `buf`) per command.
+    ops: Vec<(usize, usize)>,
+    /// From a transaction or script: more than one op must be applied atomically (the
+    /// layer wraps them in MULTI/EXEC, as Redis's propagatePendingCommands does).
+    pub atomic: bool,
+}
+
+impl Effects {
+    /// Appends one command for database `db`.
+    pub fn push<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A]) {
+        quince_resp::encode_command(&mut self.buf, args);
+        self.ops.push((db, self.buf.len()));
+    }
+
+    /// The commands in order: (database, RESP bytes).
+    pub fn ops(&self) -> impl Iterator<Item = (usize, &[u8])> {
+        let mut start = 0;
+        self.ops.iter().map(move |&(db, end)| {
+            let op = &self.buf[start..end];
+            start = end;
+            (db, op)
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Whether a consumer must wrap these in MULTI/EXEC.
+    pub fn needs_wrap(&self) -> bool {
+        self.atomic && self.ops.len() > 1
+    }
+
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.ops.clear();
+        self.atomic = false;
+    }
 }

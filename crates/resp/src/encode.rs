@@ -165,6 +165,22 @@ impl<'a> Encoder<'a> {
     }
 }
 
+/// Appends a command as a RESP array of bulk strings (how requests, the append-only file
+/// and replication streams carry commands).
+pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, args: &[A]) {
+    out.push(b'*');
+    out.extend_from_slice(crate::format_i64(args.len() as i64).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for arg in args {
+        let arg = arg.as_ref();
+        out.push(b'$');
+        out.extend_from_slice(crate::format_i64(arg.len() as i64).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +214,12 @@ mod tests {
         assert_eq!(enc(Resp2, |e| e.attribute(1)), "");
         assert_eq!(enc(Resp2, |e| e.integer(i64::MIN)), ":-9223372036854775808\r\n");
         assert_eq!(enc(Resp2, |e| e.error(b"ERR a\r\nb")), "-ERR a  b\r\n");
+    }
+
+    #[test]
+    fn commands_encode_as_arrays_of_bulks() {
+        let mut out = Vec::new();
+        encode_command(&mut out, &[&b"SET"[..], b"k", b""]);
+        assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
     }
 }

@@ -446,6 +446,7 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
         return Err(CmdError::DbIndexOutOfRange);
     }
     let (a, b) = (a as usize, b as usize);
+    ctx.force_propagation();
     let mut ready = Vec::new();
     if a != b {
         let now = ctx.now_ms;

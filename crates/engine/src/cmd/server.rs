@@ -28,6 +28,7 @@ fn check_flush_option(args: &[&[u8]]) -> CmdResult {
 /// FLUSHDB [ASYNC|SYNC] — O(N) in the number of keys. Atomic: all shards are locked at once.
 fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     check_flush_option(args)?;
+    ctx.force_propagation();
     let db = ctx.client.db;
     let mut ready = Vec::new();
     for mut shard in ctx.engine.keyspace.lock_all() {
@@ -43,6 +44,7 @@ fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
 /// FLUSHALL [ASYNC|SYNC] — O(N) in the number of keys.
 fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     check_flush_option(args)?;
+    ctx.force_propagation();
     let mut ready = Vec::new();
     for mut shard in ctx.engine.keyspace.lock_all() {
         for (index, db) in shard.dbs.iter_mut().enumerate() {
