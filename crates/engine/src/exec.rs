@@ -561,6 +561,8 @@ impl Engine {
         let ready = std::mem::take(&mut client.deferred_ready);
         drop(gate);
         if !ready.is_empty() {
+            // Serving writes keys: under the shared gate, like any command.
+            let _gate = self.exec_gate.read();
             self.serve_ready(ready);
         }
     }
@@ -685,6 +687,19 @@ impl Engine {
         if !client.in_exec {
             if let Some(line) = pubsub_context_error(client, spec) {
                 self.reject(Some(spec), out, &line);
+                return;
+            }
+            // Writes (and PING, as Redis counts it) are refused while persistence fails.
+            if let Some(layer) = self.persistence() {
+                if spec.has_flag("write") || spec.name == "ping" {
+                    if let Some(line) = layer.write_refusal() {
+                        self.reject(Some(spec), out, &line);
+                        return;
+                    }
+                }
+            }
+            if self.is_loading() && !spec.has_flag("loading") {
+                self.reject(Some(spec), out, "LOADING Redis is loading the dataset in memory");
                 return;
             }
         }
@@ -1174,7 +1189,8 @@ enum Gate<'a> {
 }
 
 /// A sink that drops everything (suppressed replies).
-struct NullSink(Protocol);
+/// A sink that drops every reply (CLIENT REPLY OFF, loading the append-only file).
+pub struct NullSink(pub Protocol);
 
 impl ReplySink for NullSink {
     fn protocol(&self) -> Protocol {
@@ -1219,8 +1235,9 @@ fn unknown_command_error(args: &[&[u8]]) -> String {
 /// Commands that change or read the whole dataset at once run alone, like a transaction:
 /// FLUSHALL, FLUSHDB and SWAPDB (so their effects are logged in the order they happened
 /// relative to every other write), SAVE, BGSAVE, BGREWRITEAOF and DEBUG (a snapshot, a
-/// reload, or a fork needs a point where no command is half done).
+/// reload, or a fork needs a point where no command is half done) and SHUTDOWN (its final
+/// save).
 fn runs_exclusively(name: &[u8]) -> bool {
-    const NAMES: [&str; 7] = ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug"];
+    const NAMES: [&str; 8] = ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug", "shutdown"];
     (4..=12).contains(&name.len()) && NAMES.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }
