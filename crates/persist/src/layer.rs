@@ -184,7 +184,10 @@ impl Layer {
             state.lastsave_s = now_s(engine);
             state.dirty_at_last_save = engine.dirty();
         }
-        self.set_loading(engine, true);
+        // The engine reports loading (and answers -LOADING) until the AOF is open too:
+        // a write accepted before that would never reach the log.
+        engine.set_loading(true);
+        self.loading.store(true, Ordering::SeqCst);
         let start = std::time::Instant::now();
         let result = if aof_on {
             self.load_aof_files(engine, &p).map(|loaded| {
@@ -202,15 +205,12 @@ impl Layer {
                 Ok(_) => snapshot::load_file(engine, &path, &mut |l, m| self.log(l, m)).map(|keys| {
                     self.log(
                         LogLevel::Notice,
-                        &format!(
-                            "DB loaded from disk: {:.3} seconds ({keys} keys)",
-                            start.elapsed().as_secs_f64()
-                        ),
+                        &format!("DB loaded from disk: {:.3} seconds ({keys} keys)", start.elapsed().as_secs_f64()),
                     );
                 }),
             }
         };
-        self.set_loading(engine, false);
+        self.loading.store(false, Ordering::SeqCst);
         result?;
         {
             let mut state = self.state.lock();
@@ -219,6 +219,7 @@ impl Layer {
         if aof_on {
             self.open_aof_at_startup(engine, &p)?;
         }
+        engine.set_loading(false);
         Ok(())
     }
 
@@ -264,9 +265,15 @@ impl Layer {
                     self.log(LogLevel::Notice, &format!("Loading the AOF: {done} bytes of {total} ({pct}%)"));
                 }
             };
-            let outcome =
-                aof_load::load_command_file(engine, &path, last, truncate_ok, &mut |m| self.log(LogLevel::Warning, m), &mut progress)
-                    .map_err(|e| e.0)?;
+            let outcome = aof_load::load_command_file(
+                engine,
+                &path,
+                last,
+                truncate_ok,
+                &mut |m| self.log(LogLevel::Warning, m),
+                &mut progress,
+            )
+            .map_err(|e| e.0)?;
             if outcome == FileOutcome::Empty {
                 self.log(LogLevel::Notice, &format!("DB loaded from {} file {}: empty", kind_word(file), file.name));
             } else {
@@ -423,9 +430,7 @@ impl Layer {
     pub fn bgrewriteaof(&self, engine: &Engine) -> Result<&'static str, String> {
         let mut state = self.state.lock();
         match state.child.as_ref().map(|c| c.kind) {
-            Some(ChildKind::Aof) => {
-                return Err("ERR Background append only file rewriting already in progress".into())
-            }
+            Some(ChildKind::Aof) => return Err("ERR Background append only file rewriting already in progress".into()),
             Some(ChildKind::Rdb) => {
                 state.rewrite_scheduled = true;
                 return Ok("Background append only file rewriting scheduled");
@@ -526,8 +531,13 @@ impl Layer {
         }
         next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix))
             .map_err(|e| format!("Can't persist the AOF manifest: {e}"))?;
+        // History is deleted only once the new manifest no longer needs it, then dropped
+        // from the manifest too (Redis's aofDelHistoryFiles).
         for old in next.history.drain(..) {
             let _ = std::fs::remove_file(p.aof_dir.join(&old.name));
+        }
+        if let Err(e) = next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix)) {
+            self.log(LogLevel::Warning, &format!("Can't persist the AOF manifest: {e}"));
         }
         state.manifest = next;
         if state.aof == AofState::WaitRewrite {

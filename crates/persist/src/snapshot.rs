@@ -15,7 +15,8 @@ use crate::rdb;
 pub fn save_file(engine: &Engine, dir: &Path, name: &str, pid: i32) -> Result<(), String> {
     let temp = dir.join(format!("temp-{pid}.rdb"));
     let result = write_rdb(engine, &temp, false).and_then(|()| {
-        std::fs::rename(&temp, dir.join(name)).map_err(|e| format!("Error moving temp DB file on the final destination: {e}"))?;
+        std::fs::rename(&temp, dir.join(name))
+            .map_err(|e| format!("Error moving temp DB file on the final destination: {e}"))?;
         sync_dir(dir).map_err(|e| format!("Failed to fsync directory: {e}"))
     });
     if result.is_err() {
@@ -31,7 +32,8 @@ pub fn write_base_file(engine: &Engine, path: &Path, rdb: bool) -> Result<(), St
     }
     let file = File::create(path).map_err(|e| format!("Failed opening {}: {e}", path.display()))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
-    crate::aof::rewrite::write_commands(engine, &mut out).map_err(|e| format!("Write error writing the AOF base: {e}"))?;
+    crate::aof::rewrite::write_commands(engine, &mut out)
+        .map_err(|e| format!("Write error writing the AOF base: {e}"))?;
     finish(out)
 }
 

@@ -35,9 +35,8 @@ pub fn load_command_file(
     progress: Progress<'_>,
 ) -> Result<FileOutcome, LoadError> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let file = File::open(path).map_err(|e| {
-        LoadError(format!("Fatal error: can't open the append log file {name} for reading: {e}"))
-    })?;
+    let file = File::open(path)
+        .map_err(|e| LoadError(format!("Fatal error: can't open the append log file {name} for reading: {e}")))?;
     if file.metadata().map(|m| m.len()).unwrap_or(0) == 0 {
         return Ok(FileOutcome::Empty);
     }
@@ -118,9 +117,7 @@ fn torn_tail(
         match cut {
             Err(e) => log(&format!("Error truncating the AOF file {name}: {e}")),
             Ok(()) if !last => {
-                return Err(LoadError(format!(
-                    "Fatal error: the truncated file is not the last file (AOF {name})"
-                )))
+                return Err(LoadError(format!("Fatal error: the truncated file is not the last file (AOF {name})")))
             }
             Ok(()) => {
                 log(&format!("AOF {name} loaded anyway because aof-load-truncated is enabled"));

@@ -149,7 +149,8 @@ impl AofWriter {
             if let Err(e) = target.file.sync_data() {
                 // Redis exits here: a write it answered might not be on disk. We refuse writes
                 // (MISCONF) and keep retrying instead; no client gets its reply meanwhile.
-                *self.error.lock() = Some(format!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}"));
+                *self.error.lock() =
+                    Some(format!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}"));
                 return;
             }
             self.synced.store(end, Ordering::SeqCst);
