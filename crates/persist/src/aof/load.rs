@@ -169,24 +169,35 @@ impl<R: BufRead> CommandReader<R> {
     /// The next command; None at a clean end of file.
     fn next_command(&mut self) -> Result<Option<Vec<Vec<u8>>>, ReadError> {
         let mut consumed = 0u64;
-        let Some(header) = self.read_line(&mut consumed, true)? else { return Ok(None) };
+        let header = loop {
+            let Some(line) = self.read_line(&mut consumed, true)? else { return Ok(None) };
+            // Annotations (`#TS:...`) are skipped, as Redis does.
+            if line.first() == Some(&b'#') {
+                self.offset += consumed;
+                consumed = 0;
+                continue;
+            }
+            break line;
+        };
         if header.first() != Some(&b'*') {
             return Err(ReadError::Format);
         }
-        let argc = parse_len(&header[1..]).ok_or(ReadError::Format)?;
+        let argc = c_strtol(&header[1..]);
         if argc < 1 {
             return Err(ReadError::Format);
         }
+        let argc = argc as u64;
         let mut args = Vec::with_capacity(argc.min(1024) as usize);
         for _ in 0..argc {
             let line = self.read_line(&mut consumed, false)?.ok_or(ReadError::Eof)?;
             if line.first() != Some(&b'$') {
                 return Err(ReadError::Format);
             }
-            let len = parse_len(&line[1..]).ok_or(ReadError::Format)?;
-            if len > MAX_ARG_LEN {
+            let len = c_strtol(&line[1..]);
+            if !(0..=MAX_ARG_LEN as i64).contains(&len) {
                 return Err(ReadError::Format);
             }
+            let len = len as u64;
             let mut arg = Vec::new();
             let got = (&mut self.reader).take(len).read_to_end(&mut arg).map_err(ReadError::Io)?;
             if (got as u64) < len {
@@ -235,9 +246,24 @@ fn read_exact_or_eof(reader: &mut impl Read, buf: &mut [u8]) -> Result<(), ReadE
     Ok(())
 }
 
-fn parse_len(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
+/// A length as C's strtol reads it, which is what Redis's loader uses: leading blanks and
+/// a sign allowed, digits up to the first other byte, 0 when there are none (saturating).
+fn c_strtol(text: &[u8]) -> i64 {
+    let mut rest = text;
+    while let [b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c, tail @ ..] = rest {
+        rest = tail;
     }
-    std::str::from_utf8(digits).ok()?.parse().ok()
+    let negative = rest.first() == Some(&b'-');
+    if matches!(rest.first(), Some(b'-' | b'+')) {
+        rest = &rest[1..];
+    }
+    let mut value: i64 = 0;
+    for &b in rest.iter().take_while(|b| b.is_ascii_digit()) {
+        value = value.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if negative {
+        -value
+    } else {
+        value
+    }
 }
