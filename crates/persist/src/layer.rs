@@ -261,7 +261,7 @@ impl Layer {
                 done += bytes;
                 if last_report.elapsed().as_secs() >= 1 {
                     last_report = std::time::Instant::now();
-                    let pct = if total > 0 { done * 100 / total } else { 100 };
+                    let pct = (done * 100).checked_div(total).unwrap_or(100);
                     self.log(LogLevel::Notice, &format!("Loading the AOF: {done} bytes of {total} ({pct}%)"));
                 }
             };

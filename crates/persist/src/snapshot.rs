@@ -60,7 +60,7 @@ pub fn load_file(engine: &Engine, path: &Path, log: &mut dyn FnMut(LogLevel, &st
     let mut progress = |keys: u64, bytes: u64| {
         if last_report.elapsed().as_secs() >= 1 {
             last_report = std::time::Instant::now();
-            let pct = if size > 0 { bytes * 100 / size } else { 100 };
+            let pct = (bytes * 100).checked_div(size).unwrap_or(100);
             log(LogLevel::Notice, &format!("Loading RDB: {keys} keys, {bytes} of {size} bytes ({pct}%)"));
         }
     };

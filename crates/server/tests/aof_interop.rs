@@ -80,6 +80,8 @@ fn start(binary: &Path, dir: &Path) -> Option<Server> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("{} neither started nor exited on {}", binary.display(), dir.display());
 }
 
@@ -95,51 +97,52 @@ fn ping(port: u16) -> Option<String> {
 }
 
 /// Every key of every database with its type, contents and whether it has a TTL.
-fn contents(port: u16) -> BTreeMap<String, String> {
+fn contents(port: u16) -> BTreeMap<Vec<u8>, String> {
     let mut client = RawClient::connect(port);
     let mut all = BTreeMap::new();
     for db in 0..16 {
         client.call(&["SELECT", &db.to_string()]);
         let keys = client.call(&["KEYS", "*"]);
         for key in parse_bulks(&keys) {
-            let kind = String::from_utf8_lossy(&client.call(&["TYPE", &key])).trim().to_string();
-            let value = match kind.as_str() {
-                "+string" => client.call(&["GET", &key]),
-                "+list" => client.call(&["LRANGE", &key, "0", "-1"]),
-                "+hash" => sorted(client.call(&["HGETALL", &key])),
-                "+set" => sorted(client.call(&["SMEMBERS", &key])),
-                "+zset" => client.call(&["ZRANGE", &key, "0", "-1", "WITHSCORES"]),
-                "+stream" => client.call(&["XRANGE", &key, "-", "+"]),
-                other => panic!("unexpected type {other}"),
+            let kind = String::from_utf8_lossy(&client.call(&[&b"TYPE"[..], &key])).trim().to_string();
+            let read: &[&[u8]] = match kind.as_str() {
+                "+string" => &[b"GET"],
+                "+list" => &[b"LRANGE", b"0", b"-1"],
+                "+hash" => &[b"HGETALL"],
+                "+set" => &[b"SMEMBERS"],
+                "+zset" => &[b"ZRANGE", b"0", b"-1", b"WITHSCORES"],
+                "+stream" => &[b"XRANGE", b"-", b"+"],
+                other => panic!("unexpected type {other} of {key:?}"),
             };
-            let ttl = client.call(&["PTTL", &key]);
+            let mut command = vec![read[0], &key[..]];
+            command.extend_from_slice(&read[1..]);
+            let mut value = client.call(&command);
+            if matches!(kind.as_str(), "+hash" | "+set") {
+                let mut items = parse_bulks(&value);
+                items.sort();
+                value = items.join(&b","[..]);
+            }
+            let ttl = client.call(&[&b"PTTL"[..], &key]);
             let has_ttl = !ttl.starts_with(b":-1");
-            all.insert(format!("{db}/{key}"), format!("{kind} ttl={has_ttl} {}", String::from_utf8_lossy(&value)));
+            let mut name = format!("{db}/").into_bytes();
+            name.extend_from_slice(&key);
+            all.insert(name, format!("{kind} ttl={has_ttl} {}", String::from_utf8_lossy(&value)));
         }
     }
     all
 }
 
-fn parse_bulks(reply: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(reply);
-    let lines: Vec<&str> = text.split("\r\n").collect();
+/// The bulk strings of a flat array reply, as bytes.
+fn parse_bulks(reply: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    let mut i = 1;
-    while i + 1 < lines.len() {
-        if lines[i].starts_with('$') {
-            out.push(lines[i + 1].to_string());
-            i += 2;
-        } else {
-            i += 1;
-        }
+    let mut pos = reply.iter().position(|&b| b == b'\n').map_or(reply.len(), |p| p + 1);
+    while pos < reply.len() && reply[pos] == b'$' {
+        let end = pos + reply[pos..].iter().position(|&b| b == b'\r').expect("length line");
+        let len: usize = std::str::from_utf8(&reply[pos + 1..end]).unwrap().parse().unwrap();
+        out.push(reply[end + 2..end + 2 + len].to_vec());
+        pos = end + 2 + len + 2;
     }
     out
-}
-
-fn sorted(reply: Vec<u8>) -> Vec<u8> {
-    let mut items = parse_bulks(&reply);
-    items.sort();
-    items.join(",").into_bytes()
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -264,7 +267,7 @@ fn truncated_and_corrupted_aofs_get_the_same_outcome_as_redis() {
     let _ = std::fs::remove_dir_all(&golden);
 }
 
-fn describe(outcome: &Option<BTreeMap<String, String>>) -> &'static str {
+fn describe(outcome: &Option<BTreeMap<Vec<u8>, String>>) -> &'static str {
     if outcome.is_some() {
         "loaded it"
     } else {

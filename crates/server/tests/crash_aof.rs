@@ -82,7 +82,7 @@ fn push(conn: &mut Conn, t: usize, i: u64) -> Option<()> {
     let list = format!("list:{t}");
     let counter = format!("cnt:{t}");
     let value = i.to_string();
-    let reply = if i % 5 == 0 {
+    let reply = if i.is_multiple_of(5) {
         conn.call(&[
             "EVAL",
             "redis.call('rpush', KEYS[1], ARGV[1]); return redis.call('incr', KEYS[2])",
@@ -91,7 +91,7 @@ fn push(conn: &mut Conn, t: usize, i: u64) -> Option<()> {
             &counter,
             &value,
         ])?
-    } else if i % 7 == 0 {
+    } else if i.is_multiple_of(7) {
         conn.call(&["MULTI"])?;
         conn.call(&["RPUSH", &list, &value])?;
         conn.call(&["INCR", &counter])?;
@@ -108,7 +108,7 @@ fn push(conn: &mut Conn, t: usize, i: u64) -> Option<()> {
 }
 
 fn counted(i: u64) -> bool {
-    i % 5 == 0 || i % 7 == 0
+    i.is_multiple_of(5) || i.is_multiple_of(7)
 }
 
 /// Checks the restarted server against what the writers saw; returns where each resumes.
