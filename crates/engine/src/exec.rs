@@ -408,6 +408,22 @@ impl Engine {
         self.execute_inner(client, args, out);
     }
 
+    /// Why the server's state refuses `spec` right now: writes (and PING, as Redis counts
+    /// it) while persistence fails (MISCONF), anything not flagged `loading` while loading.
+    fn state_refusal(&self, spec: &CommandSpec) -> Option<String> {
+        if let Some(layer) = self.persistence() {
+            if spec.has_flag("write") || spec.name == "ping" {
+                if let Some(line) = layer.write_refusal() {
+                    return Some(line);
+                }
+            }
+        }
+        if self.is_loading() && !spec.has_flag("loading") {
+            return Some("LOADING Redis is loading the dataset in memory".into());
+        }
+        None
+    }
+
     /// Whether the persistence layer wants write effects recorded.
     fn effects_wanted(&self) -> bool {
         self.persistence().is_some_and(|p| p.wants_effects())
@@ -525,6 +541,11 @@ impl Engine {
         if spec.has_flag("no_multi") {
             client.multi_error = true;
             self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
+            return true;
+        }
+        if let Some(line) = self.state_refusal(spec) {
+            client.multi_error = true;
+            self.reject(Some(spec), out, &line);
             return true;
         }
         if let Some(queue) = client.multi.as_mut() {
@@ -689,17 +710,8 @@ impl Engine {
                 self.reject(Some(spec), out, &line);
                 return;
             }
-            // Writes (and PING, as Redis counts it) are refused while persistence fails.
-            if let Some(layer) = self.persistence() {
-                if spec.has_flag("write") || spec.name == "ping" {
-                    if let Some(line) = layer.write_refusal() {
-                        self.reject(Some(spec), out, &line);
-                        return;
-                    }
-                }
-            }
-            if self.is_loading() && !spec.has_flag("loading") {
-                self.reject(Some(spec), out, "LOADING Redis is loading the dataset in memory");
+            if let Some(line) = self.state_refusal(spec) {
+                self.reject(Some(spec), out, &line);
                 return;
             }
         }

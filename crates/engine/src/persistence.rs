@@ -50,6 +50,10 @@ pub trait Persistence: Send + Sync + 'static {
     /// exclusively (or with no command running).
     fn prepare_shutdown(&self, engine: &Engine, save: Option<bool>) -> Result<(), String>;
 
+    /// FLUSHALL emptied the dataset: stop a snapshot child and, with save points configured,
+    /// save the empty dataset (as Redis's flushAllDataAndResetRDB). Gate held exclusively.
+    fn after_flushall(&self, engine: &Engine);
+
     /// DEBUG LOADAOF: write out the AOF, empty the dataset, load the AOF again. Runs with the
     /// transaction gate held exclusively.
     fn debug_loadaof(&self, engine: &Engine) -> Result<(), String>;

@@ -359,6 +359,8 @@ impl Layer {
         }
         let p = paths(engine);
         let dirty = engine.dirty();
+        // Attempts count, as Redis's stat_rdb_saves does.
+        self.state.lock().rdb_saves += 1;
         let result = snapshot::save_file(engine, &p.dir, &p.dbfilename, std::process::id() as i32);
         let mut state = self.state.lock();
         match result {
@@ -366,7 +368,6 @@ impl Layer {
                 state.lastsave_s = now_s(engine);
                 state.last_bgsave_ok = true;
                 state.dirty_at_last_save = dirty;
-                state.rdb_saves += 1;
                 drop(state);
                 self.refresh_refusal(engine);
                 Ok(())
@@ -399,6 +400,7 @@ impl Layer {
     fn start_bgsave(&self, engine: &Engine, state: &mut State) -> Result<(), String> {
         let p = paths(engine);
         let dirty = engine.dirty();
+        state.rdb_saves += 1;
         state.last_bgsave_try_s = now_s(engine);
         let dir = p.dir.clone();
         let name = p.dbfilename.clone();
@@ -649,7 +651,6 @@ impl Layer {
                     state.lastsave_s = now_s(engine);
                     state.last_bgsave_ok = true;
                     state.dirty_at_last_save = child.dirty_at_fork;
-                    state.rdb_saves += 1;
                 } else {
                     self.log(LogLevel::Warning, &describe_failure("Background saving", exit));
                     let _ = std::fs::remove_file(&child.temp);
@@ -868,6 +869,36 @@ impl Persistence for Layer {
             (true, AofState::Off) => self.state.lock().aof_start_pending = true,
             (false, AofState::On | AofState::WaitRewrite) => self.stop_aof(),
             _ => {}
+        }
+        // `stop-writes-on-bgsave-error` and `save` decide MISCONF at once.
+        self.refresh_refusal(engine);
+    }
+
+    fn after_flushall(&self, engine: &Engine) {
+        let rdb_child = {
+            let mut state = self.state.lock();
+            match state.child.as_ref().map(|c| c.kind) {
+                Some(ChildKind::Rdb) => state.child.take(),
+                _ => None,
+            }
+        };
+        if let Some(child) = rdb_child {
+            fork::kill_child(child.pid);
+            let _ = std::fs::remove_file(&child.temp);
+        }
+        if engine.config.read().get("save").unwrap_or("").trim().is_empty() {
+            return;
+        }
+        let p = paths(engine);
+        let dirty = engine.dirty();
+        match snapshot::save_file(engine, &p.dir, &p.dbfilename, std::process::id() as i32) {
+            Ok(()) => {
+                let mut state = self.state.lock();
+                state.lastsave_s = now_s(engine);
+                state.last_bgsave_ok = true;
+                state.dirty_at_last_save = dirty;
+            }
+            Err(e) => self.log(LogLevel::Warning, &format!("Failed saving the DB: {e}")),
         }
     }
 

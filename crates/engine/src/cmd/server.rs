@@ -52,6 +52,9 @@ fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
             ready.extend(db.take_ready().into_iter().map(|k| (index, k)));
         }
     }
+    if let Some(layer) = ctx.engine.persistence() {
+        layer.after_flushall(ctx.engine);
+    }
     // Clients blocked in XREADGROUP on a flushed stream get their error now.
     ctx.engine.serve_ready(ready);
     out.simple("OK");
