@@ -5,5 +5,7 @@ use quince_engine::CommandSpec;
 
 /// Every command of this crate.
 pub fn commands() -> Vec<CommandSpec> {
-    Vec::new()
+    let mut all = Vec::new();
+    all.extend(crate::dump::register());
+    all
 }

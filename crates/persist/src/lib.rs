@@ -2,7 +2,8 @@
 //! RESTORE payload built on the same object encoding, and the multi-part append-only file.
 //! `docs/persistence.md` documents both formats.
 
-pub mod rdb;
 pub mod commands;
+pub mod dump;
+pub mod rdb;
 
 pub use commands::commands;
