@@ -1,0 +1,143 @@
+//! Interop with redis-server 7.0.15: DUMP payloads and RDB files move both ways and the
+//! data reads the same on both sides; DUMP bytes are identical where encodings allow.
+//! Skipped (with a message) without redis-server, failing when QUINCE_REQUIRE_REDIS=1.
+
+mod common;
+
+use std::path::Path;
+
+use common::{assert_same_dataset, keys, load_dataset, parse, Local, Run, LIBRARY, R};
+use quince_persist::rdb::{load_snapshot, write_snapshot, LoadOptions, SaveOptions};
+use quince_test_util::{start_redis, RawClient};
+
+fn bulk(r: R) -> Vec<u8> {
+    match r {
+        R::Bulk(Some(b)) => b,
+        other => panic!("expected a bulk string, got {other:?}"),
+    }
+}
+
+fn int(r: R) -> i64 {
+    match r {
+        R::Int(n) => n,
+        other => panic!("expected an integer, got {other:?}"),
+    }
+}
+
+/// Moves every key of databases 0 and 3 from `from` to `to` with DUMP / RESTORE ... ABSTTL.
+fn transfer(from: &mut dyn Run, to: &mut dyn Run) {
+    for db in ["0", "3"] {
+        from.cmd(&["SELECT", db]);
+        to.cmd(&["SELECT", db]);
+        for key in keys(from) {
+            let payload = bulk(parse(&from.run(&[b"DUMP", &key])));
+            let at = int(parse(&from.run(&[b"PEXPIRETIME", &key])));
+            let at = if at > 0 { at.to_string() } else { "0".to_string() };
+            let reply = to.run(&[b"RESTORE", &key, at.as_bytes(), &payload, b"ABSTTL"]);
+            assert_eq!(reply, b"+OK\r\n", "RESTORE {}", String::from_utf8_lossy(&key));
+        }
+    }
+    from.cmd(&["SELECT", "0"]);
+    to.cmd(&["SELECT", "0"]);
+}
+
+fn functions(s: &mut dyn Run) -> R {
+    parse(&s.cmd(&["FUNCTION", "LIST", "WITHCODE"]))
+}
+
+#[test]
+fn dump_restore_both_ways() {
+    let Some(source) = start_redis(&[]) else { return };
+    let Some(restored) = start_redis(&[]) else { return };
+    let Some(back) = start_redis(&[]) else { return };
+    let mut source = source.client();
+    load_dataset(&mut source);
+    let mut quince = Local::new();
+    let mut redis_restored = restored.client();
+    transfer(&mut source, &mut quince);
+    transfer(&mut source, &mut redis_restored);
+    assert_same_dataset(&mut quince, &mut redis_restored, 0);
+    assert_same_dataset(&mut quince, &mut redis_restored, 3);
+
+    // DUMP bytes are Redis's own wherever the encoding has a defined order.
+    let mut identical = 0;
+    for key in keys(&mut redis_restored) {
+        let encoding = common::bulk_text(&parse(&redis_restored.run(&[b"OBJECT", b"ENCODING", &key])));
+        if encoding == "hashtable" {
+            continue;
+        }
+        let theirs = bulk(parse(&redis_restored.run(&[b"DUMP", &key])));
+        let ours = bulk(parse(&quince.run(&[b"DUMP", &key])));
+        assert_eq!(ours, theirs, "DUMP bytes of {} ({encoding})", String::from_utf8_lossy(&key));
+        identical += 1;
+    }
+    assert!(identical >= 20, "compared {identical} keys byte for byte");
+
+    // And back: quince's payloads restore in redis-server to the same data.
+    let mut redis_back = back.client();
+    transfer(&mut quince, &mut redis_back);
+    assert_same_dataset(&mut quince, &mut redis_back, 0);
+    assert_same_dataset(&mut quince, &mut redis_back, 3);
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("quince-rdb-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn load_file(path: &Path) -> Local {
+    let local = Local::new();
+    let file = std::fs::File::open(path).unwrap();
+    let stats = load_snapshot(&local.engine, std::io::BufReader::new(file), &LoadOptions::default(), &mut |_| {})
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()));
+    assert!(stats.keys_loaded > 0);
+    local
+}
+
+#[test]
+fn rdb_files_both_ways() {
+    let dir = temp_dir("files");
+    let dir_s = dir.to_str().unwrap();
+    let Some(redis) = start_redis(&["--dir", dir_s, "--dbfilename", "redis.rdb", "--enable-debug-command", "yes"])
+    else {
+        return;
+    };
+    let mut redis = redis.client();
+    load_dataset(&mut redis);
+    assert_eq!(redis.cmd(&["SAVE"]), b"+OK\r\n");
+    // Redis's own view after loading its file, for encodings that change on load.
+    assert_eq!(redis.cmd(&["DEBUG", "RELOAD"]), b"+OK\r\n");
+
+    let mut quince = load_file(&dir.join("redis.rdb"));
+    assert_same_dataset(&mut quince, &mut redis, 0);
+    assert_same_dataset(&mut quince, &mut redis, 3);
+    assert_eq!(functions(&mut quince), functions(&mut redis));
+
+    // quince writes a file redis-server starts from.
+    let file = std::fs::File::create(dir.join("quince.rdb")).unwrap();
+    let stats = write_snapshot(&quince.engine, std::io::BufWriter::new(file), &SaveOptions::default()).unwrap();
+    let dbsize = |s: &mut RawClient, db: &str| {
+        s.cmd(&["SELECT", db]);
+        let n = int(parse(&s.cmd(&["DBSIZE"])));
+        s.cmd(&["SELECT", "0"]);
+        n as u64
+    };
+    assert_eq!(stats.keys, dbsize(&mut redis, "0") + dbsize(&mut redis, "3"));
+    let Some(from_quince) = start_redis(&["--dir", dir_s, "--dbfilename", "quince.rdb"]) else { return };
+    let mut from_quince: RawClient = from_quince.client();
+    assert_same_dataset(&mut quince, &mut from_quince, 0);
+    assert_same_dataset(&mut quince, &mut from_quince, 3);
+    assert_eq!(functions(&mut quince), functions(&mut from_quince));
+    assert!(common::render(&functions(&mut quince)).contains("interop_echo"), "{LIBRARY}");
+
+    // Without compression and checksum too.
+    let file = std::fs::File::create(dir.join("plain.rdb")).unwrap();
+    let options = SaveOptions { compress: false, checksum: false, aof_base: false };
+    write_snapshot(&quince.engine, std::io::BufWriter::new(file), &options).unwrap();
+    let Some(plain) = start_redis(&["--dir", dir_s, "--dbfilename", "plain.rdb"]) else { return };
+    let mut plain = plain.client();
+    assert_same_dataset(&mut quince, &mut plain, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
