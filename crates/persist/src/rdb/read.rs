@@ -107,7 +107,7 @@ pub fn read_object<R: Read>(
                 (listpack::parse(&blob), "Hash listpack integrity check failed.")
             };
             let items = items.map_err(|_| RdbError::corrupt(what))?;
-            if items.len() % 2 != 0 {
+            if !items.len().is_multiple_of(2) {
                 return Err(RdbError::corrupt(what));
             }
             let pairs: Vec<(Bytes, Bytes)> = items
@@ -171,7 +171,7 @@ fn has_duplicate_fields(pairs: &[(Bytes, Bytes)]) -> bool {
 /// Member/score pairs of a sorted-set listpack or ziplist; None if odd, with a NaN score
 /// or a score that is not a number.
 fn zset_pairs(items: &[LpItem<'_>]) -> Option<Vec<(Bytes, f64)>> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return None;
     }
     items

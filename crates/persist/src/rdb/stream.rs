@@ -166,7 +166,6 @@ fn parse_node(master: StreamId, items: &[LpItem<'_>]) -> Result<Vec<LoadedEntry>
         }
         entries.push((StreamId::new(ms, seq), deleted, fields));
     }
-    drop(next);
     if pos != items.len() || seen_live != live {
         return Err(lp_err());
     }
