@@ -22,7 +22,7 @@ fn load_with(name: &str, config: &[(&str, &str)]) -> (Local, Result<LoadStats, R
     }
     let data = std::fs::read(golden(name)).unwrap();
     let options = LoadOptions { skip_expired: false, ..LoadOptions::default() };
-    let result = load_snapshot(&local.engine, &data[..], &options, &mut |_| {});
+    let result = load_snapshot(&local.engine, &data[..], &options, &mut |_, _| {});
     (local, result)
 }
 

@@ -90,7 +90,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 fn load_file(path: &Path) -> Local {
     let local = Local::new();
     let file = std::fs::File::open(path).unwrap();
-    let stats = load_snapshot(&local.engine, std::io::BufReader::new(file), &LoadOptions::default(), &mut |_| {})
+    let stats = load_snapshot(&local.engine, std::io::BufReader::new(file), &LoadOptions::default(), &mut |_, _| {})
         .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()));
     assert!(stats.keys_loaded > 0);
     local
@@ -134,7 +134,7 @@ fn rdb_files_both_ways() {
 
     // Without compression and checksum too.
     let file = std::fs::File::create(dir.join("plain.rdb")).unwrap();
-    let options = SaveOptions { compress: false, checksum: false, aof_base: false };
+    let options = SaveOptions { compression: false, checksum: false, aof_base: false };
     write_snapshot(&quince.engine, std::io::BufWriter::new(file), &options).unwrap();
     let Some(plain) = start_redis(&["--dir", dir_s, "--dbfilename", "plain.rdb"]) else { return };
     let mut plain = plain.client();

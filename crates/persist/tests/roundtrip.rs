@@ -205,7 +205,7 @@ proptest! {
         let mut file = Vec::new();
         write_snapshot(&source, &mut file, &SaveOptions::default()).unwrap();
         let (target, _) = engine();
-        let stats = load_snapshot(&target, &file[..], &LoadOptions::default(), &mut |_| {}).unwrap();
+        let stats = load_snapshot(&target, &file[..], &LoadOptions::default(), &mut |_, _| {}).unwrap();
         prop_assert_eq!(stats.keys_loaded as usize, values.len());
         let mut got = BTreeMap::new();
         for s in 0..target.keyspace.shard_count() {
@@ -229,18 +229,18 @@ proptest! {
         let options = LoadOptions { verify_checksum: false, allow_duplicates: true, ..LoadOptions::default() };
         for (at, byte) in &cuts {
             let (target, _) = engine();
-            let _ = load_snapshot(&target, &file[..at % file.len()], &options, &mut |_| {});
+            let _ = load_snapshot(&target, &file[..at % file.len()], &options, &mut |_, _| {});
             let mut flipped = file.clone();
             let i = at % flipped.len();
             flipped[i] ^= byte | 1;
-            let _ = load_snapshot(&target, &flipped[..], &options, &mut |_| {});
+            let _ = load_snapshot(&target, &flipped[..], &options, &mut |_, _| {});
         }
         // And a flipped byte with the checksum on is caught.
         let mut flipped = file.clone();
         let i = 9 + cuts[0].0 % (file.len() - 17);
         flipped[i] ^= cuts[0].1 | 1;
         let (target, _) = engine();
-        let loaded = load_snapshot(&target, &flipped[..], &LoadOptions::default(), &mut |_| {});
+        let loaded = load_snapshot(&target, &flipped[..], &LoadOptions::default(), &mut |_, _| {});
         prop_assert!(loaded.is_err());
     }
 }

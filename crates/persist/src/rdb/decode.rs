@@ -15,9 +15,6 @@ use super::lzf;
 const READ_CHUNK: usize = 1 << 20;
 /// Collections preallocate at most this many elements before seeing them.
 const PREALLOC_MAX: usize = 4096;
-/// How often (in bytes) the progress callback runs, like Redis's
-/// `loading-process-events-interval-bytes` default.
-const PROGRESS_INTERVAL: u64 = 2 * 1024 * 1024;
 
 /// Capacity to reserve for `n` announced elements.
 pub(crate) fn prealloc(n: u64) -> usize {
@@ -25,13 +22,11 @@ pub(crate) fn prealloc(n: u64) -> usize {
 }
 
 /// An RDB byte source: the reader, the CRC64 of everything read so far and the offset.
-pub struct Input<'p, R> {
+pub struct Input<R> {
     reader: R,
     crc: u64,
     checksum: bool,
     offset: u64,
-    next_progress: u64,
-    progress: Option<&'p mut dyn FnMut(u64)>,
 }
 
 /// A string as `rdbGenericLoadStringObject` returns it: an integer encoding, or bytes.
@@ -50,16 +45,10 @@ impl RdbString {
     }
 }
 
-impl<'p, R: Read> Input<'p, R> {
+impl<R: Read> Input<R> {
     /// A source that computes the CRC64 of what it reads when `checksum` is set.
     pub fn new(reader: R, checksum: bool) -> Self {
-        Self { reader, crc: 0, checksum, offset: 0, next_progress: PROGRESS_INTERVAL, progress: None }
-    }
-
-    /// Calls `progress(bytes_read)` every couple of megabytes.
-    pub fn with_progress(mut self, progress: &'p mut dyn FnMut(u64)) -> Self {
-        self.progress = Some(progress);
-        self
+        Self { reader, crc: 0, checksum, offset: 0 }
     }
 
     /// The CRC64 of everything read so far (0 when not computed).
@@ -78,12 +67,6 @@ impl<'p, R: Read> Input<'p, R> {
             self.crc = crc64(self.crc, buf);
         }
         self.offset += buf.len() as u64;
-        if self.offset >= self.next_progress {
-            self.next_progress = self.offset + PROGRESS_INTERVAL;
-            if let Some(p) = self.progress.as_mut() {
-                p(self.offset);
-            }
-        }
         Ok(())
     }
 

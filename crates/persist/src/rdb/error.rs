@@ -60,6 +60,13 @@ impl fmt::Display for RdbError {
 
 impl std::error::Error for RdbError {}
 
+/// The log line, for callers that report errors as text.
+impl From<RdbError> for String {
+    fn from(e: RdbError) -> Self {
+        e.to_string()
+    }
+}
+
 impl From<std::io::Error> for RdbError {
     fn from(e: std::io::Error) -> Self {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {

@@ -28,7 +28,7 @@ use super::{opcodes, read_object, types, RDB_VERSION};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SaveOptions {
     /// `rdbcompression`: LZF-compress strings over 20 bytes when that saves space.
-    pub compress: bool,
+    pub compression: bool,
     /// `rdbchecksum`: end with the CRC64 (else 8 zero bytes).
     pub checksum: bool,
     /// The `aof-base` aux field: 1 when the file is the base of a multi-part AOF.
@@ -36,21 +36,21 @@ pub struct SaveOptions {
 }
 
 impl SaveOptions {
-    /// The options the engine's configuration asks for (`rdbcompression`, `rdbchecksum`),
-    /// for a plain RDB file.
-    pub fn from_engine(engine: &Engine) -> Self {
+    /// The options the engine's configuration asks for (`rdbcompression`, `rdbchecksum`);
+    /// `aof_base` for the base file of a multi-part AOF.
+    pub fn from_config(engine: &Engine, aof_base: bool) -> Self {
         let config = engine.config.read();
         Self {
-            compress: config.get_int("rdbcompression") != 0,
+            compression: config.get_int("rdbcompression") != 0,
             checksum: config.get_int("rdbchecksum") != 0,
-            aof_base: false,
+            aof_base,
         }
     }
 }
 
 impl Default for SaveOptions {
     fn default() -> Self {
-        Self { compress: true, checksum: true, aof_base: false }
+        Self { compression: true, checksum: true, aof_base: false }
     }
 }
 
@@ -125,9 +125,9 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
     } else {
         AccessData::None
     };
-    let write_options = WriteOptions { compress: options.compress, list_max_listpack_size };
+    let write_options = WriteOptions { compress: options.compression, list_max_listpack_size };
     let mut sink = Sink { inner: writer, crc: 0, checksum: options.checksum, bytes: 0 };
-    let mut o = Output::new(options.compress);
+    let mut o = Output::new(options.compression);
     o.raw(format!("REDIS{RDB_VERSION:04}").as_bytes());
     aux(&mut o, "redis-ver", quince_engine::REDIS_VERSION.as_bytes());
     aux(&mut o, "redis-bits", usize::BITS.to_string().as_bytes());
@@ -192,6 +192,10 @@ fn write_key(o: &mut Output, key: &[u8], entry: &Entry, access: AccessData, now:
     write_value(o, &entry.value, options);
 }
 
+/// How often (in bytes read) `load_snapshot` reports progress, like Redis's
+/// `loading-process-events-interval-bytes` default.
+const PROGRESS_INTERVAL: u64 = 2 * 1024 * 1024;
+
 /// How `load_snapshot` loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadOptions {
@@ -230,7 +234,8 @@ pub struct LoadStats {
 
 /// Loads an RDB file (version 1 to 10) from `reader` into `engine`: keys with their TTLs
 /// and LRU/LFU data into their databases, function libraries into the scripting state.
-/// `progress(bytes_read)` runs every couple of megabytes (to serve LOADING replies).
+/// `progress(keys_loaded, bytes_read)` runs every couple of megabytes (for loading
+/// reports and to serve LOADING replies meanwhile).
 ///
 /// The engine is not emptied first; the caller flushes it when replacing a dataset.
 /// Errors are worded like Redis's log lines; on error the engine holds what was loaded
@@ -239,9 +244,10 @@ pub fn load_snapshot<R: Read>(
     engine: &Engine,
     reader: R,
     options: &LoadOptions,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<LoadStats, RdbError> {
-    let mut input = Input::new(reader, options.verify_checksum).with_progress(progress);
+    let mut input = Input::new(reader, options.verify_checksum);
+    let mut next_report = PROGRESS_INTERVAL;
     let magic: [u8; 9] = input.array()?;
     if &magic[..5] != b"REDIS" {
         return Err(RdbError::BadMagic);
@@ -258,6 +264,10 @@ pub fn load_snapshot<R: Read>(
     let mut db = 0usize;
     let (mut expire_at, mut lru_idle, mut lfu_freq): (Option<i64>, Option<u64>, Option<u8>) = (None, None, None);
     loop {
+        if input.offset() >= next_report {
+            next_report = input.offset() + PROGRESS_INTERVAL;
+            progress(stats.keys_loaded, input.offset());
+        }
         let op = input.byte()?;
         match op {
             opcodes::EXPIRETIME => {
@@ -363,7 +373,7 @@ pub fn load_snapshot<R: Read>(
 }
 
 /// A library's code from FUNCTION2, or rebuilt from 7.0-rc's FUNCTION layout.
-fn read_function<R: Read>(input: &mut Input<'_, R>, op: u8) -> Result<Vec<u8>, RdbError> {
+fn read_function<R: Read>(input: &mut Input<R>, op: u8) -> Result<Vec<u8>, RdbError> {
     if op == opcodes::FUNCTION2 {
         return input.string_bytes();
     }

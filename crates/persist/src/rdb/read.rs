@@ -26,11 +26,7 @@ const INTSET_MAX_ENTRIES: usize = 1 << 30;
 
 /// Reads one object of RDB type `rdb_type`. `Ok(None)` is an empty collection, which Redis
 /// skips when loading a file (and RESTORE rejects).
-pub fn read_object<R: Read>(
-    input: &mut Input<'_, R>,
-    rdb_type: u8,
-    limits: &Limits,
-) -> Result<Option<Value>, RdbError> {
+pub fn read_object<R: Read>(input: &mut Input<R>, rdb_type: u8, limits: &Limits) -> Result<Option<Value>, RdbError> {
     let value = match rdb_type {
         types::STRING => Value::Str(match input.string()? {
             RdbString::Int(n) => StrValue::Int(n),
@@ -198,7 +194,7 @@ fn sorted_listpack(mut entries: Vec<(Bytes, f64)>) -> ZSetValue {
     ZSetValue::Listpack(entries)
 }
 
-fn read_set<R: Read>(input: &mut Input<'_, R>, limits: &Limits) -> Result<Option<Value>, RdbError> {
+fn read_set<R: Read>(input: &mut Input<R>, limits: &Limits) -> Result<Option<Value>, RdbError> {
     let n = input.len()?;
     if n == 0 {
         return Ok(None);
@@ -244,7 +240,7 @@ fn read_set<R: Read>(input: &mut Input<'_, R>, limits: &Limits) -> Result<Option
     }))
 }
 
-fn read_zset<R: Read>(input: &mut Input<'_, R>, binary: bool, limits: &Limits) -> Result<Option<Value>, RdbError> {
+fn read_zset<R: Read>(input: &mut Input<R>, binary: bool, limits: &Limits) -> Result<Option<Value>, RdbError> {
     let n = input.len()?;
     if n == 0 {
         return Ok(None);
@@ -266,7 +262,7 @@ fn read_zset<R: Read>(input: &mut Input<'_, R>, binary: bool, limits: &Limits) -
     Ok(Some(Value::ZSet(ZSetValue::from_entries(entries, limits))))
 }
 
-fn read_hash<R: Read>(input: &mut Input<'_, R>, limits: &Limits) -> Result<Option<Value>, RdbError> {
+fn read_hash<R: Read>(input: &mut Input<R>, limits: &Limits) -> Result<Option<Value>, RdbError> {
     let n = input.len()?;
     if n == 0 {
         return Ok(None);
@@ -287,7 +283,7 @@ fn read_hash<R: Read>(input: &mut Input<'_, R>, limits: &Limits) -> Result<Optio
     Ok(Some(hash(pairs, big)))
 }
 
-fn read_quicklist<R: Read>(input: &mut Input<'_, R>, v2: bool) -> Result<Option<Value>, RdbError> {
+fn read_quicklist<R: Read>(input: &mut Input<R>, v2: bool) -> Result<Option<Value>, RdbError> {
     let nodes = input.len()?;
     if nodes == 0 {
         return Ok(None);

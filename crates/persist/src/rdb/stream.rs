@@ -176,7 +176,7 @@ fn parse_node(master: StreamId, items: &[LpItem<'_>]) -> Result<Vec<LoadedEntry>
 /// STREAM_LISTPACKS_2. Besides Redis's own checks, entries must ascend across nodes, stay
 /// at or below `last_id`, and the live count must match the stored length: the engine's
 /// stream relies on those.
-pub(crate) fn read_stream<R: Read>(input: &mut Input<'_, R>, v2: bool) -> Result<StreamValue, RdbError> {
+pub(crate) fn read_stream<R: Read>(input: &mut Input<R>, v2: bool) -> Result<StreamValue, RdbError> {
     let mut s = StreamValue::new();
     let nodes = input.len()?;
     let mut live = 0u64;
@@ -240,7 +240,7 @@ pub(crate) fn read_stream<R: Read>(input: &mut Input<'_, R>, v2: bool) -> Result
     Ok(s)
 }
 
-fn read_group<R: Read>(input: &mut Input<'_, R>, mut group: Group) -> Result<Group, RdbError> {
+fn read_group<R: Read>(input: &mut Input<R>, mut group: Group) -> Result<Group, RdbError> {
     // The global PEL first, owners unknown until the consumers are read.
     let mut pending: BTreeMap<StreamId, (i64, u64)> = BTreeMap::new();
     let pel = input.len()?;
