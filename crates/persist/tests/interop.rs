@@ -141,3 +141,40 @@ fn rdb_files_both_ways() {
     assert_same_dataset(&mut quince, &mut plain, 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// IDLE and FREQ records: written under an LRU resp. LFU policy, read back by redis-server
+/// (and from it) into OBJECT IDLETIME / OBJECT FREQ.
+#[test]
+fn access_data_round_trips() {
+    let dir = temp_dir("access");
+    let dir_s = dir.to_str().unwrap();
+    for (policy, option, value, probe) in
+        [("allkeys-lru", "IDLETIME", "1000", "IDLETIME"), ("allkeys-lfu", "FREQ", "77", "FREQ")]
+    {
+        let mut quince = Local::new();
+        quince.cmd(&["CONFIG", "SET", "maxmemory-policy", policy]);
+        quince.cmd(&["SET", "seed", "v"]);
+        let seed = bulk(parse(&quince.cmd(&["DUMP", "seed"])));
+        let reply = quince.run(&[b"RESTORE", b"k", b"0", &seed, option.as_bytes(), value.as_bytes()]);
+        assert_eq!(reply, b"+OK\r\n");
+        let name = format!("{policy}.rdb");
+        let file = std::fs::File::create(dir.join(&name)).unwrap();
+        write_snapshot(&quince.engine, std::io::BufWriter::new(file), &SaveOptions::default()).unwrap();
+        let Some(redis) = start_redis(&["--dir", dir_s, "--dbfilename", &name, "--maxmemory-policy", policy]) else {
+            return;
+        };
+        let mut redis = redis.client();
+        let theirs = int(parse(&redis.cmd(&["OBJECT", probe, "k"])));
+        let want: i64 = value.parse().unwrap();
+        assert!((theirs - want).abs() <= 2, "{policy}: redis reads {probe} {theirs}, want {want}");
+        // And back: redis-server saves it (over quince's file), quince loads it.
+        assert_eq!(redis.cmd(&["SAVE"]), b"+OK\r\n");
+        let mut again = Local::new();
+        again.cmd(&["CONFIG", "SET", "maxmemory-policy", policy]);
+        let file = std::fs::File::open(dir.join(&name)).unwrap();
+        load_snapshot(&again.engine, std::io::BufReader::new(file), &LoadOptions::default(), &mut |_, _| {}).unwrap();
+        let ours = int(parse(&again.cmd(&["OBJECT", probe, "k"])));
+        assert!((ours - want).abs() <= 2, "{policy}: quince reads {probe} {ours}, want {want}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
