@@ -137,3 +137,15 @@ fn golden_files_read_as_redis_reads_them() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+#[test]
+fn rdb_preamble_of_an_aof_stops_at_the_commands() {
+    let data = std::fs::read(golden("rdb-preamble.aof")).unwrap();
+    let mut q = Local::new();
+    let options = LoadOptions { skip_expired: false, ..LoadOptions::default() };
+    let stats = load_snapshot(&q.engine, &data[..], &options, &mut |_, _| {}).unwrap();
+    // The AOF tail starts right after the RDB's checksum.
+    assert!(data[stats.bytes as usize..].starts_with(b"*2\r\n$6\r\nSELECT"));
+    assert_eq!(text(&mut q, &["DBSIZE"]), format!(":{}", stats.keys_loaded));
+    assert!(stats.keys_loaded > 0);
+}
