@@ -178,3 +178,127 @@ fn access_data_round_trips() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Builders for hand-made legacy payloads.
+mod legacy {
+    pub fn len(out: &mut Vec<u8>, n: usize) {
+        if n < 64 {
+            out.push(n as u8);
+        } else if n < 16384 {
+            out.extend_from_slice(&[0x40 | (n >> 8) as u8, n as u8]);
+        } else {
+            out.push(0x80);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+    }
+
+    pub fn string(out: &mut Vec<u8>, s: &[u8]) {
+        len(out, s.len());
+        out.extend_from_slice(s);
+    }
+
+    pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
+        body.extend_from_slice(&9u16.to_le_bytes());
+        let crc = quince_persist::rdb::crc64::crc64(0, &body);
+        body.extend_from_slice(&crc.to_le_bytes());
+        body
+    }
+
+    /// A type byte, a count and strings.
+    pub fn collection(t: u8, items: &[&[u8]], pairs: bool) -> Vec<u8> {
+        let mut out = vec![t];
+        len(&mut out, if pairs { items.len() / 2 } else { items.len() });
+        for i in items {
+            string(&mut out, i);
+        }
+        seal(out)
+    }
+
+    /// A type byte and one string holding `blob`.
+    pub fn blob(t: u8, blob: &[u8]) -> Vec<u8> {
+        let mut out = vec![t];
+        string(&mut out, blob);
+        seal(out)
+    }
+}
+
+/// Payloads in the encodings only older Redis versions wrote (linked lists, text-double
+/// sorted sets, ziplists, zipmaps, quicklists of ziplists), RESTOREd into redis-server
+/// 7.0.15 and quince under small thresholds: same content, same resulting encodings.
+#[test]
+fn legacy_payloads_restore_like_redis() {
+    use quince_persist::rdb::{types, ziplist, zipmap};
+    let Some(redis) = start_redis(&[]) else { return };
+    let mut redis = redis.client();
+    let mut quince = Local::new();
+    for s in [&mut redis as &mut dyn Run, &mut quince] {
+        for (k, v) in [
+            ("hash-max-listpack-entries", "4"),
+            ("hash-max-listpack-value", "8"),
+            ("set-max-intset-entries", "4"),
+            ("zset-max-listpack-entries", "4"),
+            ("zset-max-listpack-value", "8"),
+        ] {
+            s.cmd(&["CONFIG", "SET", k, v]);
+        }
+    }
+    let long = b"a value longer than eight".as_slice();
+    let mut zset_text = vec![types::ZSET];
+    legacy::len(&mut zset_text, 4);
+    for (m, score) in [(&b"a"[..], &b"1.5"[..]), (b"b", b"-3"), (b"c", b"\xfe"), (b"d", b"\xff")] {
+        legacy::string(&mut zset_text, m);
+        if score.len() == 1 && score[0] >= 0xfd {
+            zset_text.push(score[0]);
+        } else {
+            zset_text.push(score.len() as u8);
+            zset_text.extend_from_slice(score);
+        }
+    }
+    let zset_text = legacy::seal(zset_text);
+    let mut quicklist = vec![types::LIST_QUICKLIST];
+    legacy::len(&mut quicklist, 2);
+    legacy::string(&mut quicklist, &ziplist::encode(&[b"a", b"1", b"-20000"]));
+    legacy::string(&mut quicklist, &ziplist::encode(&[b"b", long]));
+    let quicklist = legacy::seal(quicklist);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("list-linked", legacy::collection(types::LIST, &[b"x", b"12", long], false)),
+        ("set-ints", legacy::collection(types::SET, &[b"3", b"1", b"2"], false)),
+        ("set-mixed", legacy::collection(types::SET, &[b"3", b"x", b"2"], false)),
+        ("set-many-ints", legacy::collection(types::SET, &[b"1", b"2", b"3", b"4", b"5"], false)),
+        ("hash-small", legacy::collection(types::HASH, &[b"f", b"v", b"g", b"w"], true)),
+        ("hash-long", legacy::collection(types::HASH, &[b"f", long], true)),
+        (
+            "hash-many",
+            legacy::collection(types::HASH, &[b"1", b"1", b"2", b"2", b"3", b"3", b"4", b"4", b"5", b"5"], true),
+        ),
+        ("zset-text", zset_text),
+        ("list-ziplist", legacy::blob(types::LIST_ZIPLIST, &ziplist::encode(&[b"p", b"7", long]))),
+        ("list-quicklist", quicklist),
+        ("zset-ziplist", legacy::blob(types::ZSET_ZIPLIST, &ziplist::encode(&[b"n", b"1.25", b"m", b"2"]))),
+        (
+            "zset-ziplist-big",
+            legacy::blob(
+                types::ZSET_ZIPLIST,
+                &ziplist::encode(&[b"a", b"1", b"b", b"2", b"c", b"3", b"d", b"4", b"e", b"5"]),
+            ),
+        ),
+        ("hash-ziplist", legacy::blob(types::HASH_ZIPLIST, &ziplist::encode(&[b"f", long]))),
+        (
+            "hash-ziplist-big",
+            legacy::blob(
+                types::HASH_ZIPLIST,
+                &ziplist::encode(&[b"1", b"a", b"2", b"b", b"3", b"c", b"4", b"d", b"5", b"e"]),
+            ),
+        ),
+        ("hash-zipmap", legacy::blob(types::HASH_ZIPMAP, &zipmap::encode(&[(b"f", b"v"), (b"g", b"1")]))),
+        ("hash-zipmap-long", legacy::blob(types::HASH_ZIPMAP, &zipmap::encode(&[(b"f", long)]))),
+        ("set-intset-big", legacy::blob(types::SET_INTSET, &quince_persist::rdb::intset::encode(&[1, 2, 3, 4, 5]))),
+    ];
+    for (key, payload) in &cases {
+        for s in [&mut redis as &mut dyn Run, &mut quince] {
+            let reply = s.run(&[b"RESTORE", key.as_bytes(), b"0", payload]);
+            assert_eq!(String::from_utf8_lossy(&reply), "+OK\r\n", "{key}");
+        }
+    }
+    assert_same_dataset(&mut quince, &mut redis, 0);
+}
