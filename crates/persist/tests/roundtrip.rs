@@ -316,3 +316,35 @@ fn redis_corrupt_dump_corpus_never_panics() {
     assert!(checked >= 30, "corpus has {checked} payloads");
     assert!(rejected >= 2 * checked - 4, "Redis's corrupt payloads are rejected ({rejected} of {checked} x2)");
 }
+
+/// Not a correctness test: prints how long 200k keys take to save and load (debug builds
+/// are slow; run with --release --ignored to measure).
+#[test]
+#[ignore]
+fn timing_200k_keys() {
+    let (source, now) = engine();
+    for i in 0..200_000u32 {
+        let key = format!("key:{i}").into_bytes();
+        let value = match i % 4 {
+            0 => Value::string(format!("value-{i}").as_bytes()),
+            1 => Value::List((0..10).map(|j| Bytes::from(format!("{i}-{j}").into_bytes())).collect::<ListValue>()),
+            2 => Value::Hash(HashValue::Listpack(
+                (0..5)
+                    .map(|j| (Bytes::from(format!("f{j}").into_bytes()), Bytes::from(format!("{i}").into_bytes())))
+                    .collect(),
+            )),
+            _ => Value::Set(SetValue::Intset((0..8).map(|j| i64::from(i) * 10 + j).collect())),
+        };
+        let shard = source.keyspace.shard_of(&key);
+        source.keyspace.lock(shard).dbs[0].insert_entry(&key, Entry { value, expire_at_ms: None, access: 0 }, now);
+    }
+    let t = std::time::Instant::now();
+    let mut file = Vec::new();
+    write_snapshot(&source, &mut file, &SaveOptions::default()).unwrap();
+    println!("save: {} bytes in {:?}", file.len(), t.elapsed());
+    let (target, _) = engine();
+    let t = std::time::Instant::now();
+    let stats =
+        load_snapshot(&target, std::io::BufReader::new(&file[..]), &LoadOptions::default(), &mut |_, _| {}).unwrap();
+    println!("load: {} keys in {:?}", stats.keys_loaded, t.elapsed());
+}

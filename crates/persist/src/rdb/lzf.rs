@@ -34,15 +34,51 @@ fn idx(h: u32) -> usize {
     ((h >> (3 * 8 - HLOG)).wrapping_sub(h.wrapping_mul(5)) as usize) & (HSIZE - 1)
 }
 
+/// The hash table: positions + 1 (0: an empty slot), like liblzf's zeroed pointer table.
+/// Kept per thread and cleared slot by slot after use, because zeroing 256 KiB for every
+/// short string would dominate the cost of a snapshot.
+struct Table {
+    slots: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl Table {
+    fn set(&mut self, slot: usize, value: u32) {
+        if self.slots[slot] == 0 {
+            self.touched.push(slot as u32);
+        }
+        self.slots[slot] = value;
+    }
+
+    fn clear(&mut self) {
+        for &slot in &self.touched {
+            self.slots[slot as usize] = 0;
+        }
+        self.touched.clear();
+    }
+}
+
+thread_local! {
+    static TABLE: std::cell::RefCell<Table> =
+        std::cell::RefCell::new(Table { slots: vec![0; HSIZE], touched: Vec::new() });
+}
+
 /// Compresses `input` into at most `out_len` bytes, as `lzf_compress` does; None when the
 /// output would not fit (the caller then stores the data verbatim).
 pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
-    let in_len = input.len();
-    if in_len == 0 || out_len == 0 {
+    if input.is_empty() || out_len == 0 {
         return None;
     }
-    // Positions + 1 (0: empty slot), like liblzf's pointer table zeroed.
-    let mut htab = vec![0u32; HSIZE];
+    TABLE.with(|table| {
+        let mut table = table.borrow_mut();
+        let result = compress_with(&mut table, input, out_len);
+        table.clear();
+        result
+    })
+}
+
+fn compress_with(htab: &mut Table, input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    let in_len = input.len();
     let mut out = vec![0u8; out_len];
     let mut op = 1usize; // output position; out[op - lit - 1] holds the run header
     let mut lit = 0usize;
@@ -53,8 +89,8 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
         while in_len >= 3 && ip < in_len - 2 {
             hval = next(hval, input, ip);
             let slot = idx(hval);
-            let reference = htab[slot] as usize; // position + 1, or 0
-            htab[slot] = (ip + 1) as u32;
+            let reference = htab.slots[slot] as usize; // position + 1, or 0
+            htab.set(slot, (ip + 1) as u32);
 
             // `ref > in_data`: a match never starts at position 0.
             let candidate = (reference > 1).then(|| reference - 1).and_then(|r| Some((r, ip.checked_sub(r + 1)?)));
@@ -111,10 +147,10 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
                 ip -= 2;
                 hval = first(input, ip);
                 hval = next(hval, input, ip);
-                htab[idx(hval)] = (ip + 1) as u32;
+                htab.set(idx(hval), (ip + 1) as u32);
                 ip += 1;
                 hval = next(hval, input, ip);
-                htab[idx(hval)] = (ip + 1) as u32;
+                htab.set(idx(hval), (ip + 1) as u32);
                 ip += 1;
             } else {
                 if op >= out_len {
