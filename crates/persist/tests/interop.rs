@@ -302,3 +302,114 @@ fn legacy_payloads_restore_like_redis() {
     }
     assert_same_dataset(&mut quince, &mut redis, 0);
 }
+
+/// Rewrites a STREAM_LISTPACKS_2 payload as the 6.x STREAM_LISTPACKS one: without the
+/// first ID, max deleted ID, entries-added and group entries-read fields.
+fn stream_v2_to_v1(p: &[u8]) -> Vec<u8> {
+    fn len(p: &[u8], i: &mut usize) -> (bool, u64) {
+        let b = p[*i];
+        *i += 1;
+        match b >> 6 {
+            0 => (false, u64::from(b & 0x3f)),
+            1 => {
+                *i += 1;
+                (false, (u64::from(b & 0x3f) << 8) | u64::from(p[*i - 1]))
+            }
+            3 => (true, u64::from(b & 0x3f)),
+            _ if b == 0x80 => {
+                *i += 4;
+                (false, u64::from(u32::from_be_bytes(p[*i - 4..*i].try_into().unwrap())))
+            }
+            _ => {
+                *i += 8;
+                (false, u64::from_be_bytes(p[*i - 8..*i].try_into().unwrap()))
+            }
+        }
+    }
+    fn skip_string(p: &[u8], i: &mut usize) {
+        match len(p, i) {
+            (false, n) => *i += n as usize,
+            (true, 0) => *i += 1,
+            (true, 1) => *i += 2,
+            (true, 2) => *i += 4,
+            _ => {
+                let (_, clen) = len(p, i);
+                len(p, i);
+                *i += clen as usize;
+            }
+        }
+    }
+    let body = &p[..p.len() - 10];
+    assert_eq!(body[0], 19);
+    let mut out = vec![15u8];
+    let mut i = 1;
+    let (_, nodes) = len(body, &mut i);
+    for _ in 0..nodes {
+        skip_string(body, &mut i);
+        skip_string(body, &mut i);
+    }
+    for _ in 0..3 {
+        len(body, &mut i); // length, last ID
+    }
+    out.extend_from_slice(&body[1..i]);
+    for _ in 0..5 {
+        len(body, &mut i); // first ID, max deleted ID, entries added: dropped
+    }
+    let start = i;
+    let (_, groups) = len(body, &mut i);
+    out.extend_from_slice(&body[start..i]);
+    for _ in 0..groups {
+        let start = i;
+        skip_string(body, &mut i);
+        len(body, &mut i);
+        len(body, &mut i);
+        out.extend_from_slice(&body[start..i]);
+        len(body, &mut i); // entries read: dropped
+        let start = i;
+        let (_, pel) = len(body, &mut i);
+        for _ in 0..pel {
+            i += 24;
+            len(body, &mut i);
+        }
+        let (_, consumers) = len(body, &mut i);
+        for _ in 0..consumers {
+            skip_string(body, &mut i);
+            i += 8;
+            let (_, n) = len(body, &mut i);
+            i += 16 * n as usize;
+        }
+        out.extend_from_slice(&body[start..i]);
+    }
+    assert_eq!(i, body.len());
+    legacy::seal(out)
+}
+
+/// 6.x stream payloads (no entries-added / first ID / group entries-read) restore with the
+/// metadata Redis 7.0 derives for them.
+#[test]
+fn v1_stream_payloads_restore_like_redis() {
+    let Some(source) = start_redis(&[]) else { return };
+    let Some(target) = start_redis(&[]) else { return };
+    let mut source = source.client();
+    let mut target = target.client();
+    let mut quince = Local::new();
+    for i in 1..=8 {
+        source.cmd(&["XADD", "s", &format!("{i}-1"), "f", &format!("v{i}"), "g", "x"]);
+    }
+    source.cmd(&["XGROUP", "CREATE", "s", "behind", "0"]);
+    source.cmd(&["XGROUP", "CREATE", "s", "at-end", "$"]);
+    source.cmd(&["XGROUP", "CREATE", "s", "middle", "4-1"]);
+    source.cmd(&["XREADGROUP", "GROUP", "behind", "c1", "COUNT", "3", "STREAMS", "s", ">"]);
+    source.cmd(&["XADD", "t", "1-1", "a", "b"]);
+    source.cmd(&["XADD", "t", "2-1", "a", "c"]);
+    source.cmd(&["XDEL", "t", "1-1"]);
+    source.cmd(&["XGROUP", "CREATE", "t", "g", "0"]);
+    for key in ["s", "t"] {
+        let v2 = bulk(parse(&source.cmd(&["DUMP", key])));
+        let v1 = stream_v2_to_v1(&v2);
+        for s in [&mut target as &mut dyn Run, &mut quince] {
+            assert_eq!(s.run(&[b"RESTORE", key.as_bytes(), b"0", &v1]), b"+OK\r\n", "{key}");
+        }
+    }
+    assert_same_dataset(&mut quince, &mut target, 0);
+}
