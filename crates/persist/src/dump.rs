@@ -53,10 +53,15 @@ pub fn decode_payload(payload: &[u8], limits: &Limits) -> Option<Value> {
     read_object(&mut input, rdb_type, limits).ok().flatten()
 }
 
-/// The write options DUMP uses: `rdbcompression` and `list-max-listpack-size` now.
+/// The write options DUMP uses: `rdbcompression` and the list node settings now.
 fn dump_options(ctx: &Ctx<'_>) -> WriteOptions {
     let compress = ctx.engine.config.read().get_int("rdbcompression") != 0;
-    WriteOptions { compress, list_max_listpack_size: ctx.limits().list_max_listpack_size }
+    let limits = ctx.limits();
+    WriteOptions {
+        compress,
+        list_max_listpack_size: limits.list_max_listpack_size,
+        list_compress_depth: limits.list_compress_depth,
+    }
 }
 
 /// DUMP key — O(1) to find the key, O(N*M) to serialize it.

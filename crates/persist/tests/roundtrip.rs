@@ -155,9 +155,9 @@ fn value_strategy() -> impl Strategy<Value = Value> {
 }
 
 const OPTIONS: [WriteOptions; 3] = [
-    WriteOptions { compress: true, list_max_listpack_size: -2 },
-    WriteOptions { compress: false, list_max_listpack_size: 4 },
-    WriteOptions { compress: true, list_max_listpack_size: -5 },
+    WriteOptions { compress: true, list_max_listpack_size: -2, list_compress_depth: 0 },
+    WriteOptions { compress: false, list_max_listpack_size: 4, list_compress_depth: 1 },
+    WriteOptions { compress: true, list_max_listpack_size: -5, list_compress_depth: 2 },
 ];
 
 proptest! {

@@ -183,3 +183,31 @@ fn dump_encodings_of_command_built_values() {
     steps.push(cmd(&["SMEMBERS", "s"]).compare(Compare::Unordered));
     run("dump encodings", &steps);
 }
+
+#[test]
+fn dump_of_compressed_list_nodes_matches_redis() {
+    let items: Vec<String> = (0..400).map(|i| format!("element number {i} of a compressible list")).collect();
+    let mut rpush = vec!["RPUSH", "l"];
+    rpush.extend(items.iter().map(String::as_str));
+    let noise: Vec<String> = (0..40u64).map(|i| format!("{:x}", i.wrapping_mul(0x9e37_79b9_7f4a_7c15))).collect();
+    let mut rpush_noise = vec!["RPUSH", "n"];
+    rpush_noise.extend(noise.iter().map(String::as_str));
+    run(
+        "compressed list nodes",
+        &[
+            cmd(&["CONFIG", "SET", "list-compress-depth", "1"]),
+            cmd(&rpush),
+            cmd(&["DUMP", "l"]),
+            cmd(&["CONFIG", "SET", "list-compress-depth", "2"]),
+            cmd(&["CONFIG", "SET", "list-max-listpack-size", "4"]),
+            cmd(&["DEL", "l"]),
+            cmd(&rpush),
+            cmd(&["DUMP", "l"]),
+            cmd(&rpush_noise),
+            cmd(&["DUMP", "n"]),
+            cmd(&["CONFIG", "SET", "rdbcompression", "no"]),
+            cmd(&["DUMP", "l"]),
+            cmd(&["DUMP", "n"]),
+        ],
+    );
+}

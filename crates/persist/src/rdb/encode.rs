@@ -72,15 +72,20 @@ impl Output {
         }
         if self.compress && s.len() > 20 {
             if let Some(packed) = lzf::compress(s, s.len() - 4) {
-                self.buf.push((ENCVAL << 6) | ENC_LZF);
-                self.len(packed.len() as u64);
-                self.len(s.len() as u64);
-                self.buf.extend_from_slice(&packed);
+                self.lzf_blob(&packed, s.len());
                 return;
             }
         }
         self.len(s.len() as u64);
         self.buf.extend_from_slice(s);
+    }
+
+    /// `rdbSaveLzfBlob`: LZF data that expands to `original_len` bytes.
+    pub fn lzf_blob(&mut self, packed: &[u8], original_len: usize) {
+        self.buf.push((ENCVAL << 6) | ENC_LZF);
+        self.len(packed.len() as u64);
+        self.len(original_len as u64);
+        self.buf.extend_from_slice(packed);
     }
 
     /// `rdbSaveLongLongAsStringObject`: an integer-encoded string object.

@@ -110,10 +110,11 @@ enum AccessData {
 /// `Engine::exclusive()` or runs in a forked child. Nothing in the engine changes.
 pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOptions) -> io::Result<SaveStats> {
     let now = engine.clock.now_ms();
-    let (list_max_listpack_size, policy, decay_minutes) = {
+    let (list_max_listpack_size, list_compress_depth, policy, decay_minutes) = {
         let config = engine.config.read();
         (
             config.get_int("list-max-listpack-size"),
+            config.get_int("list-compress-depth"),
             config.get("maxmemory-policy").unwrap_or("noeviction").to_string(),
             engine.hot.lfu_decay_time.load(Ordering::Relaxed),
         )
@@ -125,7 +126,7 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
     } else {
         AccessData::None
     };
-    let write_options = WriteOptions { compress: options.compression, list_max_listpack_size };
+    let write_options = WriteOptions { compress: options.compression, list_max_listpack_size, list_compress_depth };
     let mut sink = Sink { inner: writer, crc: 0, checksum: options.checksum, bytes: 0 };
     let mut o = Output::new(options.compression);
     o.raw(format!("REDIS{RDB_VERSION:04}").as_bytes());

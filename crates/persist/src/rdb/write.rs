@@ -7,7 +7,7 @@ use quince_engine::types::{HashValue, ListValue, SetValue, ZSetValue};
 
 use super::encode::Output;
 use super::listpack::ListpackBuilder;
-use super::{intset, stream, types};
+use super::{intset, lzf, stream, types};
 
 /// What shapes the bytes of an object besides its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,12 +16,15 @@ pub struct WriteOptions {
     pub compress: bool,
     /// `list-max-listpack-size`: how lists are cut into quicklist nodes.
     pub list_max_listpack_size: i64,
+    /// `list-compress-depth`: nodes this far from both ends stay plain; Redis keeps the
+    /// inner ones LZF-compressed in memory and saves them as they are.
+    pub list_compress_depth: i64,
 }
 
 impl Default for WriteOptions {
     /// Redis's defaults: compression on, 8 KiB list nodes.
     fn default() -> Self {
-        Self { compress: true, list_max_listpack_size: -2 }
+        Self { compress: true, list_max_listpack_size: -2, list_compress_depth: 0 }
     }
 }
 
@@ -51,7 +54,7 @@ pub(crate) fn write_value(o: &mut Output, value: &Value, opts: &WriteOptions) {
     match value {
         Value::Str(StrValue::Int(n)) => o.int_string(*n),
         Value::Str(StrValue::Embstr(b) | StrValue::Raw(b)) => o.string(b),
-        Value::List(list) => write_list(o, list, opts.list_max_listpack_size),
+        Value::List(list) => write_list(o, list, opts.list_max_listpack_size, opts.list_compress_depth),
         Value::Set(SetValue::Intset(members)) => o.string(&intset::encode(members)),
         Value::Set(SetValue::Table(t)) => {
             o.len(t.len() as u64);
@@ -131,8 +134,15 @@ fn node_allows(node_bytes: usize, count: usize, fill: i64, sz: usize) -> bool {
     (count as i64) < fill
 }
 
-/// A list as QUICKLIST_2: the nodes an RPUSH of every element would have built in Redis.
-fn write_list(o: &mut Output, list: &ListValue, fill: i64) {
+/// Quicklist nodes smaller than this are never compressed (`MIN_COMPRESS_BYTES`).
+const MIN_COMPRESS_BYTES: usize = 48;
+/// A compressed node must be at least this much smaller (`MIN_COMPRESS_IMPROVE`).
+const MIN_COMPRESS_IMPROVE: usize = 8;
+
+/// A list as QUICKLIST_2: the nodes an RPUSH of every element would have built in Redis,
+/// the inner ones (beyond `depth` from either end) compressed as Redis's quicklist keeps
+/// them.
+fn write_list(o: &mut Output, list: &ListValue, fill: i64, depth: i64) {
     let fill = fill.clamp(-5, (1 << 15) - 1);
     // (container, bytes): 2 = a listpack node, 1 = a plain node holding one element.
     let mut nodes: Vec<(u8, Vec<u8>)> = Vec::new();
@@ -158,8 +168,20 @@ fn write_list(o: &mut Output, list: &ListValue, fill: i64) {
         nodes.push((2, lp.finish()));
     }
     o.len(nodes.len() as u64);
-    for (container, bytes) in nodes {
+    let depth = usize::try_from(depth).unwrap_or(0).min(u16::MAX as usize);
+    let count = nodes.len();
+    for (i, (container, bytes)) in nodes.into_iter().enumerate() {
         o.len(u64::from(container));
+        let inner = depth > 0 && i >= depth && i + depth < count;
+        if inner && container == 2 && bytes.len() >= MIN_COMPRESS_BYTES {
+            // `__quicklistCompressNode`, then `rdbSaveLzfBlob` of the compressed node.
+            if let Some(packed) = lzf::compress(&bytes, bytes.len()) {
+                if packed.len() + MIN_COMPRESS_IMPROVE < bytes.len() {
+                    o.lzf_blob(&packed, bytes.len());
+                    continue;
+                }
+            }
+        }
         o.string(&bytes);
     }
 }
