@@ -211,3 +211,16 @@ fn dump_of_compressed_list_nodes_matches_redis() {
         ],
     );
 }
+
+#[test]
+fn command_docs_and_info() {
+    run(
+        "dump and restore specs",
+        &[
+            cmd(&["COMMAND", "INFO", "dump", "restore"]),
+            cmd(&["COMMAND", "DOCS", "dump", "restore"]),
+            cmd(&["COMMAND", "GETKEYS", "RESTORE", "k", "0", "payload"]),
+            cmd(&["COMMAND", "GETKEYS", "DUMP", "k"]),
+        ],
+    );
+}
