@@ -2,6 +2,22 @@
 //! `load_snapshot`) and the object encoding DUMP / RESTORE payloads share
 //! (`write_object`, `read_object`). `docs/persistence.md` documents the format byte by byte.
 //!
+//! ```
+//! use quince_engine::{Engine, EngineOptions};
+//! use quince_persist::rdb::{load_snapshot, write_snapshot, LoadOptions, SaveOptions};
+//!
+//! let engine = Engine::new(EngineOptions::default());
+//! let mut client = engine.new_client();
+//! let mut out = quince_engine::ReplyBuilder::new();
+//! engine.execute(&mut client, &[b"SET", b"greeting", b"hello"], &mut out);
+//!
+//! let mut file = Vec::new();
+//! write_snapshot(&engine, &mut file, &SaveOptions::default()).unwrap();
+//! let copy = Engine::new(EngineOptions::default());
+//! let stats = load_snapshot(&copy, &file[..], &LoadOptions::default(), &mut |_keys, _bytes| {}).unwrap();
+//! assert_eq!(stats.keys_loaded, 1);
+//! ```
+//!
 //! One concern per file: the compact encodings (`listpack`, `ziplist`, `intset`, `zipmap`),
 //! the checksum (`crc64`) and compression (`lzf`), the primitives (`encode`, `decode`), the
 //! objects (`write`, `read`, `stream`) and whole files (`file`).
