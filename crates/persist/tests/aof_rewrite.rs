@@ -114,7 +114,7 @@ fn dump(engine: &Engine) -> Vec<String> {
         }
     }
     out.sort();
-    out.push(format!("functions={:?}", engine.scripting.library_sources()));
+    out.push(format!("functions={:?}", engine.scripting.library_codes()));
     out
 }
 

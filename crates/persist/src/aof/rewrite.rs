@@ -15,7 +15,7 @@ const ITEMS_PER_COMMAND: usize = 64;
 /// consistent view (the exclusive gate, or a forked child).
 pub fn write_commands(engine: &Engine, out: &mut dyn Write) -> io::Result<u64> {
     let mut buf = Vec::with_capacity(1 << 16);
-    for code in engine.scripting.library_sources() {
+    for code in engine.scripting.library_codes() {
         command(&mut buf, &[b"FUNCTION", b"LOAD", &code]);
     }
     let now = engine.clock.now_ms();
