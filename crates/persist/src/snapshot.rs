@@ -53,7 +53,12 @@ fn finish(out: BufWriter<File>) -> Result<(), String> {
 /// Loads an RDB file into the engine; the number of keys loaded. An AOF base keeps keys
 /// whose TTL passed (they expire later, as Redis loads an RDB preamble); a snapshot skips
 /// them, as a master does.
-pub fn load_file(engine: &Engine, path: &Path, aof_base: bool, log: &mut dyn FnMut(LogLevel, &str)) -> Result<u64, String> {
+pub fn load_file(
+    engine: &Engine,
+    path: &Path,
+    aof_base: bool,
+    log: &mut dyn FnMut(LogLevel, &str),
+) -> Result<u64, String> {
     let file = File::open(path).map_err(|e| format!("Fatal error loading the DB: {e}. Exiting."))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut input = BufReader::with_capacity(1 << 16, file);

@@ -47,6 +47,7 @@ fn populate(engine: &Engine) {
     run(engine, &mut c, &["XGROUP", "CREATECONSUMER", "stream", "grp", "bob"]);
     run(engine, &mut c, &["XADD", "empty", "5-5", "f", "v"]);
     run(engine, &mut c, &["XDEL", "empty", "5-5"]);
+    run(engine, &mut c, &["XGROUP", "CREATE", "never-used", "g", "$", "MKSTREAM"]);
     run(engine, &mut c, &["SELECT", "5"]);
     run(engine, &mut c, &["SET", "in-db5", "five"]);
     let library = "#!lua name=mylib\nredis.register_function('f1', function() return 1 end)";
@@ -127,7 +128,7 @@ fn a_command_base_rebuilds_the_dataset() {
     let path = dir.join("base.aof");
     let mut file = std::fs::File::create(&path).unwrap();
     let keys = write_commands(&source, &mut file).unwrap();
-    assert_eq!(keys, 14);
+    assert_eq!(keys, 15);
     drop(file);
 
     let target = engine();
