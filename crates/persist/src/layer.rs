@@ -876,6 +876,15 @@ impl Persistence for Layer {
         self.refresh_refusal(engine);
     }
 
+    fn function_payload(&self, engine: &Engine, codes: &[Vec<u8>]) -> Vec<u8> {
+        let compress = engine.config.read().get_bool("rdbcompression");
+        crate::rdb::function_payload(codes, compress)
+    }
+
+    fn function_payload_codes(&self, payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        crate::rdb::function_payload_codes(payload)
+    }
+
     fn after_flushall(&self, engine: &Engine) {
         let rdb_child = {
             let mut state = self.state.lock();

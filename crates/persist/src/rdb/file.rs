@@ -392,3 +392,37 @@ fn read_function<R: Read>(input: &mut Input<R>, op: u8) -> Result<Vec<u8>, RdbEr
     code.extend_from_slice(&blob);
     Ok(code)
 }
+
+/// FUNCTION DUMP's payload: each library as FUNCTION2 and its code (LZF when `compress`
+/// and it saves space), then the RDB version and the CRC64, as Redis's functionDumpCommand.
+pub fn function_payload(codes: &[Vec<u8>], compress: bool) -> Vec<u8> {
+    let mut o = Output::new(compress);
+    for code in codes {
+        o.byte(opcodes::FUNCTION2);
+        o.string(code);
+    }
+    let mut out = o.buf;
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = super::crc64::crc64(0, &out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// FUNCTION RESTORE: the library codes of a payload, or the error Redis replies (without
+/// the `ERR ` prefix).
+pub fn function_payload_codes(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    if !crate::dump::verify_payload(payload) {
+        return Err("DUMP payload version or checksum are wrong".into());
+    }
+    let body = &payload[..payload.len() - 10];
+    let mut input = Input::new(body, false);
+    let mut codes = Vec::new();
+    while input.offset() < body.len() as u64 {
+        let op = input.byte().map_err(|_| "can not read data type".to_string())?;
+        if op != opcodes::FUNCTION && op != opcodes::FUNCTION2 {
+            return Err("given type is not a function".into());
+        }
+        codes.push(read_function(&mut input, op).map_err(|_| "failed loading the given functions payload".to_string())?);
+    }
+    Ok(codes)
+}
