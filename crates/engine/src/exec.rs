@@ -424,6 +424,27 @@ impl Engine {
         None
     }
 
+    /// Why EXEC must abort though every command queued: the state refuses writes (MISCONF)
+    /// and the transaction writes, or memory is out and it may grow it (processCommand's
+    /// checks on EXEC with the transaction's flags).
+    fn exec_refusal(&self, queued: &[Vec<Vec<u8>>]) -> Option<String> {
+        let flag_of = |name: &str| {
+            queued.iter().any(|command| {
+                let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
+                matches!(self.table.resolve(&args), Resolved::Found(spec) if spec.has_flag(name))
+            })
+        };
+        if flag_of("write") {
+            if let Some(line) = self.persistence().and_then(|p| p.write_refusal()) {
+                return Some(line);
+            }
+        }
+        if self.hot.maxmemory.load(Ordering::Relaxed) > 0 && flag_of("denyoom") && self.out_of_memory() {
+            return Some(crate::evict::OOM_ERROR.to_string());
+        }
+        None
+    }
+
     /// Whether the persistence layer wants write effects recorded.
     fn effects_wanted(&self) -> bool {
         self.persistence().is_some_and(|p| p.wants_effects())
@@ -548,6 +569,12 @@ impl Engine {
             self.reject(Some(spec), out, &line);
             return true;
         }
+        // Queueing takes memory too: under OOM nothing is queued (Redis's processCommand).
+        if self.hot.maxmemory.load(Ordering::Relaxed) > 0 && self.out_of_memory() {
+            client.multi_error = true;
+            self.reject(Some(spec), out, crate::evict::OOM_ERROR);
+            return true;
+        }
         if let Some(queue) = client.multi.as_mut() {
             queue.push(args.iter().map(|a| a.to_vec()).collect());
         }
@@ -559,6 +586,13 @@ impl Engine {
     fn run_transaction(&self, client: &mut Client, out: &mut dyn ReplySink) {
         let queued = client.multi.take().unwrap_or_default();
         client.handle.set_flag(crate::clients::flag::MULTI, false);
+        // The server's state is checked first, as Redis's processCommand runs before EXEC.
+        if let Some(reason) = self.exec_refusal(&queued) {
+            client.multi_error = false;
+            self.unwatch_all(client);
+            self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {reason}"));
+            return;
+        }
         if std::mem::take(&mut client.multi_error) {
             self.unwatch_all(client);
             self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");
@@ -712,6 +746,11 @@ impl Engine {
             }
             if let Some(line) = self.state_refusal(spec) {
                 self.reject(Some(spec), out, &line);
+                return;
+            }
+            // Over `maxmemory`: evict first; refuse what may grow memory if that fails.
+            if self.hot.maxmemory.load(Ordering::Relaxed) > 0 && self.out_of_memory() && spec.has_flag("denyoom") {
+                self.reject(Some(spec), out, crate::evict::OOM_ERROR);
                 return;
             }
         }

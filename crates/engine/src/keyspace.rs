@@ -603,6 +603,41 @@ impl Db {
         (sum, count)
     }
 
+    /// Up to `n` candidate keys for eviction with their access data and TTL: random ones
+    /// from the keys with a TTL (`volatile`), or a run of keys from a random point of the
+    /// table. PERF: reaching the random point walks the table; Redis samples random buckets.
+    pub fn eviction_sample(&self, n: usize, volatile: bool, rng: &mut Rng) -> Vec<(Key, u32, Option<i64>)> {
+        let describe = |key: &Key, entry: &Entry| (key.clone(), entry.access, entry.expire_at_ms);
+        if volatile {
+            if self.expires.is_empty() {
+                return Vec::new();
+            }
+            (0..n)
+                .filter_map(|_| {
+                    let key = &self.expires[rng.below(self.expires.len())];
+                    self.map.get(key).map(|e| describe(key, e))
+                })
+                .collect()
+        } else {
+            if self.map.is_empty() {
+                return Vec::new();
+            }
+            let start = rng.below(self.map.len());
+            self.map
+                .iter()
+                .skip(start)
+                .chain(self.map.iter())
+                .take(n.min(self.map.len()))
+                .map(|(k, e)| describe(k, e))
+                .collect()
+        }
+    }
+
+    /// Removes a key evicted by `maxmemory` (not a change made by a client: no dirty count).
+    pub fn evict(&mut self, key: &[u8]) -> bool {
+        self.remove_entry(key).is_some()
+    }
+
     /// The `n`-th key in table order (for RANDOMKEY), if any.
     pub fn nth_key(&self, n: usize) -> Option<&Key> {
         self.map.keys().nth(n)

@@ -23,6 +23,7 @@ pub mod cmd;
 pub mod command;
 pub mod config;
 pub mod error;
+pub mod evict;
 mod exec;
 mod expire;
 pub mod geohash;
@@ -85,6 +86,8 @@ pub struct Stats {
     pub total_net_output_bytes: AtomicU64,
     /// In-place changes (see `Ctx::dirty`); add `Engine::dirty()` for the total.
     pub dirty: AtomicU64,
+    /// Keys removed by `maxmemory` eviction.
+    pub evicted_keys: AtomicU64,
 }
 
 /// Facts about the hosting process that INFO reports; set once by the server.
@@ -104,7 +107,7 @@ pub struct ServerFacts {
 
 /// Configuration values read on every command, cached in atomics so the hot path takes no
 /// lock. Refreshed by `Engine::config_changed`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct HotConfig {
     pub lfu: AtomicBool,
     pub lfu_log_factor: AtomicU32,
@@ -116,6 +119,9 @@ pub struct HotConfig {
     pub notify_flags: std::sync::atomic::AtomicI64,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
     pub limits: parking_lot::RwLock<types::Limits>,
+    /// `maxmemory` in bytes (0: no limit) and `maxmemory-policy`.
+    pub maxmemory: AtomicU64,
+    pub maxmemory_policy: parking_lot::RwLock<evict::Policy>,
 }
 
 /// WATCHed keys: (db, key) to the dirty flags of the clients watching it.
@@ -173,7 +179,17 @@ impl Engine {
             config: RwLock::new(options.config),
             stats: Stats::default(),
             server: RwLock::new(ServerFacts { start_time_ms, ..ServerFacts::default() }),
-            hot: HotConfig::default(),
+            hot: HotConfig {
+                lfu: AtomicBool::new(false),
+                lfu_log_factor: AtomicU32::new(0),
+                lfu_decay_time: AtomicU32::new(0),
+                shared_integers: AtomicBool::new(false),
+                active_expire: AtomicBool::new(false),
+                notify_flags: std::sync::atomic::AtomicI64::new(0),
+                limits: parking_lot::RwLock::new(types::Limits::default()),
+                maxmemory: AtomicU64::new(0),
+                maxmemory_policy: parking_lot::RwLock::new(evict::Policy::NoEviction),
+            },
             clients: ClientRegistry::default(),
             observe: Observe::new(table_ids),
             pubsub: pubsub::PubSub::default(),
@@ -212,6 +228,12 @@ impl Engine {
         self.exec_gate.write()
     }
 
+    /// Holds the transaction gate as any command does (for work outside a command that
+    /// touches keys: the server's eviction cron), so it never interleaves with a snapshot.
+    pub fn shared_gate(&self) -> parking_lot::RwLockReadGuard<'_, ()> {
+        self.exec_gate.read()
+    }
+
     /// Re-reads the configuration values cached in `hot`; call after changing `config`.
     pub fn config_changed(&self) {
         let config = self.config.read();
@@ -235,6 +257,8 @@ impl Engine {
             stream_node_max_bytes: int("stream-node-max-bytes"),
         };
         self.hot.notify_flags.store(int("notify-keyspace-events"), Ordering::Relaxed);
+        self.hot.maxmemory.store(maxmemory.max(0) as u64, Ordering::Relaxed);
+        *self.hot.maxmemory_policy.write() = evict::Policy::from_config(policy);
         self.pubsub.set_limits_from_config(config.get("client-output-buffer-limit").unwrap_or(""));
         self.observe.slowlog_threshold_us.store(int("slowlog-log-slower-than"), Ordering::Relaxed);
         let slowlog_max_len = int("slowlog-max-len").max(0) as u64;

@@ -164,6 +164,12 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         if last_persistence_cron.elapsed() >= Duration::from_millis(100) {
             last_persistence_cron = Instant::now();
             layer.cron(&engine);
+            // Over maxmemory (after CONFIG SET maxmemory, or eviction cut short by its time
+            // budget): keep evicting even when no command arrives.
+            if engine.hot.maxmemory.load(Ordering::Relaxed) > 0 {
+                let _gate = engine.shared_gate();
+                engine.out_of_memory();
+            }
         }
         engine.sample_instantaneous();
         std::thread::sleep(Duration::from_millis(10).min(period));

@@ -202,7 +202,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
              instantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\n\
-             expired_keys:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
+             expired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
              pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\n\
              tracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
              total_error_replies:{}\r\n",
@@ -215,6 +215,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 rates[2] as f64 / 1024.0,
                 load(&stats.rejected_connections),
                 engine.expired_keys(),
+                engine.stats.evicted_keys.load(Ordering::Relaxed),
                 load(&stats.keyspace_hits),
                 load(&stats.keyspace_misses),
                 engine.pubsub.count(crate::pubsub::Kind::Channel),

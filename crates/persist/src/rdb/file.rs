@@ -422,7 +422,8 @@ pub fn function_payload_codes(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         if op != opcodes::FUNCTION && op != opcodes::FUNCTION2 {
             return Err("given type is not a function".into());
         }
-        codes.push(read_function(&mut input, op).map_err(|_| "failed loading the given functions payload".to_string())?);
+        codes
+            .push(read_function(&mut input, op).map_err(|_| "failed loading the given functions payload".to_string())?);
     }
     Ok(codes)
 }

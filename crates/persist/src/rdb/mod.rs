@@ -39,7 +39,8 @@ pub mod zipmap;
 pub use decode::Input;
 pub use error::RdbError;
 pub use file::{
-    function_payload, function_payload_codes, load_snapshot, write_snapshot, LoadOptions, LoadStats, SaveOptions, SaveStats,
+    function_payload, function_payload_codes, load_snapshot, write_snapshot, LoadOptions, LoadStats, SaveOptions,
+    SaveStats,
 };
 pub use read::read_object;
 pub use write::{object_type, write_object, WriteOptions};
