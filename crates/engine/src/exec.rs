@@ -202,13 +202,17 @@ impl<'a> Ctx<'a> {
         for (_, guard) in self.locked.iter_mut() {
             for (index, db) in guard.dbs.iter_mut().enumerate() {
                 if db.has_expired_log() {
+                    let del = self.engine.expired_deletion_command();
                     for key in db.take_expired_log() {
-                        effects.push(index, &[&b"DEL"[..], &key]);
+                        effects.push(index, &[del, &key[..]]);
                     }
                 }
             }
         }
-        if self.client.in_exec || self.client.in_script {
+        // Redis 7.0's propagatePendingCommands wraps whatever one command propagated in
+        // MULTI/EXEC when it is more than one op (a lazily expired key's DEL and the write,
+        // SPOP's SREMs...), except for commands that touch arbitrary keys (RANDOMKEY, SCAN).
+        if self.client.in_exec || self.client.in_script || !touches_arbitrary_keys(args[0]) {
             effects.atomic = true;
         }
         let script = crate::cmd::scripting::is_script_command(args[0]);
@@ -1214,6 +1218,24 @@ fn unknown_command_error(args: &[&[u8]]) -> String {
         listed.push_str("' ");
     }
     format!("ERR unknown command '{}', with args beginning with: {}", truncate_c(args[0], 128), listed)
+}
+
+/// Commands flagged TOUCHES_ARBITRARY_KEYS in Redis: their expired-key DELs are never
+/// wrapped in MULTI/EXEC.
+fn touches_arbitrary_keys(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"randomkey") || name.eq_ignore_ascii_case(b"scan")
+}
+
+impl Engine {
+    /// How the deletion of an expired key is logged: UNLINK under `lazyfree-lazy-expire`,
+    /// DEL otherwise (Redis's deleteExpiredKeyAndPropagate).
+    pub(crate) fn expired_deletion_command(&self) -> &'static [u8] {
+        if self.config.read().get_bool("lazyfree-lazy-expire") {
+            b"UNLINK"
+        } else {
+            b"DEL"
+        }
+    }
 }
 
 /// Commands that change or read the whole dataset at once run alone, like a transaction:

@@ -99,9 +99,21 @@ fn expire_generic(
     if when <= now {
         db.remove(key, now);
         ctx.notify(notify::GENERIC, "del", key);
+        // A time already past deletes the key: logged as DEL (UNLINK under
+        // lazyfree-lazy-expire), as Redis's expireGenericCommand.
+        let del = super::deletion_command(ctx, "lazyfree-lazy-expire");
+        ctx.propagate_as(&[del, key]);
     } else {
         db.set_expire(key, when, now);
         ctx.notify(notify::GENERIC, "expire", key);
+        // Logged as PEXPIREAT key <absolute ms> with the same condition options, so a
+        // replay at another time sets the same deadline.
+        if ctx.propagating() {
+            let when = when.to_string();
+            let mut rewritten: Vec<&[u8]> = vec![b"PEXPIREAT", key, when.as_bytes()];
+            rewritten.extend_from_slice(&args[3..]);
+            ctx.propagate_as(&rewritten);
+        }
     }
     out.integer(1);
     Ok(())
@@ -402,7 +414,8 @@ pub fn parse_scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
 /// RANDOMKEY — O(N/shards) here: a uniformly random live key of the selected database.
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let (now, db) = (ctx.now_ms, ctx.client.db);
-    let keyspace = &ctx.engine.keyspace;
+    let engine = ctx.engine;
+    let keyspace = &engine.keyspace;
     let mut rng = Rng::new(ctx.engine.clock.now_us() as u64 ^ ctx.client.id.rotate_left(17));
     for _attempt in 0..100 {
         let sizes: Vec<usize> = (0..keyspace.shard_count()).map(|s| keyspace.lock(s).dbs[db].len()).collect();
@@ -424,6 +437,10 @@ fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
                 out.bulk(&key);
                 return Ok(());
             }
+            // Its deletion is logged like any lazy expiry (this shard is not one the
+            // executor locked, so the command records it itself).
+            drop(guard);
+            ctx.propagate_as(&[engine.expired_deletion_command(), &key[..]]);
             break;
         }
     }
