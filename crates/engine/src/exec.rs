@@ -47,6 +47,9 @@ pub struct Client {
     deferred_ready: Vec<(usize, Key)>,
     /// A script's redis.call is running (MONITOR shows such commands as `[db lua]`).
     pub in_script: bool,
+    /// The AOF loader or a master: its commands are logged effects to obey, not requests
+    /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted).
+    pub must_obey: bool,
     /// Write effects recorded for the persistence layer, until handed over: after each
     /// command, or after the whole transaction or script.
     effects: Effects,
@@ -88,6 +91,7 @@ impl Client {
             watch_dirty: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             deferred_ready: Vec::new(),
             in_script: false,
+            must_obey: false,
             effects: Effects::default(),
         }
     }

@@ -687,7 +687,7 @@ fn blocking_move(
     out.bulk(&item);
     // Logged as the non-blocking LMOVE / RPOPLPUSH. Redis's immediate path keeps the
     // client's direction arguments; its serving path (serveClientBlockedOnList) spells
-    // them LEFT/RIGHT.
+    // them `left`/`right`.
     if ctx.propagating() {
         if args[0].eq_ignore_ascii_case(b"brpoplpush") {
             ctx.propagate_as(&[&b"RPOPLPUSH"[..], src, dst]);
@@ -700,10 +700,11 @@ fn blocking_move(
     Ok(())
 }
 
+/// How Redis spells a direction it logs itself (shared.left / shared.right).
 fn end_name(end: End) -> &'static [u8] {
     match end {
-        End::Left => b"LEFT",
-        End::Right => b"RIGHT",
+        End::Left => b"left",
+        End::Right => b"right",
     }
 }
 
