@@ -477,8 +477,10 @@ impl Engine {
         }
     }
 
-    /// After a script: serves the clients blocked on keys it made ready.
+    /// After a script: serves the clients blocked on keys it made ready, once the script's
+    /// effects are handed over (a served pop must be logged after the push that fed it).
     pub(crate) fn serve_script_ready(&self, client: &mut Client) {
+        self.hand_over_effects(client);
         let ready = std::mem::take(&mut client.deferred_ready);
         if !ready.is_empty() {
             self.serve_ready(ready);
