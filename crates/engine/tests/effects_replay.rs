@@ -284,8 +284,9 @@ fn stream_cmd() -> impl Strategy<Value = Vec<String>> {
         1 => (0u32..4).prop_map(|n| words(&["XTRIM", "x0", "MAXLEN", "~", &n.to_string()])),
         1 => (0u32..4).prop_map(|n| words(&["XTRIM", "x0", "MAXLEN", &n.to_string()])),
         1 => Just(words(&["XGROUP", "CREATE", "x0", "g", "$", "MKSTREAM"])),
+        2 => Just(words(&["XGROUP", "CREATE", "x0", "g", "0", "MKSTREAM"])),
         1 => Just(words(&["XGROUP", "CREATE", "x0", "g2", "0"])),
-        3 => (pick(&["c1", "c2"][..]), any::<bool>(), pick(&["g", "g2"][..])).prop_map(|(c, noack, g)| {
+        5 => (pick(&["c1", "c2"][..]), any::<bool>(), pick(&["g", "g2"][..])).prop_map(|(c, noack, g)| {
             let mut cmd = words(&["XREADGROUP", "GROUP", g, c, "COUNT", "2"]);
             if noack {
                 cmd.push("NOACK".into());
@@ -342,6 +343,8 @@ fn db_cmd() -> impl Strategy<Value = Vec<String>> {
         1 => pick(ALL_KEYS).prop_map(|k| words(&["MOVE", k, "1"])),
         1 => (pick(ALL_KEYS), pick(ALL_KEYS)).prop_map(|(a, b)| words(&["COPY", a, b, "DB", "2", "REPLACE"])),
         1 => Just(words(&["RANDOMKEY"])),
+        1 => (pick(&["lazyfree-lazy-expire", "lazyfree-lazy-user-del"][..]), pick(&["yes", "no"][..]))
+            .prop_map(|(option, value)| words(&["CONFIG", "SET", option, value])),
     ]
 }
 
@@ -353,7 +356,7 @@ fn any_cmd() -> impl Strategy<Value = Vec<String>> {
         3 => set_cmd(),
         2 => hash_cmd(),
         3 => zset_cmd(),
-        4 => stream_cmd(),
+        8 => stream_cmd(),
         1 => script_cmd(),
         1 => db_cmd(),
     ]
@@ -364,7 +367,7 @@ fn op() -> impl Strategy<Value = Op> {
         20 => any_cmd().prop_map(Op::Cmd),
         3 => (0usize..3, waiter_cmd()).prop_map(|(n, c)| Op::Wait(n, c)),
         2 => prop::collection::vec(any_cmd(), 1..5).prop_map(Op::Multi),
-        2 => (0usize..3, pick(&["c1", "c2", "c3"][..]), prop::option::of(0u32..1000), any::<bool>())
+        4 => (0usize..3, pick(&["c1", "c2", "c3"][..]), prop::option::of(0u32..1000), any::<bool>())
             .prop_map(|(nth, consumer, idle, lastid)| Op::ClaimPending { nth, consumer, idle, lastid }),
         4 => (1i64..1500).prop_map(Op::Advance),
         1 => Just(Op::ActiveExpire),
