@@ -421,6 +421,20 @@ impl Engine {
         self.persistence().is_some_and(|p| p.wants_effects())
     }
 
+    /// Logs the deletions of keys found expired outside a command (unwrapped, as Redis's
+    /// active expiry).
+    pub(crate) fn log_expired(&self, db: usize, keys: Vec<Key>) {
+        let Some(layer) = self.persistence().filter(|p| p.wants_effects()) else { return };
+        let mut effects = Effects::default();
+        let del = self.expired_deletion_command();
+        for key in keys {
+            effects.push(db, &[del, &key[..]]);
+        }
+        if !effects.is_empty() {
+            layer.feed(&effects);
+        }
+    }
+
     /// Gives the effects the client recorded to the persistence layer.
     fn hand_over_effects(&self, client: &mut Client) {
         if client.effects.is_empty() {
@@ -846,7 +860,15 @@ impl Engine {
             let waiters = self.keyspace.lock(shard).dbs[db].waiters(&key);
             for waiter in waiters {
                 let now = self.clock.now_ms();
-                let exists = self.keyspace.lock(shard).dbs[db].contains(&key, now);
+                let exists = {
+                    let mut guard = self.keyspace.lock(shard);
+                    let exists = guard.dbs[db].contains(&key, now);
+                    // A key found expired here is logged as deleted now, under its lock.
+                    if guard.dbs[db].has_expired_log() {
+                        self.log_expired(db, guard.dbs[db].take_expired_log());
+                    }
+                    exists
+                };
                 // A missing key only matters to XREADGROUP waiters, which get an error when
                 // their stream is deleted; the others would find nothing.
                 let xreadgroup = waiter.args.first().is_some_and(|c| c.eq_ignore_ascii_case(b"xreadgroup"));

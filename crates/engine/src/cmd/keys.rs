@@ -437,10 +437,17 @@ fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
                 out.bulk(&key);
                 return Ok(());
             }
-            // Its deletion is logged like any lazy expiry (this shard is not one the
-            // executor locked, so the command records it itself).
+            // Its deletion is logged like any lazy expiry; this shard is not one the
+            // executor locked, so the command records it itself (with any other expired
+            // key the table noted for the log).
+            let mut expired = db.take_expired_log();
+            if !expired.contains(&key) {
+                expired.push(key);
+            }
             drop(guard);
-            ctx.propagate_as(&[engine.expired_deletion_command(), &key[..]]);
+            for key in expired {
+                ctx.propagate_as(&[engine.expired_deletion_command(), &key[..]]);
+            }
             break;
         }
     }
