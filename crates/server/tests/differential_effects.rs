@@ -233,7 +233,8 @@ impl Redis {
         Some(Self { _server: server, clients, incr, seen: 0 })
     }
 
-    fn run(&mut self, step: &Step) {
+    /// Runs the step; true if Redis replied with an error.
+    fn run(&mut self, step: &Step) -> bool {
         let client = &mut self.clients[step.client];
         if step.collect {
             client.read_reply();
@@ -242,8 +243,9 @@ impl Redis {
             // Let the server block it before the next step runs.
             std::thread::sleep(Duration::from_millis(50));
         } else {
-            client.call(&step.args);
+            return client.call(&step.args).starts_with(b"-");
         }
+        false
     }
 
     /// Commands appended since the last call.
@@ -261,7 +263,7 @@ fn script() -> Vec<Step> {
     let future_ms = "4102444800000";
     let function = "#!lua name=effectslib\nredis.register_function('setit', function(keys, args) \
                     return redis.call('SET', keys[1], args[1]) end)";
-    vec![
+    let mut steps = vec![
         // Strings: relative and absolute expiries become PXAT; GET is dropped.
         cmd(&["SET", "k", "v", "EX", "100"]),
         cmd(&["SET", "k", "v", "PX", "100000", "XX"]),
@@ -317,6 +319,32 @@ fn script() -> Vec<Step> {
         cmd(&["GET", "e"]).after_ms(20),
         cmd(&["CONFIG", "SET", "lazyfree-lazy-expire", "no"]),
         cmd(&["EXPIRE", "missing", "100"]),
+    ];
+    // Reads that find a key expired delete it, and Redis logs that deletion. (Not SCAN:
+    // quince's SCAN skips expired keys without deleting them, so their DEL is logged later,
+    // by whatever finds them next or by the active expiry cycle.)
+    for read in [
+        &["TTL", "e"][..],
+        &["PTTL", "e"],
+        &["EXPIRETIME", "e"],
+        &["TYPE", "e"],
+        &["EXISTS", "e"],
+        &["STRLEN", "e"],
+        &["MGET", "e", "f"],
+        &["TOUCH", "e"],
+        &["OBJECT", "ENCODING", "e"],
+        &["GETRANGE", "e", "0", "1"],
+        &["KEYS", "e"],
+        &["DBSIZE"],
+        &["RENAME", "e", "e2"],
+        &["APPEND", "e", "x"],
+        &["INCR", "e"],
+    ] {
+        steps.push(cmd(&["SET", "e", "1", "PX", "1"]));
+        steps.push(cmd(read).after_ms(20));
+        steps.push(cmd(&["DEL", "e", "e2"]));
+    }
+    steps.extend([
         // Hashes.
         cmd(&["HINCRBYFLOAT", "h", "f", "2.5"]),
         cmd(&["HINCRBYFLOAT", "h", "f", "1e2"]),
@@ -476,7 +504,8 @@ fn script() -> Vec<Step> {
         cmd(&["FLUSHALL"]),
         cmd(&["FLUSHALL"]),
         cmd(&["SET", "last", "v"]),
-    ]
+    ]);
+    steps
 }
 
 #[test]
@@ -491,9 +520,9 @@ fn aof_effects_match_redis() {
         if step.sleep_ms > 0 {
             std::thread::sleep(Duration::from_millis(step.sleep_ms));
         }
-        redis.run(step);
+        let redis_failed = redis.run(step);
         let reply = quince.run(step);
-        if let Some(Reply::Error(e)) = reply {
+        if let Some(Reply::Error(e)) = reply.as_ref().filter(|_| !redis_failed) {
             mismatches.push(format!("step {n} {:?}: quince replied {e}", step.args));
         }
         let (expected, got) = (shape(&redis.take_log(), step.random), shape(&quince.take_log(), step.random));
