@@ -12,7 +12,9 @@
 #   -P  pipeline depths to run, space separated      default: "1 16"
 #   -r  alternating rounds per test (best is kept)   default: 1
 # Environment: QUINCE_THREADS (default 1, same core budget as redis), SERVER_CPU,
-# CLIENT_CPU, NO_BUILD=1 to reuse target/release/quince-server.
+# CLIENT_CPU, NO_BUILD=1 to reuse target/release/quince-server, SERVER_ARGS for settings
+# given to both servers (e.g. "--appendonly yes --appendfsync always"; each server gets its
+# own temporary --dir).
 # Output: a Markdown table on stdout: rps, p50 and p99 (ms) per server, the quince/redis
 # throughput ratio, and server CPU microseconds per request with its quince/redis ratio.
 set -euo pipefail
@@ -42,11 +44,13 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_ready() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "server on $1 did not start" >&2; exit 1; }
 
 QPORT=$(free_port); RPORT=$(free_port)
-taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" >/dev/null 2>&1 &
+QDIR=$(mktemp -d); RDIR=$(mktemp -d)
+read -r -a EXTRA <<< "${SERVER_ARGS:-}"
+taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" "${EXTRA[@]}" >/dev/null 2>&1 &
 QPID=$!
-taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no >/dev/null 2>&1 &
+taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$RDIR" "${EXTRA[@]}" >/dev/null 2>&1 &
 RPID=$!
-trap 'kill $QPID $RPID 2>/dev/null || true' EXIT
+trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR"' EXIT
 wait_ready "$QPORT"; wait_ready "$RPORT"
 
 TICK_US=$((1000000 / $(getconf CLK_TCK)))

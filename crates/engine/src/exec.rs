@@ -416,6 +416,22 @@ impl Engine {
         self.execute_inner(client, args, out);
     }
 
+    /// Why the server's state refuses `spec` right now: writes (and PING, as Redis counts
+    /// it) while persistence fails (MISCONF), anything not flagged `loading` while loading.
+    fn state_refusal(&self, spec: &CommandSpec) -> Option<String> {
+        if let Some(layer) = self.persistence() {
+            if spec.has_flag("write") || spec.name == "ping" {
+                if let Some(line) = layer.write_refusal() {
+                    return Some(line);
+                }
+            }
+        }
+        if self.is_loading() && !spec.has_flag("loading") {
+            return Some("LOADING Redis is loading the dataset in memory".into());
+        }
+        None
+    }
+
     /// Whether the persistence layer wants write effects recorded.
     fn effects_wanted(&self) -> bool {
         self.persistence().is_some_and(|p| p.wants_effects())
@@ -551,6 +567,11 @@ impl Engine {
             self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
             return true;
         }
+        if let Some(line) = self.state_refusal(spec) {
+            client.multi_error = true;
+            self.reject(Some(spec), out, &line);
+            return true;
+        }
         if let Some(queue) = client.multi.as_mut() {
             queue.push(args.iter().map(|a| a.to_vec()).collect());
         }
@@ -585,6 +606,8 @@ impl Engine {
         let ready = std::mem::take(&mut client.deferred_ready);
         drop(gate);
         if !ready.is_empty() {
+            // Serving writes keys: under the shared gate, like any command.
+            let _gate = self.exec_gate.read();
             self.serve_ready(ready);
         }
     }
@@ -708,6 +731,10 @@ impl Engine {
         // in processCommand, not in call()).
         if !client.in_exec {
             if let Some(line) = pubsub_context_error(client, spec) {
+                self.reject(Some(spec), out, &line);
+                return;
+            }
+            if let Some(line) = self.state_refusal(spec) {
                 self.reject(Some(spec), out, &line);
                 return;
             }
@@ -1206,7 +1233,8 @@ enum Gate<'a> {
 }
 
 /// A sink that drops everything (suppressed replies).
-struct NullSink(Protocol);
+/// A sink that drops every reply (CLIENT REPLY OFF, loading the append-only file).
+pub struct NullSink(pub Protocol);
 
 impl ReplySink for NullSink {
     fn protocol(&self) -> Protocol {
@@ -1269,8 +1297,9 @@ impl Engine {
 /// Commands that change or read the whole dataset at once run alone, like a transaction:
 /// FLUSHALL, FLUSHDB and SWAPDB (so their effects are logged in the order they happened
 /// relative to every other write), SAVE, BGSAVE, BGREWRITEAOF and DEBUG (a snapshot, a
-/// reload, or a fork needs a point where no command is half done).
+/// reload, or a fork needs a point where no command is half done) and SHUTDOWN (its final
+/// save).
 fn runs_exclusively(name: &[u8]) -> bool {
-    const NAMES: [&str; 7] = ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug"];
+    const NAMES: [&str; 8] = ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug", "shutdown"];
     (4..=12).contains(&name.len()) && NAMES.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }

@@ -736,6 +736,21 @@ impl Keyspace {
         }
     }
 
+    /// For a forked child only: releases the shard locks that threads of the parent held at
+    /// the fork (they don't exist in the child, so the locks would never be released).
+    ///
+    /// # Safety
+    /// Only in a single-threaded forked child, forked while the transaction gate was held
+    /// exclusively, so no shard's data was in the middle of a change.
+    pub unsafe fn unlock_all_after_fork(&self) {
+        for shard in &self.shards {
+            if shard.is_locked() {
+                // SAFETY: see the function's contract; the holder is gone with its thread.
+                unsafe { shard.force_unlock() };
+            }
+        }
+    }
+
     /// Locks every shard in ascending order (the global lock order).
     pub fn lock_all(&self) -> Vec<MutexGuard<'_, Shard>> {
         self.shards.iter().map(|s| s.lock()).collect()

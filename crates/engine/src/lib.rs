@@ -47,7 +47,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use command::{CommandSpec, CommandTable};
 pub use config::Config;
 pub use error::{CmdError, CmdResult};
-pub use exec::{Client, Ctx, ReplyMode};
+pub use exec::{Client, Ctx, NullSink, ReplyMode};
 pub use expire::CycleReport;
 pub use keyspace::{AccessMode, Keyspace};
 pub use observe::Observe;
@@ -151,6 +151,7 @@ pub struct Engine {
     pub scripting: cmd::scripting::Scripting,
     /// The persistence layer, once installed (none: an in-memory engine).
     persistence: std::sync::OnceLock<Arc<dyn persistence::Persistence>>,
+    loading: AtomicBool,
 }
 
 impl Engine {
@@ -189,6 +190,7 @@ impl Engine {
             shutdown_requested: AtomicBool::new(false),
             scripting: cmd::scripting::Scripting::default(),
             persistence: std::sync::OnceLock::new(),
+            loading: AtomicBool::new(false),
         };
         engine.hot.active_expire.store(true, Ordering::Relaxed);
         engine.config_changed();
@@ -239,6 +241,19 @@ impl Engine {
         self.observe.slowlog_max_len.store(slowlog_max_len, Ordering::Relaxed);
         self.observe.slowlog.lock().trim(slowlog_max_len as usize);
         self.observe.latency_threshold_ms.store(int("latency-monitor-threshold").max(0) as u64, Ordering::Relaxed);
+        drop(config);
+        if let Some(layer) = self.persistence() {
+            layer.config_changed(self);
+        }
+    }
+
+    /// The dataset is being loaded: commands not flagged `loading` get `-LOADING`.
+    pub fn set_loading(&self, loading: bool) {
+        self.loading.store(loading, Ordering::SeqCst);
+    }
+
+    pub fn is_loading(&self) -> bool {
+        self.loading.load(Ordering::Relaxed)
     }
 
     /// How lookups record access under the current eviction policy.

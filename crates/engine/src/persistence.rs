@@ -24,8 +24,39 @@ pub trait Persistence: Send + Sync + 'static {
     /// The `# Persistence` section of INFO, without its header line.
     fn info_fields(&self, engine: &Engine) -> String;
 
+    /// LASTSAVE: Unix seconds of the last successful save.
+    fn lastsave(&self) -> i64;
+
     /// Why writes are refused right now (a `-MISCONF ...` line without the dash), if they are.
     fn write_refusal(&self) -> Option<String>;
+
+    /// Whether replies about to be sent may depend on writes that are not yet as durable
+    /// as `appendfsync` promises; cheap (the server asks before every flush).
+    fn durability_pending(&self) -> bool;
+
+    /// Makes every write fed so far durable per `appendfsync` (group commit: one call can
+    /// cover the writes of many clients).
+    fn make_durable(&self);
+
+    /// The configuration changed (CONFIG SET): react to `appendonly`, `appendfsync`...
+    fn config_changed(&self, engine: &Engine);
+
+    /// DEBUG RELOAD: save (unless `!save`), empty the dataset (unless `!flush`), load the
+    /// snapshot. Runs with the transaction gate held exclusively.
+    fn debug_reload(&self, engine: &Engine, save: bool, flush: bool) -> Result<(), String>;
+
+    /// Before exiting (SHUTDOWN, SIGTERM): stop children, write the AOF out, save an RDB when
+    /// `save` says so (None: when save points are configured). Runs with the gate held
+    /// exclusively (or with no command running).
+    fn prepare_shutdown(&self, engine: &Engine, save: Option<bool>) -> Result<(), String>;
+
+    /// FLUSHALL emptied the dataset: stop a snapshot child and, with save points configured,
+    /// save the empty dataset (as Redis's flushAllDataAndResetRDB). Gate held exclusively.
+    fn after_flushall(&self, engine: &Engine);
+
+    /// DEBUG LOADAOF: write out the AOF, empty the dataset, load the AOF again. Runs with the
+    /// transaction gate held exclusively.
+    fn debug_loadaof(&self, engine: &Engine) -> Result<(), String>;
 }
 
 /// The write effects of one command, or of a whole transaction or script: commands in

@@ -2,7 +2,12 @@
 //! RESTORE payload built on the same object encoding, and the multi-part append-only file.
 //! `docs/persistence.md` documents both formats.
 
-pub mod rdb;
+pub mod aof;
 pub mod commands;
+pub mod fork;
+pub mod layer;
+pub mod rdb;
+pub mod snapshot;
 
 pub use commands::commands;
+pub use layer::{Layer, LogLevel, Logger};

@@ -34,6 +34,9 @@ pub struct Connection {
     pub wants_writable: bool,
     /// Held by CLIENT PAUSE: the next request stays buffered until the pause lifts.
     pub paused: bool,
+    /// Replies wait for the AOF to become durable; the worker flushes after one group
+    /// commit for all its connections (`appendfsync always`).
+    pub flush_deferred: bool,
 }
 
 /// What the worker should do with the connection after an event.
@@ -55,6 +58,7 @@ impl Connection {
             write_buf: Vec::new(),
             write_pos: 0,
             closing: false,
+            flush_deferred: false,
             last_interaction: Instant::now(),
             wants_writable: false,
             paused: false,
@@ -110,6 +114,12 @@ impl Connection {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return Next::Close,
             }
+        }
+        // Replies that depend on writes not yet durable wait for the worker's group commit
+        // at the end of its loop turn, shared with its other connections.
+        if !self.closing && engine.persistence().is_some_and(|p| p.durability_pending()) {
+            self.flush_deferred = true;
+            return Next::Keep;
         }
         self.flush(engine)
     }
@@ -202,6 +212,16 @@ impl Connection {
 
     /// Writes pending output. Returns Close when the peer is gone, or when closing and done.
     pub fn flush(&mut self, engine: &Engine) -> Next {
+        self.flush_deferred = false;
+        // No reply leaves before the writes it may depend on are as durable as
+        // `appendfsync` promises (always: fsynced).
+        if self.write_pos < self.write_buf.len() {
+            if let Some(layer) = engine.persistence() {
+                if layer.durability_pending() {
+                    layer.make_durable();
+                }
+            }
+        }
         while self.write_pos < self.write_buf.len() {
             match self.stream.write(&self.write_buf[self.write_pos..]) {
                 Ok(0) => return Next::Close,

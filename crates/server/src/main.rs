@@ -74,6 +74,18 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         facts.run_id = run_id();
     }
 
+    let layer = quince_persist::Layer::new(Arc::new(|level, message: &str| {
+        let level = match level {
+            quince_persist::LogLevel::Verbose => Level::Verbose,
+            quince_persist::LogLevel::Notice => Level::Notice,
+            quince_persist::LogLevel::Warning => Level::Warning,
+        };
+        log::log(level, message);
+    }));
+    engine.set_persistence(layer.clone());
+    // Clients may connect while the dataset loads: they get -LOADING until it is done.
+    engine.set_loading(true);
+
     let stop = Arc::new(AtomicBool::new(false));
     let signalled = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -103,6 +115,13 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             std::process::id()
         ),
     );
+    if let Err(e) = layer.load_at_startup(&engine) {
+        stop.store(true, Ordering::SeqCst);
+        for handle in handles {
+            let _ = handle.join();
+        }
+        return Err(e);
+    }
     log::log(Level::Notice, "Ready to accept connections tcp");
 
     // The main thread is the server's clock: active expiry `hz` times a second, with 25%
@@ -110,9 +129,12 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     let period = Duration::from_millis(1000 / hz);
     let budget_us = 1_000_000 / hz / 4;
     let mut next_cycle = Instant::now();
+    let mut last_persistence_cron = Instant::now();
+    let mut final_save = false;
     loop {
         if signalled.load(Ordering::SeqCst) {
             log::log(Level::Warning, "Received SIGTERM/SIGINT scheduling shutdown...");
+            final_save = true;
             break;
         }
         if engine.shutdown_requested() {
@@ -122,6 +144,10 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         if Instant::now() >= next_cycle {
             engine.active_expire_cycle(budget_us);
             next_cycle += period;
+        }
+        if last_persistence_cron.elapsed() >= Duration::from_millis(100) {
+            last_persistence_cron = Instant::now();
+            layer.cron(&engine);
         }
         engine.sample_instantaneous();
         std::thread::sleep(Duration::from_millis(10).min(period));
@@ -134,6 +160,12 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             Err(_) => log::log(Level::Warning, "Worker panicked"),
             Ok(Ok(())) => {}
         }
+    }
+    // SHUTDOWN already saved; a signal saves now that no command runs any more.
+    if final_save {
+        layer.shutdown(&engine, None)?;
+    } else if let Err(e) = layer.flush_aof() {
+        log::log(Level::Warning, &e);
     }
     log::log(Level::Warning, "Quince is now ready to exit, bye bye...");
     Ok(())

@@ -68,6 +68,8 @@ impl Worker {
         let mut paused: Vec<usize> = Vec::new();
         // Connections blocked in BLPOP & co, and the nearest deadline among them.
         let mut blocked: Vec<usize> = Vec::new();
+        // Connections whose replies wait for this turn's AOF group commit.
+        let mut deferred: Vec<usize> = Vec::new();
         let mut next_deadline_ms: Option<i64> = None;
         while !self.stop.load(Ordering::Relaxed) {
             // Held clients are retried often, so they resume promptly when a pause ends.
@@ -110,7 +112,23 @@ impl Worker {
                 if conn.is_blocked() && !blocked.contains(&token) {
                     blocked.push(token);
                 }
+                if conn.flush_deferred {
+                    deferred.push(token);
+                }
                 self.settle(&poll, &mut conns, token, next);
+            }
+            // One group commit for every connection whose replies waited for it.
+            if !deferred.is_empty() {
+                if let Some(layer) = self.engine.persistence() {
+                    layer.make_durable();
+                }
+                for token in std::mem::take(&mut deferred) {
+                    let Some(conn) = conns.get_mut(token) else { continue };
+                    if conn.flush_deferred {
+                        let next = conn.flush(&self.engine);
+                        self.settle(&poll, &mut conns, token, next);
+                    }
+                }
             }
             next_deadline_ms = None;
             for token in std::mem::take(&mut blocked) {

@@ -309,6 +309,15 @@ impl Differential {
         Some(Self { quince, redis })
     }
 
+    /// As `start`, with `extra_args` given to both servers.
+    pub fn start_with(quince_binary: &str, extra_args: &[&str]) -> Option<Self> {
+        let mut args = vec!["--enable-debug-command", "yes"];
+        args.extend_from_slice(extra_args);
+        let redis = start_redis(&args)?;
+        let quince = start_quince(quince_binary, &args);
+        Some(Self { quince, redis })
+    }
+
     /// Runs `steps` on fresh connections, in RESP2 and then RESP3 (after `HELLO 3`), with
     /// `FLUSHALL` before each pass, and panics on the first difference.
     pub fn run(&mut self, name: &str, steps: &[Step]) {

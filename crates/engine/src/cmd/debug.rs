@@ -237,8 +237,25 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         out.simple("OK");
     } else if is(sub, "PROTOCOL") && argc == 3 {
         return debug_protocol(args[2], out);
-    } else if is(sub, "RELOAD") || is(sub, "LOADAOF") {
-        return Err(CmdError::msg("ERR DEBUG RELOAD and LOADAOF need persistence, which quince does not have yet"));
+    } else if is(sub, "RELOAD") {
+        // DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
+        let (mut save, mut flush) = (true, true);
+        for opt in &args[2..] {
+            if is(opt, "MERGE") || is(opt, "NOFLUSH") {
+                flush = false;
+            } else if is(opt, "NOSAVE") {
+                save = false;
+            } else {
+                return Err(CmdError::msg("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."));
+            }
+        }
+        let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
+        layer.debug_reload(ctx.engine, save, flush).map_err(CmdError::msg)?;
+        out.simple("OK");
+    } else if is(sub, "LOADAOF") && argc == 2 {
+        let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
+        layer.debug_loadaof(ctx.engine).map_err(CmdError::msg)?;
+        out.simple("OK");
     } else {
         return Err(CmdError::UnknownSubcommand(sub.to_vec()));
     }

@@ -177,6 +177,10 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 rss as i64 - used as i64,
             )
         }
+        "persistence" if engine.persistence().is_some() => {
+            let fields = engine.persistence().map(|p| p.info_fields(engine)).unwrap_or_default();
+            write!(s, "# Persistence\r\n{fields}")
+        }
         "persistence" => write!(
             s,
             "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n\

@@ -123,6 +123,13 @@ impl Scripting {
     }
 }
 
+impl Scripting {
+    /// The code of every loaded function library, by library name (for snapshots).
+    pub fn library_sources(&self) -> Vec<Vec<u8>> {
+        self.libraries.lock().libs.values().map(|lib| lib.code.clone()).collect()
+    }
+}
+
 /// The loaded function libraries.
 #[derive(Default)]
 struct Libraries {

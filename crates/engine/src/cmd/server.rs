@@ -52,14 +52,17 @@ fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
             ready.extend(db.take_ready().into_iter().map(|k| (index, k)));
         }
     }
+    if let Some(layer) = ctx.engine.persistence() {
+        layer.after_flushall(ctx.engine);
+    }
     // Clients blocked in XREADGROUP on a flushed stream get their error now.
     ctx.engine.serve_ready(ready);
     out.simple("OK");
     Ok(())
 }
 
-/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] — asks the host process to exit. Quince has
-/// no persistence yet, so an explicit SAVE cannot be honoured and is refused.
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] — saves as configured (runs with the gate
+/// held exclusively), then asks the host process to exit.
 fn shutdown(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResult {
     let (mut save, mut nosave, mut abort) = (false, false, false);
     for opt in &args[1..] {
@@ -79,8 +82,27 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdR
     if abort {
         return Err(CmdError::msg("ERR No shutdown in progress."));
     }
-    if save {
-        return Err(CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."));
+    // What persistence must do first: SAVE / NOSAVE override the save points. A failed save
+    // keeps the server running (unless FORCE), as in Redis.
+    let force = args[1..].iter().any(|a| is(a, "FORCE"));
+    let mode = if save {
+        Some(true)
+    } else if nosave {
+        Some(false)
+    } else {
+        None
+    };
+    match ctx.engine.persistence() {
+        Some(layer) => {
+            if let Err(e) = layer.prepare_shutdown(ctx.engine, mode) {
+                if !force {
+                    let _ = e;
+                    return Err(CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."));
+                }
+            }
+        }
+        None if save => return Err(CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs.")),
+        None => {}
     }
     // Like Redis, a successful SHUTDOWN sends no reply: the connection just closes.
     ctx.client.close_after_reply = true;
@@ -475,10 +497,14 @@ fn time(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     Ok(())
 }
 
-/// LASTSAVE — O(1). Without persistence the last "save" is the start of the process, which
-/// is what Redis reports before its first save too.
+/// LASTSAVE — O(1). Before the first save (or without persistence) the last "save" is the
+/// start of the process, as Redis reports it.
 fn lastsave(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    out.integer(ctx.engine.server.read().start_time_ms / 1000);
+    let at = match ctx.engine.persistence() {
+        Some(layer) => layer.lastsave(),
+        None => ctx.engine.server.read().start_time_ms / 1000,
+    };
+    out.integer(at);
     Ok(())
 }
 

@@ -1,0 +1,282 @@
+//! Appending to the current incremental AOF file: a shared buffer that writers fill under
+//! their locks, written and fsynced by whichever thread needs it durable first (group
+//! commit: one write and one fsync cover every write buffered by then, from any client).
+
+use std::fs::File;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use parking_lot::Mutex;
+use quince_engine::persistence::Effects;
+
+/// `appendfsync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FsyncPolicy {
+    Always = 0,
+    EverySec = 1,
+    No = 2,
+}
+
+impl FsyncPolicy {
+    pub fn from_config(value: &str) -> Self {
+        match value {
+            "always" => FsyncPolicy::Always,
+            "no" => FsyncPolicy::No,
+            _ => FsyncPolicy::EverySec,
+        }
+    }
+}
+
+struct Pending {
+    buf: Vec<u8>,
+    /// The database the log's last SELECT chose (None: none yet in this file).
+    selected_db: Option<usize>,
+}
+
+struct Target {
+    file: File,
+    /// Bytes in the file (for INFO aof_current_size and the rewrite growth rule).
+    size: u64,
+}
+
+/// The writer of one open incremental file; offsets are logical (bytes ever appended).
+pub struct AofWriter {
+    pending: Mutex<Pending>,
+    target: Mutex<Target>,
+    /// A handle on the same file for fsyncs made outside `target`'s lock.
+    sync_handle: Mutex<File>,
+    appended: AtomicU64,
+    written: AtomicU64,
+    synced: AtomicU64,
+    policy: AtomicU8,
+    /// The last write or fsync error, until a later one succeeds (MISCONF while set).
+    error: Mutex<Option<String>>,
+    last_fsync_ms: AtomicU64,
+}
+
+impl AofWriter {
+    pub fn new(file: File, size: u64, policy: FsyncPolicy) -> std::io::Result<Self> {
+        let sync_handle = file.try_clone()?;
+        Ok(Self {
+            pending: Mutex::new(Pending { buf: Vec::new(), selected_db: None }),
+            target: Mutex::new(Target { file, size }),
+            sync_handle: Mutex::new(sync_handle),
+            appended: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            synced: AtomicU64::new(0),
+            policy: AtomicU8::new(policy as u8),
+            error: Mutex::new(None),
+            last_fsync_ms: AtomicU64::new(now_ms()),
+        })
+    }
+
+    pub fn set_policy(&self, policy: FsyncPolicy) {
+        self.policy.store(policy as u8, Ordering::SeqCst);
+    }
+
+    pub fn policy(&self) -> FsyncPolicy {
+        match self.policy.load(Ordering::SeqCst) {
+            0 => FsyncPolicy::Always,
+            1 => FsyncPolicy::EverySec,
+            _ => FsyncPolicy::No,
+        }
+    }
+
+    /// Buffers one write's effects, with a SELECT first when the database changes and a
+    /// MULTI/EXEC around a transaction's or script's several commands (as Redis 7.0's
+    /// feedAppendOnlyFile and propagatePendingCommands write them).
+    pub fn append(&self, effects: &Effects) {
+        let mut pending = self.pending.lock();
+        let before = pending.buf.len();
+        let wrap = effects.needs_wrap();
+        for (index, (db, command)) in effects.ops().enumerate() {
+            if pending.selected_db != Some(db) {
+                let db_text = db.to_string();
+                quince_resp::encode_command(&mut pending.buf, &[&b"SELECT"[..], db_text.as_bytes()]);
+                pending.selected_db = Some(db);
+            }
+            if wrap && index == 0 {
+                quince_resp::encode_command(&mut pending.buf, &[&b"MULTI"[..]]);
+            }
+            pending.buf.extend_from_slice(command);
+        }
+        if wrap {
+            quince_resp::encode_command(&mut pending.buf, &[&b"EXEC"[..]]);
+        }
+        let added = (pending.buf.len() - before) as u64;
+        self.appended.fetch_add(added, Ordering::SeqCst);
+    }
+
+    /// Appends raw bytes (a command already encoded) without SELECT bookkeeping.
+    pub fn append_raw(&self, bytes: &[u8]) {
+        let mut pending = self.pending.lock();
+        pending.buf.extend_from_slice(bytes);
+        self.appended.fetch_add(bytes.len() as u64, Ordering::SeqCst);
+    }
+
+    /// Whether a reply about to be sent may depend on writes not yet as durable as the
+    /// policy promises (always: fsynced; otherwise: written to the kernel).
+    pub fn behind(&self) -> bool {
+        let appended = self.appended.load(Ordering::SeqCst);
+        match self.policy() {
+            FsyncPolicy::Always => self.synced.load(Ordering::SeqCst) < appended,
+            _ => self.written.load(Ordering::SeqCst) < appended,
+        }
+    }
+
+    /// Makes everything buffered so far durable per the policy. Threads arriving while
+    /// another one writes wait for it and usually find their writes covered (group commit).
+    pub fn make_durable(&self) {
+        if !self.behind() {
+            return;
+        }
+        let mut target = self.target.lock();
+        if !self.behind() {
+            return;
+        }
+        let (data, end) = {
+            let mut pending = self.pending.lock();
+            (std::mem::take(&mut pending.buf), self.appended.load(Ordering::SeqCst))
+        };
+        if let Err(e) = target.file.write_all(&data) {
+            self.fail(format!("Error writing to the AOF file: {e}"), data);
+            return;
+        }
+        target.size += data.len() as u64;
+        self.written.store(end, Ordering::SeqCst);
+        if self.policy() == FsyncPolicy::Always {
+            if let Err(e) = target.file.sync_data() {
+                // Redis exits here: a write it answered might not be on disk. We refuse writes
+                // (MISCONF) and keep retrying instead; no client gets its reply meanwhile.
+                *self.error.lock() =
+                    Some(format!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}"));
+                return;
+            }
+            self.synced.store(end, Ordering::SeqCst);
+            self.last_fsync_ms.store(now_ms(), Ordering::SeqCst);
+        }
+        *self.error.lock() = None;
+    }
+
+    /// A failed write: the data goes back to the front of the buffer to be retried.
+    fn fail(&self, message: String, data: Vec<u8>) {
+        let mut pending = self.pending.lock();
+        let mut restored = data;
+        restored.extend_from_slice(&pending.buf);
+        pending.buf = restored;
+        *self.error.lock() = Some(message);
+    }
+
+    /// The periodic duty (every 100 ms or so): write what is buffered, and with `everysec`
+    /// fsync once a second (outside the write lock, so writers don't wait on the disk).
+    pub fn tick(&self) {
+        if self.behind() || self.written.load(Ordering::SeqCst) < self.appended.load(Ordering::SeqCst) {
+            self.write_buffered();
+        }
+        if self.policy() == FsyncPolicy::EverySec && now_ms() >= self.last_fsync_ms.load(Ordering::SeqCst) + 1000 {
+            self.fsync_now();
+        }
+    }
+
+    /// Writes the buffer without fsync (whatever the policy).
+    pub fn write_buffered(&self) {
+        let mut target = self.target.lock();
+        let (data, end) = {
+            let mut pending = self.pending.lock();
+            (std::mem::take(&mut pending.buf), self.appended.load(Ordering::SeqCst))
+        };
+        if data.is_empty() {
+            return;
+        }
+        if let Err(e) = target.file.write_all(&data) {
+            self.fail(format!("Error writing to the AOF file: {e}"), data);
+            return;
+        }
+        target.size += data.len() as u64;
+        self.written.store(end, Ordering::SeqCst);
+        *self.error.lock() = None;
+    }
+
+    /// fsyncs what has been written so far.
+    pub fn fsync_now(&self) {
+        let written = self.written.load(Ordering::SeqCst);
+        if self.synced.load(Ordering::SeqCst) >= written {
+            self.last_fsync_ms.store(now_ms(), Ordering::SeqCst);
+            return;
+        }
+        let result = self.sync_handle.lock().sync_data();
+        match result {
+            Ok(()) => {
+                self.synced.fetch_max(written, Ordering::SeqCst);
+                self.last_fsync_ms.store(now_ms(), Ordering::SeqCst);
+            }
+            Err(e) => *self.error.lock() = Some(format!("Error fsyncing the AOF file: {e}")),
+        }
+    }
+
+    /// Writes and fsyncs everything (before closing the file, at shutdown, before a rewrite).
+    pub fn flush_all(&self) -> Result<(), String> {
+        self.write_buffered();
+        self.fsync_now();
+        match self.error.lock().clone() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().clone()
+    }
+
+    /// Bytes in the file plus those still buffered.
+    pub fn size(&self) -> u64 {
+        let written_size = self.target.lock().size;
+        written_size + (self.appended.load(Ordering::SeqCst) - self.written.load(Ordering::SeqCst))
+    }
+
+    /// Bytes buffered and not yet written (INFO aof_buffer_length).
+    pub fn buffered(&self) -> u64 {
+        self.appended.load(Ordering::SeqCst) - self.written.load(Ordering::SeqCst)
+    }
+
+    pub fn pending_fsync(&self) -> bool {
+        self.synced.load(Ordering::SeqCst) < self.written.load(Ordering::SeqCst)
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selects_wraps_and_writes() {
+        let dir = std::env::temp_dir().join(format!("quince-aof-writer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.aof");
+        let writer = AofWriter::new(File::create(&path).unwrap(), 0, FsyncPolicy::Always).unwrap();
+        let mut effects = Effects::default();
+        effects.push(0, &["SET", "k", "v"]);
+        writer.append(&effects);
+        effects.clear();
+        effects.atomic = true;
+        effects.push(1, &["INCR", "n"]);
+        effects.push(1, &["DEL", "k"]);
+        writer.append(&effects);
+        assert!(writer.behind());
+        writer.make_durable();
+        assert!(!writer.behind());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n\
+             *2\r\n$6\r\nSELECT\r\n$1\r\n1\r\n*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n\
+             *2\r\n$3\r\nDEL\r\n$1\r\nk\r\n*1\r\n$4\r\nEXEC\r\n"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

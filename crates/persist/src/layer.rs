@@ -1,0 +1,949 @@
+//! The persistence layer as the engine sees it (`quince_engine::persistence::Persistence`):
+//! the AOF it feeds, RDB snapshots, background children, save points, INFO persistence,
+//! and the refusal of writes (MISCONF) when saving or logging fails.
+
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use quince_engine::persistence::{Effects, Persistence};
+use quince_engine::Engine;
+
+use crate::aof::load::{self as aof_load, FileOutcome};
+use crate::aof::manifest::{self, Manifest};
+use crate::aof::writer::{AofWriter, FsyncPolicy};
+use crate::fork::{self, ChildExit, ChildPid};
+use crate::snapshot;
+
+/// Log levels the host maps to its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Verbose,
+    Notice,
+    Warning,
+}
+
+/// Where the layer's log lines go (the server's log).
+pub type Logger = Arc<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AofState {
+    Off,
+    On,
+    /// Turned on at run time: logging into a temporary incremental file until the first
+    /// rewrite writes the base.
+    WaitRewrite,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChildKind {
+    Rdb,
+    Aof,
+}
+
+#[derive(Debug)]
+struct Child {
+    kind: ChildKind,
+    pid: ChildPid,
+    started_ms: i64,
+    /// `dirty` when the child was forked (what a successful save covers).
+    dirty_at_fork: u64,
+    /// The file the child writes.
+    temp: PathBuf,
+}
+
+#[derive(Debug)]
+struct State {
+    child: Option<Child>,
+    lastsave_s: i64,
+    last_bgsave_ok: bool,
+    last_bgsave_try_s: i64,
+    last_bgsave_duration_s: i64,
+    rdb_saves: u64,
+    dirty_at_last_save: u64,
+    bgsave_scheduled: bool,
+    aof: AofState,
+    manifest: Manifest,
+    aof_rewrites: u64,
+    last_rewrite_ok: bool,
+    last_rewrite_duration_s: i64,
+    rewrite_scheduled: bool,
+    /// `appendonly yes` was set and the AOF must start (at the next cron, under the gate).
+    aof_start_pending: bool,
+    aof_base_size: u64,
+    /// The temporary incremental file used while in `WaitRewrite`.
+    temp_incr: Option<String>,
+    last_write_error: Option<String>,
+}
+
+pub struct Layer {
+    state: Mutex<State>,
+    /// The open incremental file, when the AOF is on; swapped under the exclusive gate.
+    aof: RwLock<Option<Arc<AofWriter>>>,
+    /// Effects are wanted: the AOF is on and nothing is loading.
+    logging: AtomicBool,
+    loading: AtomicBool,
+    /// Writes are refused (MISCONF); the reason is in `State`.
+    refusing: AtomicBool,
+    logger: Logger,
+}
+
+/// The settings read from the configuration on each use.
+struct Paths {
+    dir: PathBuf,
+    dbfilename: String,
+    aof_dir: PathBuf,
+    aof_prefix: String,
+}
+
+fn paths(engine: &Engine) -> Paths {
+    let config = engine.config.read();
+    let dir = PathBuf::from(config.get("dir").unwrap_or("."));
+    let aof_dir = dir.join(config.get("appenddirname").unwrap_or("appendonlydir"));
+    Paths {
+        dir,
+        dbfilename: config.get("dbfilename").unwrap_or("dump.rdb").to_string(),
+        aof_dir,
+        aof_prefix: config.get("appendfilename").unwrap_or("appendonly.aof").to_string(),
+    }
+}
+
+fn manifest_name(prefix: &str) -> String {
+    format!("{prefix}.manifest")
+}
+
+fn now_s(engine: &Engine) -> i64 {
+    engine.clock.now_ms() / 1000
+}
+
+impl Layer {
+    pub fn new(logger: Logger) -> Arc<Layer> {
+        Arc::new(Layer {
+            state: Mutex::new(State {
+                child: None,
+                lastsave_s: 0,
+                last_bgsave_ok: true,
+                last_bgsave_try_s: 0,
+                last_bgsave_duration_s: -1,
+                rdb_saves: 0,
+                dirty_at_last_save: 0,
+                bgsave_scheduled: false,
+                aof: AofState::Off,
+                manifest: Manifest::default(),
+                aof_rewrites: 0,
+                last_rewrite_ok: true,
+                last_rewrite_duration_s: -1,
+                rewrite_scheduled: false,
+                aof_start_pending: false,
+                aof_base_size: 0,
+                temp_incr: None,
+                last_write_error: None,
+            }),
+            aof: RwLock::new(None),
+            logging: AtomicBool::new(false),
+            loading: AtomicBool::new(false),
+            refusing: AtomicBool::new(false),
+            logger,
+        })
+    }
+
+    /// The layer installed in `engine`, if it is this type.
+    pub fn of(engine: &Engine) -> Option<&Layer> {
+        engine.persistence()?.as_any().downcast_ref::<Layer>()
+    }
+
+    fn log(&self, level: LogLevel, message: &str) {
+        (self.logger)(level, message);
+    }
+
+    fn set_loading(&self, engine: &Engine, loading: bool) {
+        self.loading.store(loading, Ordering::SeqCst);
+        engine.set_loading(loading);
+        self.update_logging();
+    }
+
+    fn update_logging(&self) {
+        let on = self.aof.read().is_some() && !self.loading.load(Ordering::SeqCst);
+        self.logging.store(on, Ordering::SeqCst);
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Startup and shutdown
+    // ---------------------------------------------------------------------------------
+
+    /// Loads the dataset at startup: the AOF when `appendonly yes`, else the RDB file; then
+    /// opens the AOF for appending (creating its base file when there is none). Reports
+    /// `loading:1` meanwhile; callers may already serve clients (they get -LOADING).
+    pub fn load_at_startup(&self, engine: &Engine) -> Result<(), String> {
+        let p = paths(engine);
+        let aof_on = engine.config.read().get_bool("appendonly");
+        {
+            let mut state = self.state.lock();
+            state.lastsave_s = now_s(engine);
+            state.dirty_at_last_save = engine.dirty();
+        }
+        // The engine reports loading (and answers -LOADING) until the AOF is open too:
+        // a write accepted before that would never reach the log.
+        engine.set_loading(true);
+        self.loading.store(true, Ordering::SeqCst);
+        let start = std::time::Instant::now();
+        let result = if aof_on {
+            self.load_aof_files(engine, &p).map(|loaded| {
+                if loaded {
+                    self.log(
+                        LogLevel::Notice,
+                        &format!("DB loaded from append only file: {:.3} seconds", start.elapsed().as_secs_f64()),
+                    );
+                }
+            })
+        } else {
+            let path = p.dir.join(&p.dbfilename);
+            match std::fs::metadata(&path) {
+                Err(_) => Ok(()),
+                Ok(_) => snapshot::load_file(engine, &path, &mut |l, m| self.log(l, m)).map(|keys| {
+                    self.log(
+                        LogLevel::Notice,
+                        &format!("DB loaded from disk: {:.3} seconds ({keys} keys)", start.elapsed().as_secs_f64()),
+                    );
+                }),
+            }
+        };
+        self.loading.store(false, Ordering::SeqCst);
+        result?;
+        {
+            let mut state = self.state.lock();
+            state.dirty_at_last_save = engine.dirty();
+        }
+        if aof_on {
+            self.open_aof_at_startup(engine, &p)?;
+        }
+        engine.set_loading(false);
+        Ok(())
+    }
+
+    /// Loads the AOF the manifest names; false when there is none.
+    fn load_aof_files(&self, engine: &Engine, p: &Paths) -> Result<bool, String> {
+        let manifest_path = p.aof_dir.join(manifest_name(&p.aof_prefix));
+        let manifest = match std::fs::read_to_string(&manifest_path) {
+            Ok(text) => Manifest::parse(&text).map_err(|e| format!("{e} in {}", manifest_path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.state.lock().manifest = Manifest::default();
+                return Ok(false);
+            }
+            Err(e) => return Err(format!("Can't open the AOF manifest {}: {e}", manifest_path.display())),
+        };
+        self.state.lock().manifest = manifest.clone();
+        let truncate_ok = engine.config.read().get_bool("aof-load-truncated");
+        let files: Vec<_> = manifest.load_order().cloned().collect();
+        if files.is_empty() {
+            return Ok(false);
+        }
+        let total: u64 =
+            files.iter().map(|f| std::fs::metadata(p.aof_dir.join(&f.name)).map(|m| m.len()).unwrap_or(0)).sum();
+        let mut done = 0u64;
+        let mut last_report = std::time::Instant::now();
+        for (index, file) in files.iter().enumerate() {
+            let path = p.aof_dir.join(&file.name);
+            let last = index + 1 == files.len();
+            if !path.exists() {
+                return Err(format!("The AOF file {} doesn't exist", file.name));
+            }
+            if aof_load::is_rdb(&path).map_err(|e| format!("Can't read {}: {e}", file.name))? {
+                self.log(LogLevel::Notice, "Reading RDB base file on AOF loading...");
+                snapshot::load_file(engine, &path, &mut |l, m| self.log(l, m))
+                    .map_err(|e| format!("Error reading the RDB base file {}, AOF loading aborted: {e}", file.name))?;
+                done += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                continue;
+            }
+            let mut progress = |bytes: u64| {
+                done += bytes;
+                if last_report.elapsed().as_secs() >= 1 {
+                    last_report = std::time::Instant::now();
+                    let pct = (done * 100).checked_div(total).unwrap_or(100);
+                    self.log(LogLevel::Notice, &format!("Loading the AOF: {done} bytes of {total} ({pct}%)"));
+                }
+            };
+            let outcome = aof_load::load_command_file(
+                engine,
+                &path,
+                last,
+                truncate_ok,
+                &mut |m| self.log(LogLevel::Warning, m),
+                &mut progress,
+            )
+            .map_err(|e| e.0)?;
+            if outcome == FileOutcome::Empty {
+                self.log(LogLevel::Notice, &format!("DB loaded from {} file {}: empty", kind_word(file), file.name));
+            } else {
+                self.log(LogLevel::Notice, &format!("DB loaded from {} file {}", kind_word(file), file.name));
+            }
+        }
+        Ok(true)
+    }
+
+    /// Opens the last incremental file for appending; creates a base first when the AOF has
+    /// none (Redis's aofOpenIfNeededOnServerStart), and persists the manifest.
+    fn open_aof_at_startup(&self, engine: &Engine, p: &Paths) -> Result<(), String> {
+        std::fs::create_dir_all(&p.aof_dir)
+            .map_err(|e| format!("Can't open or create append-only dir {}: {e}", p.aof_dir.display()))?;
+        let mut state = self.state.lock();
+        if state.manifest.base.is_none() && state.manifest.incr.is_empty() {
+            let rdb = engine.config.read().get_bool("aof-use-rdb-preamble");
+            let base = state.manifest.new_base(&p.aof_prefix, rdb);
+            let path = p.aof_dir.join(&base);
+            snapshot::write_base_file(engine, &path, rdb).map_err(|e| format!("Creating the AOF base file: {e}"))?;
+            self.log(LogLevel::Notice, &format!("Creating AOF base file {base} on server start"));
+        }
+        let created = state.manifest.incr.is_empty();
+        if created {
+            state.manifest.new_incr(&p.aof_prefix);
+        }
+        let name = state.manifest.incr.last().expect("an incr file exists").name.clone();
+        let writer = open_writer(engine, &p.aof_dir.join(&name))?;
+        state
+            .manifest
+            .persist(&p.aof_dir, &manifest_name(&p.aof_prefix))
+            .map_err(|e| format!("Can't persist the AOF manifest: {e}"))?;
+        self.log(
+            LogLevel::Notice,
+            &format!("{} AOF incr file {name} on server start", if created { "Creating" } else { "Opening" }),
+        );
+        state.aof = AofState::On;
+        state.aof_base_size = aof_size(&state.manifest, &p.aof_dir);
+        *self.aof.write() = Some(Arc::new(writer));
+        drop(state);
+        self.update_logging();
+        Ok(())
+    }
+
+    /// At shutdown: kills a running child, writes the AOF out, and saves an RDB when save
+    /// points are configured (as Redis's prepareForShutdown). `save`: SHUTDOWN SAVE / NOSAVE
+    /// override. No command may be running (the caller holds the gate or stopped them).
+    pub fn shutdown(&self, engine: &Engine, save: Option<bool>) -> Result<(), String> {
+        if let Some(child) = self.state.lock().child.take() {
+            self.log(LogLevel::Warning, "There is a child saving an .rdb. Killing it!");
+            fork::kill_child(child.pid);
+            let _ = std::fs::remove_file(&child.temp);
+        }
+        if let Some(writer) = self.aof.read().clone() {
+            self.log(LogLevel::Notice, "Calling fsync() on the AOF file.");
+            writer.flush_all()?;
+        }
+        let save_points = !engine.config.read().get("save").unwrap_or("").trim().is_empty();
+        if save.unwrap_or(save_points) {
+            self.log(LogLevel::Notice, "Saving the final RDB snapshot before exiting.");
+            self.save_now(engine).map_err(|e| format!("Error trying to save the DB, can't exit: {e}"))?;
+            self.log(LogLevel::Notice, "DB saved on disk");
+        }
+        Ok(())
+    }
+
+    /// Writes and fsyncs what the AOF buffered (after the last command ran, at exit).
+    pub fn flush_aof(&self) -> Result<(), String> {
+        match self.aof.read().clone() {
+            Some(writer) => writer.flush_all(),
+            None => Ok(()),
+        }
+    }
+
+    // ---------------------------------------------------------------------------------
+    // RDB
+    // ---------------------------------------------------------------------------------
+
+    /// SAVE: writes the snapshot from this thread. The caller holds the exclusive gate.
+    pub fn save_now(&self, engine: &Engine) -> Result<(), String> {
+        if self.state.lock().child.as_ref().is_some_and(|c| c.kind == ChildKind::Rdb) {
+            return Err("ERR Background save already in progress".into());
+        }
+        let p = paths(engine);
+        let dirty = engine.dirty();
+        // Attempts count, as Redis's stat_rdb_saves does.
+        self.state.lock().rdb_saves += 1;
+        let result = snapshot::save_file(engine, &p.dir, &p.dbfilename, std::process::id() as i32);
+        let mut state = self.state.lock();
+        match result {
+            Ok(()) => {
+                state.lastsave_s = now_s(engine);
+                state.last_bgsave_ok = true;
+                state.dirty_at_last_save = dirty;
+                drop(state);
+                self.refresh_refusal(engine);
+                Ok(())
+            }
+            Err(e) => {
+                self.log(LogLevel::Warning, &format!("Failed saving the DB: {e}"));
+                Err("ERR".into())
+            }
+        }
+    }
+
+    /// BGSAVE [SCHEDULE]: forks a child that writes the snapshot. The caller holds the
+    /// exclusive gate. Returns the status line.
+    pub fn bgsave(&self, engine: &Engine, schedule: bool) -> Result<&'static str, String> {
+        let mut state = self.state.lock();
+        match state.child.as_ref().map(|c| c.kind) {
+            Some(ChildKind::Rdb) => return Err("ERR Background save already in progress".into()),
+            Some(ChildKind::Aof) if schedule => {
+                state.bgsave_scheduled = true;
+                return Ok("Background saving scheduled");
+            }
+            Some(ChildKind::Aof) => {
+                return Err("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.".into())
+            }
+            None => {}
+        }
+        self.start_bgsave(engine, &mut state).map(|_| "Background saving started")
+    }
+
+    fn start_bgsave(&self, engine: &Engine, state: &mut State) -> Result<(), String> {
+        let p = paths(engine);
+        let dirty = engine.dirty();
+        state.rdb_saves += 1;
+        state.last_bgsave_try_s = now_s(engine);
+        let dir = p.dir.clone();
+        let name = p.dbfilename.clone();
+        let pid = fork::spawn_child(engine, move |engine| {
+            // SAFETY: getpid has no preconditions.
+            let me = unsafe { libc::getpid() };
+            snapshot::save_file(engine, &dir, &name, me).is_ok()
+        })
+        .map_err(|e| {
+            state.last_bgsave_ok = false;
+            format!("ERR Can't save in background: fork: {e}")
+        })?;
+        self.log(LogLevel::Notice, &format!("Background saving started by pid {}", pid.0));
+        state.child = Some(Child {
+            kind: ChildKind::Rdb,
+            pid,
+            started_ms: engine.clock.now_ms(),
+            dirty_at_fork: dirty,
+            temp: p.dir.join(format!("temp-{}.rdb", pid.0)),
+        });
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------------------------
+    // AOF rewrite
+    // ---------------------------------------------------------------------------------
+
+    /// BGREWRITEAOF. The caller holds the exclusive gate. Returns the status line.
+    pub fn bgrewriteaof(&self, engine: &Engine) -> Result<&'static str, String> {
+        let mut state = self.state.lock();
+        match state.child.as_ref().map(|c| c.kind) {
+            Some(ChildKind::Aof) => return Err("ERR Background append only file rewriting already in progress".into()),
+            Some(ChildKind::Rdb) => {
+                state.rewrite_scheduled = true;
+                return Ok("Background append only file rewriting scheduled");
+            }
+            None => {}
+        }
+        self.start_rewrite(engine, &mut state).map(|_| "Background append only file rewriting started").map_err(|e| {
+            self.log(LogLevel::Warning, &e);
+            "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.".into()
+        })
+    }
+
+    /// Starts a rewrite: new writes go to a fresh incremental file from this point on, and
+    /// a child writes the new base as of this point. The caller holds the exclusive gate.
+    fn start_rewrite(&self, engine: &Engine, state: &mut State) -> Result<(), String> {
+        let p = paths(engine);
+        std::fs::create_dir_all(&p.aof_dir)
+            .map_err(|e| format!("Can't open or create append-only dir {}: {e}", p.aof_dir.display()))?;
+        match state.aof {
+            AofState::On => {
+                // Switch to a new incremental file, listed in the manifest before anything
+                // is written to it.
+                if let Some(writer) = self.aof.read().clone() {
+                    writer.flush_all()?;
+                }
+                let mut next = state.manifest.clone();
+                let name = next.new_incr(&p.aof_prefix);
+                let writer = open_writer(engine, &p.aof_dir.join(&name))?;
+                next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix))
+                    .map_err(|e| format!("Can't persist the AOF manifest: {e}"))?;
+                state.manifest = next;
+                *self.aof.write() = Some(Arc::new(writer));
+                self.log(LogLevel::Notice, &format!("Creating AOF incr file {name} on background rewrite"));
+            }
+            AofState::WaitRewrite => {
+                let name = format!("temp-{}.incr", p.aof_prefix);
+                let path = p.aof_dir.join(&name);
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .truncate(true)
+                    .open(&path)
+                    .map_err(|e| format!("Can't open the append-only file {name}: {e}"))?;
+                let policy = FsyncPolicy::from_config(engine.config.read().get("appendfsync").unwrap_or("everysec"));
+                let writer = AofWriter::new(file, 0, policy).map_err(|e| e.to_string())?;
+                state.temp_incr = Some(name);
+                *self.aof.write() = Some(Arc::new(writer));
+            }
+            AofState::Off => {}
+        }
+        self.update_logging();
+        let rdb = engine.config.read().get_bool("aof-use-rdb-preamble");
+        let dir = p.aof_dir.clone();
+        let dirty = engine.dirty();
+        let pid = fork::spawn_child(engine, move |engine| {
+            // SAFETY: getpid has no preconditions.
+            let me = unsafe { libc::getpid() };
+            let temp = dir.join(format!("temp-rewriteaof-bg-{me}.aof"));
+            snapshot::write_base_file(engine, &temp, rdb).is_ok()
+        })
+        .map_err(|e| format!("Can't rewrite append only file in background: fork: {e}"))?;
+        self.log(LogLevel::Notice, &format!("Background append only file rewriting started by pid {}", pid.0));
+        state.rewrite_scheduled = false;
+        state.child = Some(Child {
+            kind: ChildKind::Aof,
+            pid,
+            started_ms: engine.clock.now_ms(),
+            dirty_at_fork: dirty,
+            temp: p.aof_dir.join(format!("temp-rewriteaof-bg-{}.aof", pid.0)),
+        });
+        Ok(())
+    }
+
+    /// A rewrite child finished well: its file becomes the base, the incremental files
+    /// written before it started become history, and history is deleted.
+    fn finish_rewrite(&self, engine: &Engine, state: &mut State, child: &Child) -> Result<(), String> {
+        let p = paths(engine);
+        let rdb = engine.config.read().get_bool("aof-use-rdb-preamble");
+        let mut next = state.manifest.clone();
+        let base = next.new_base(&p.aof_prefix, rdb);
+        std::fs::rename(&child.temp, p.aof_dir.join(&base)).map_err(|e| {
+            format!("Error trying to rename the temporary AOF base file {} into {base}: {e}", child.temp.display())
+        })?;
+        self.log(LogLevel::Notice, &format!("Successfully renamed the temporary AOF base file into {base}"));
+        if let Some(temp) = state.temp_incr.take() {
+            let name = next.new_incr(&p.aof_prefix);
+            std::fs::rename(p.aof_dir.join(&temp), p.aof_dir.join(&name))
+                .map_err(|e| format!("Error trying to rename the temporary AOF incr file {temp} into {name}: {e}"))?;
+        }
+        if state.aof == AofState::Off {
+            // Without an open AOF every incremental file is superseded by the new base.
+            for mut file in std::mem::take(&mut next.incr) {
+                file.kind = manifest::FileType::History;
+                next.history.push(file);
+            }
+        } else {
+            next.incr_rewritten_except_last();
+        }
+        next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix))
+            .map_err(|e| format!("Can't persist the AOF manifest: {e}"))?;
+        // History is deleted only once the new manifest no longer needs it, then dropped
+        // from the manifest too (Redis's aofDelHistoryFiles).
+        for old in next.history.drain(..) {
+            let _ = std::fs::remove_file(p.aof_dir.join(&old.name));
+        }
+        if let Err(e) = next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix)) {
+            self.log(LogLevel::Warning, &format!("Can't persist the AOF manifest: {e}"));
+        }
+        state.manifest = next;
+        if state.aof == AofState::WaitRewrite {
+            state.aof = AofState::On;
+        }
+        state.aof_base_size = aof_size(&state.manifest, &p.aof_dir);
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------------------------
+    // The periodic duty
+    // ---------------------------------------------------------------------------------
+
+    /// Called about every 100 ms by the host: AOF writes and everysec fsyncs, reaping
+    /// children, save points, scheduled and automatic rewrites, starting the AOF.
+    pub fn cron(&self, engine: &Engine) {
+        if let Some(writer) = self.aof.read().clone() {
+            writer.tick();
+        }
+        self.reap(engine);
+        self.refresh_refusal(engine);
+        let mut state = self.state.lock();
+        if state.child.is_some() {
+            return;
+        }
+        let now = now_s(engine);
+        let start_aof = std::mem::take(&mut state.aof_start_pending);
+        let want_rewrite = start_aof || state.rewrite_scheduled || self.rewrite_due(engine, &state);
+        let want_bgsave = state.bgsave_scheduled || self.save_point_due(engine, &state, now);
+        if !want_rewrite && !want_bgsave {
+            return;
+        }
+        drop(state);
+        // The fork point: no command is half done while the gate is held.
+        let _gate = engine.exclusive();
+        let mut state = self.state.lock();
+        if state.child.is_some() {
+            return;
+        }
+        if want_rewrite {
+            if start_aof && state.aof == AofState::Off {
+                state.aof = AofState::WaitRewrite;
+            }
+            if let Err(e) = self.start_rewrite(engine, &mut state) {
+                self.log(LogLevel::Warning, &e);
+                state.last_rewrite_ok = false;
+            }
+        } else if want_bgsave {
+            state.bgsave_scheduled = false;
+            if let Err(e) = self.start_bgsave(engine, &mut state) {
+                self.log(LogLevel::Warning, &e);
+            }
+        }
+    }
+
+    fn save_point_due(&self, engine: &Engine, state: &State, now: i64) -> bool {
+        let config = engine.config.read();
+        let points: Vec<i64> =
+            config.get("save").unwrap_or("").split_whitespace().filter_map(|w| w.parse().ok()).collect();
+        drop(config);
+        let changes = engine.dirty().saturating_sub(state.dirty_at_last_save) as i64;
+        // After a failed save, retry only every 5 seconds (CONFIG_BGSAVE_RETRY_DELAY).
+        let may_try = state.last_bgsave_ok || now - state.last_bgsave_try_s > 5;
+        for pair in points.chunks(2) {
+            if let [seconds, min_changes] = pair {
+                if changes >= *min_changes && now - state.lastsave_s >= *seconds && may_try {
+                    self.log(LogLevel::Notice, &format!("{min_changes} changes in {seconds} seconds. Saving..."));
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn rewrite_due(&self, engine: &Engine, state: &State) -> bool {
+        if state.aof != AofState::On {
+            return false;
+        }
+        let (percentage, min_size) = {
+            let config = engine.config.read();
+            (config.get_int("auto-aof-rewrite-percentage"), config.get_int("auto-aof-rewrite-min-size"))
+        };
+        let Some(writer) = self.aof.read().clone() else { return false };
+        let size = state.aof_base_size + writer.size();
+        let base = state.aof_base_size.max(1);
+        if percentage <= 0 || (size as i64) < min_size {
+            return false;
+        }
+        let growth = (size.saturating_sub(base) * 100 / base) as i64;
+        if growth >= percentage {
+            self.log(LogLevel::Notice, &format!("Starting automatic rewriting of AOF on {growth}% growth"));
+            return true;
+        }
+        false
+    }
+
+    /// Collects a finished child and applies its outcome.
+    fn reap(&self, engine: &Engine) {
+        let mut state = self.state.lock();
+        let Some(child) = state.child.as_ref() else { return };
+        let Some(exit) = fork::try_reap(child.pid) else { return };
+        let child = state.child.take().expect("checked above");
+        let elapsed_s = (engine.clock.now_ms() - child.started_ms) / 1000;
+        match child.kind {
+            ChildKind::Rdb => {
+                state.last_bgsave_duration_s = elapsed_s;
+                if exit.ok() {
+                    self.log(LogLevel::Notice, "Background saving terminated with success");
+                    state.lastsave_s = now_s(engine);
+                    state.last_bgsave_ok = true;
+                    state.dirty_at_last_save = child.dirty_at_fork;
+                } else {
+                    self.log(LogLevel::Warning, &describe_failure("Background saving", exit));
+                    let _ = std::fs::remove_file(&child.temp);
+                    // Killed on purpose (SIGUSR1) is not an error, as in Redis.
+                    if exit != ChildExit::Signal(libc::SIGUSR1) {
+                        state.last_bgsave_ok = false;
+                    }
+                }
+            }
+            ChildKind::Aof => {
+                state.last_rewrite_duration_s = elapsed_s;
+                if exit.ok() {
+                    self.log(LogLevel::Notice, "Background AOF rewrite terminated with success");
+                    match self.finish_rewrite(engine, &mut state, &child) {
+                        Ok(()) => {
+                            state.last_rewrite_ok = true;
+                            state.aof_rewrites += 1;
+                            self.log(LogLevel::Notice, "Background AOF rewrite finished successfully");
+                        }
+                        Err(e) => {
+                            self.log(LogLevel::Warning, &e);
+                            state.last_rewrite_ok = false;
+                        }
+                    }
+                } else {
+                    self.log(LogLevel::Warning, &describe_failure("Background AOF rewrite", exit));
+                    let _ = std::fs::remove_file(&child.temp);
+                    state.last_rewrite_ok = false;
+                    // Still waiting for a first base: try again at the next cron.
+                    if state.aof == AofState::WaitRewrite {
+                        state.rewrite_scheduled = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Recomputes whether writes must be refused (MISCONF), as Redis's writeCommandsDeniedByDiskError.
+    fn refresh_refusal(&self, engine: &Engine) {
+        let stop_on_bgsave_error = engine.config.read().get_bool("stop-writes-on-bgsave-error");
+        let save_points = !engine.config.read().get("save").unwrap_or("").trim().is_empty();
+        let aof_error = self.aof.read().as_ref().and_then(|w| w.error());
+        let mut state = self.state.lock();
+        let refusing = (stop_on_bgsave_error && save_points && !state.last_bgsave_ok) || aof_error.is_some();
+        state.last_write_error = aof_error;
+        self.refusing.store(refusing, Ordering::SeqCst);
+    }
+
+    /// Turns the AOF off (CONFIG SET appendonly no): writes out and closes the file, kills
+    /// a running rewrite.
+    fn stop_aof(&self) {
+        let writer = self.aof.write().take();
+        self.update_logging();
+        if let Some(writer) = writer {
+            let _ = writer.flush_all();
+        }
+        let mut state = self.state.lock();
+        if state.child.as_ref().is_some_and(|c| c.kind == ChildKind::Aof) {
+            let child = state.child.take().expect("checked");
+            self.log(LogLevel::Notice, &format!("Killing running AOF rewrite child: {}", child.pid.0));
+            fork::kill_child(child.pid);
+            let _ = std::fs::remove_file(&child.temp);
+        }
+        state.aof = AofState::Off;
+        state.aof_start_pending = false;
+        state.temp_incr = None;
+    }
+
+    /// DEBUG LOADAOF / RELOAD: every key of every database removed.
+    fn empty_dataset(engine: &Engine) {
+        for mut shard in engine.keyspace.lock_all() {
+            for db in shard.dbs.iter_mut() {
+                db.clear();
+            }
+        }
+    }
+}
+
+fn kind_word(file: &manifest::AofFile) -> &'static str {
+    match file.kind {
+        manifest::FileType::Base => "base",
+        _ => "incr",
+    }
+}
+
+fn describe_failure(what: &str, exit: ChildExit) -> String {
+    match exit {
+        ChildExit::Signal(sig) => format!("{what} terminated by signal {sig}"),
+        ChildExit::Code(_) => format!("{what} terminated with error"),
+    }
+}
+
+fn open_writer(engine: &Engine, path: &Path) -> Result<AofWriter, String> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("Can't open the append-only file {}: {e}", path.display()))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let policy = FsyncPolicy::from_config(engine.config.read().get("appendfsync").unwrap_or("everysec"));
+    AofWriter::new(file, size, policy).map_err(|e| e.to_string())
+}
+
+/// Bytes of the base file (the reference size for automatic rewrites).
+fn aof_size(manifest: &Manifest, dir: &Path) -> u64 {
+    manifest.base.as_ref().and_then(|b| std::fs::metadata(dir.join(&b.name)).ok()).map_or(0, |m| m.len())
+}
+
+impl Persistence for Layer {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn wants_effects(&self) -> bool {
+        self.logging.load(Ordering::Relaxed)
+    }
+
+    fn feed(&self, effects: &Effects) {
+        if let Some(writer) = self.aof.read().as_ref() {
+            writer.append(effects);
+        }
+    }
+
+    fn info_fields(&self, engine: &Engine) -> String {
+        let state = self.state.lock();
+        let now_ms = engine.clock.now_ms();
+        let writer = self.aof.read().clone();
+        let child_of = |kind| state.child.as_ref().filter(|c| c.kind == kind);
+        let rdb_child = child_of(ChildKind::Rdb);
+        let aof_child = child_of(ChildKind::Aof);
+        let status = |ok: bool| if ok { "ok" } else { "err" };
+        let mut s = format!(
+            "loading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n\
+             current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n\
+             rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\n\
+             rdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\n\
+             rdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\n\
+             aof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\n\
+             aof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\n\
+             aof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\n\
+             aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+            u8::from(self.loading.load(Ordering::SeqCst)),
+            engine.dirty().saturating_sub(state.dirty_at_last_save),
+            u8::from(rdb_child.is_some()),
+            state.lastsave_s,
+            status(state.last_bgsave_ok),
+            state.last_bgsave_duration_s,
+            rdb_child.map_or(-1, |c| (now_ms - c.started_ms) / 1000),
+            state.rdb_saves,
+            u8::from(state.aof != AofState::Off),
+            u8::from(aof_child.is_some()),
+            u8::from(state.rewrite_scheduled || state.aof_start_pending),
+            state.last_rewrite_duration_s,
+            aof_child.map_or(-1, |c| (now_ms - c.started_ms) / 1000),
+            status(state.last_rewrite_ok),
+            state.aof_rewrites,
+            status(state.last_write_error.is_none()),
+        );
+        if let (AofState::On, Some(writer)) = (state.aof, writer) {
+            s.push_str(&format!(
+                "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:0\r\naof_buffer_length:{}\r\n\
+                 aof_pending_bio_fsync:{}\r\naof_delayed_fsync:0\r\n",
+                state.aof_base_size + writer.size(),
+                state.aof_base_size,
+                writer.buffered(),
+                u8::from(writer.pending_fsync()),
+            ));
+        }
+        s
+    }
+
+    fn lastsave(&self) -> i64 {
+        self.state.lock().lastsave_s
+    }
+
+    fn write_refusal(&self) -> Option<String> {
+        if !self.refusing.load(Ordering::Relaxed) {
+            return None;
+        }
+        let state = self.state.lock();
+        Some(match &state.last_write_error {
+            Some(e) => format!("MISCONF Errors writing to the AOF file: {e}"),
+            None => "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. \
+                     Commands that may modify the data set are disabled, because this instance is configured to \
+                     report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). \
+                     Please check the Redis logs for details about the RDB error."
+                .to_string(),
+        })
+    }
+
+    fn durability_pending(&self) -> bool {
+        self.aof.read().as_ref().is_some_and(|w| w.behind())
+    }
+
+    fn make_durable(&self) {
+        let writer = self.aof.read().clone();
+        if let Some(writer) = writer {
+            writer.make_durable();
+            if writer.error().is_some() {
+                self.refusing.store(true, Ordering::SeqCst);
+                self.state.lock().last_write_error = writer.error();
+            }
+        }
+    }
+
+    fn config_changed(&self, engine: &Engine) {
+        let (on, policy) = {
+            let config = engine.config.read();
+            (config.get_bool("appendonly"), FsyncPolicy::from_config(config.get("appendfsync").unwrap_or("everysec")))
+        };
+        if let Some(writer) = self.aof.read().as_ref() {
+            writer.set_policy(policy);
+        }
+        let state = self.state.lock().aof;
+        match (on, state) {
+            (true, AofState::Off) => self.state.lock().aof_start_pending = true,
+            (false, AofState::On | AofState::WaitRewrite) => self.stop_aof(),
+            _ => {}
+        }
+        // `stop-writes-on-bgsave-error` and `save` decide MISCONF at once.
+        self.refresh_refusal(engine);
+    }
+
+    fn after_flushall(&self, engine: &Engine) {
+        let rdb_child = {
+            let mut state = self.state.lock();
+            match state.child.as_ref().map(|c| c.kind) {
+                Some(ChildKind::Rdb) => state.child.take(),
+                _ => None,
+            }
+        };
+        if let Some(child) = rdb_child {
+            fork::kill_child(child.pid);
+            let _ = std::fs::remove_file(&child.temp);
+        }
+        if engine.config.read().get("save").unwrap_or("").trim().is_empty() {
+            return;
+        }
+        let p = paths(engine);
+        let dirty = engine.dirty();
+        match snapshot::save_file(engine, &p.dir, &p.dbfilename, std::process::id() as i32) {
+            Ok(()) => {
+                let mut state = self.state.lock();
+                state.lastsave_s = now_s(engine);
+                state.last_bgsave_ok = true;
+                state.dirty_at_last_save = dirty;
+            }
+            Err(e) => self.log(LogLevel::Warning, &format!("Failed saving the DB: {e}")),
+        }
+    }
+
+    fn prepare_shutdown(&self, engine: &Engine, save: Option<bool>) -> Result<(), String> {
+        let result = self.shutdown(engine, save);
+        if let Err(e) = &result {
+            self.log(LogLevel::Warning, e);
+        }
+        result
+    }
+
+    fn debug_reload(&self, engine: &Engine, save: bool, flush: bool) -> Result<(), String> {
+        if save {
+            self.save_now(engine)?;
+        }
+        if flush {
+            Self::empty_dataset(engine);
+        }
+        let p = paths(engine);
+        self.set_loading(engine, true);
+        let result = snapshot::load_file(engine, &p.dir.join(&p.dbfilename), &mut |l, m| self.log(l, m));
+        self.set_loading(engine, false);
+        result.map_err(|e| {
+            self.log(LogLevel::Warning, &e);
+            "ERR Error trying to load the RDB dump, check server logs.".to_string()
+        })?;
+        self.log(LogLevel::Notice, "DB reloaded by DEBUG RELOAD");
+        Ok(())
+    }
+
+    fn debug_loadaof(&self, engine: &Engine) -> Result<(), String> {
+        if let Some(writer) = self.aof.read().clone() {
+            writer.flush_all()?;
+        }
+        Self::empty_dataset(engine);
+        let p = paths(engine);
+        self.set_loading(engine, true);
+        let result = self.load_aof_files(engine, &p);
+        self.set_loading(engine, false);
+        if let Err(e) = result {
+            // Redis exits here; we keep running with what loaded and say so.
+            self.log(LogLevel::Warning, &e);
+            return Err(format!("ERR {e}"));
+        }
+        self.log(LogLevel::Warning, "Append Only File loaded by DEBUG LOADAOF");
+        Ok(())
+    }
+}

@@ -1,0 +1,73 @@
+//! Snapshot files: writing an RDB (or an AOF base) safely — a temp file, fsync, rename,
+//! fsync of the directory — and loading one.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::Path;
+
+use quince_engine::Engine;
+
+use crate::aof::manifest::sync_dir;
+use crate::layer::LogLevel;
+use crate::rdb;
+
+/// Writes the RDB file `dir/name` through `dir/temp-<pid>.rdb`.
+pub fn save_file(engine: &Engine, dir: &Path, name: &str, pid: i32) -> Result<(), String> {
+    let temp = dir.join(format!("temp-{pid}.rdb"));
+    let result = write_rdb(engine, &temp, false).and_then(|()| {
+        std::fs::rename(&temp, dir.join(name))
+            .map_err(|e| format!("Error moving temp DB file on the final destination: {e}"))?;
+        sync_dir(dir).map_err(|e| format!("Failed to fsync directory: {e}"))
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Writes an AOF base file at `path`: an RDB (with the `aof-base` aux field) or commands.
+pub fn write_base_file(engine: &Engine, path: &Path, rdb: bool) -> Result<(), String> {
+    if rdb {
+        return write_rdb(engine, path, true);
+    }
+    let file = File::create(path).map_err(|e| format!("Failed opening {}: {e}", path.display()))?;
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    crate::aof::rewrite::write_commands(engine, &mut out)
+        .map_err(|e| format!("Write error writing the AOF base: {e}"))?;
+    finish(out)
+}
+
+fn write_rdb(engine: &Engine, path: &Path, aof_base: bool) -> Result<(), String> {
+    let file = File::create(path).map_err(|e| format!("Failed opening the temp RDB file {}: {e}", path.display()))?;
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    let options = rdb::SaveOptions::from_config(engine, aof_base);
+    rdb::write_snapshot(engine, &mut out, &options).map_err(|e| format!("Write error saving DB on disk: {e}"))?;
+    finish(out)
+}
+
+fn finish(out: BufWriter<File>) -> Result<(), String> {
+    let file = out.into_inner().map_err(|e| format!("Write error saving DB on disk: {}", e.error()))?;
+    file.sync_all().map_err(|e| format!("Write error saving DB on disk: {e}"))
+}
+
+/// Loads an RDB file into the engine; the number of keys loaded.
+pub fn load_file(engine: &Engine, path: &Path, log: &mut dyn FnMut(LogLevel, &str)) -> Result<u64, String> {
+    let file = File::open(path).map_err(|e| format!("Fatal error loading the DB: {e}. Exiting."))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut input = BufReader::with_capacity(1 << 16, file);
+    let start = std::time::Instant::now();
+    let mut last_report = std::time::Instant::now();
+    let mut progress = |keys: u64, bytes: u64| {
+        if last_report.elapsed().as_secs() >= 1 {
+            last_report = std::time::Instant::now();
+            let pct = (bytes * 100).checked_div(size).unwrap_or(100);
+            log(LogLevel::Notice, &format!("Loading RDB: {keys} keys, {bytes} of {size} bytes ({pct}%)"));
+        }
+    };
+    let keys = rdb::load_snapshot(engine, &mut input, &mut progress)?;
+    log(
+        LogLevel::Verbose,
+        &format!("RDB {} loaded: {keys} keys in {:.3} seconds", path.display(), start.elapsed().as_secs_f64()),
+    );
+    Ok(keys)
+}
