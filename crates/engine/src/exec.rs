@@ -48,7 +48,8 @@ pub struct Client {
     /// A script's redis.call is running (MONITOR shows such commands as `[db lua]`).
     pub in_script: bool,
     /// The AOF loader or a master: its commands are logged effects to obey, not requests
-    /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted).
+    /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted, and
+    /// keys do not expire under it: the log's DELs do that). See `Ctx::obeying`.
     pub must_obey: bool,
     /// Write effects recorded for the persistence layer, until handed over: after each
     /// command, or after the whole transaction or script.
@@ -161,7 +162,15 @@ impl<'a> Ctx<'a> {
         db.access_mode = self.access_mode;
         let log = if self.propagating { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
         db.set_collect_events(db_event_mask(self.notify_flags) | log);
+        db.expiry_suspended = self.client.must_obey;
         db
+    }
+
+    /// The client's commands are logged effects to apply as they are (the AOF loader, a
+    /// master): keys do not expire under them and no time counts as already past (Redis's
+    /// mustObeyClient, and keyIsExpired / checkAlreadyExpired while loading).
+    pub fn obeying(&self) -> bool {
+        self.client.must_obey || self.engine.is_loading()
     }
 
     /// Whether this command's write effects are being recorded (for the append-only file).
@@ -268,6 +277,7 @@ impl<'a> Ctx<'a> {
         }
         let mut all: SmallVec<[usize; 4]> = self.locked.iter().map(|(s, _)| *s).chain(missing).collect();
         all.sort_unstable();
+        self.release_expiry_suspension();
         self.locked.clear();
         for shard in all {
             self.locked.push((shard, self.engine.keyspace.lock(shard)));
@@ -391,6 +401,26 @@ impl<'a> Ctx<'a> {
     /// is a hit).
     pub fn hit(&self, found: bool) {
         count_hit(self.engine, found);
+    }
+}
+
+impl Ctx<'_> {
+    /// Keys expire again for whoever next uses the tables (commands that lock shards
+    /// themselves, KEYS, SCAN, the expiry cycle, never set `expiry_suspended`).
+    fn release_expiry_suspension(&mut self) {
+        if self.client.must_obey {
+            for (_, guard) in self.locked.iter_mut() {
+                for db in guard.dbs.iter_mut() {
+                    db.expiry_suspended = false;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Ctx<'_> {
+    fn drop(&mut self) {
+        self.release_expiry_suspension();
     }
 }
 

@@ -247,6 +247,9 @@ pub struct Db {
     /// Keys deleted by expiry, recorded under `EVENT_EXPIRED_LOG` for the executor to log
     /// as DELs (the append-only file must see them before the write that noticed them).
     expired_log: Vec<Key>,
+    /// Lookups never expire keys (set by the executor for the AOF loader and a master,
+    /// whose logged DELs do it, as Redis's keyIsExpired while loading).
+    pub expiry_suspended: bool,
 }
 
 /// `Db::collect_events` bits.
@@ -527,7 +530,7 @@ impl Db {
     }
 
     fn expire_if_due(&mut self, key: &[u8], now_ms: i64) {
-        if self.expires.is_empty() {
+        if self.expires.is_empty() || self.expiry_suspended {
             return;
         }
         if let Some(entry) = self.map.get(key) {
@@ -540,6 +543,9 @@ impl Db {
 
     /// Deletes every key whose TTL has passed (before a full walk such as KEYS).
     pub fn expire_all_due(&mut self, now_ms: i64) {
+        if self.expiry_suspended {
+            return;
+        }
         let due: Vec<Key> = self
             .expires
             .iter()

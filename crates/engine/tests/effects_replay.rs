@@ -5,10 +5,11 @@
 //! scripts that write, FLUSHDB/SWAPDB/SELECT) run on engine A while a manual clock advances
 //! (keys expire lazily and through the active expiry cycle). A recorder installed as A's
 //! persistence layer collects every `Effects` with the time it was fed. The effects are then
-//! replayed into a fresh engine B, each at the time it was recorded (as a replica applies
-//! them), through MULTI/EXEC when `needs_wrap`. Every replayed command must succeed, and at
-//! the end (same clock) both engines must hold the same dataset in every database: each
-//! key's type, TTL and contents.
+//! replayed into a fresh engine B by a client that obeys them (`must_obey`, as the AOF
+//! loader), through MULTI/EXEC when `needs_wrap`: once all at the final time (loading an
+//! AOF: nothing expires while loading) and once each at the time it was recorded (as a
+//! replica). Every replayed command must succeed, and at the end (same clock) both engines
+//! must hold the same dataset in every database: each key's type, TTL and contents.
 
 use std::sync::Arc;
 
@@ -63,6 +64,32 @@ impl Persistence for Recorder {
 
     fn write_refusal(&self) -> Option<String> {
         None
+    }
+
+    fn lastsave(&self) -> i64 {
+        0
+    }
+
+    fn durability_pending(&self) -> bool {
+        false
+    }
+
+    fn make_durable(&self) {}
+
+    fn config_changed(&self, _engine: &Engine) {}
+
+    fn debug_reload(&self, _engine: &Engine, _save: bool, _flush: bool) -> Result<(), String> {
+        Err("not supported by the recorder".into())
+    }
+
+    fn prepare_shutdown(&self, _engine: &Engine, _save: Option<bool>) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn after_flushall(&self, _engine: &Engine) {}
+
+    fn debug_loadaof(&self, _engine: &Engine) -> Result<(), String> {
+        Err("not supported by the recorder".into())
     }
 }
 
@@ -441,8 +468,18 @@ fn run_a(ops: &[Op]) -> (Engine, Arc<ManualClock>, Vec<Recorded>) {
     (engine, clock, log)
 }
 
-/// Replays the log into a fresh engine at the recorded times; every command must succeed.
-fn replay(log: &[Recorded], end_ms: i64) -> Result<Engine, TestCaseError> {
+/// How effects are applied to B.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Replay {
+    /// All at the end time, as loading an append-only file: keys do not expire under the
+    /// loading client and no time is already past (`Client::must_obey`).
+    Load,
+    /// Each at the time it was recorded, as a replica applies them.
+    Timed,
+}
+
+/// Replays the log into a fresh engine; every command must succeed.
+fn replay(log: &[Recorded], end_ms: i64, how: Replay) -> Result<Engine, TestCaseError> {
     let clock = Arc::new(ManualClock::new(START_MS));
     let engine = engine_with(clock.clone());
     let mut client = engine.new_client();
@@ -451,8 +488,11 @@ fn replay(log: &[Recorded], end_ms: i64) -> Result<Engine, TestCaseError> {
         let now = quince_engine::Clock::now_ms(&*clock);
         clock.advance_ms(ms - now);
     };
+    set_clock(if how == Replay::Load { end_ms } else { START_MS });
     for recorded in log {
-        set_clock(recorded.at_ms);
+        if how == Replay::Timed {
+            set_clock(recorded.at_ms);
+        }
         if recorded.wrap {
             prop_assert_eq!(run_str(&engine, &mut client, &["MULTI"]), Reply::Simple("OK".into()));
         }
@@ -583,9 +623,11 @@ fn dataset(engine: &Engine) -> Vec<(usize, String, Vec<Reply>)> {
 fn check(ops: &[Op]) -> Result<(), TestCaseError> {
     let (a, clock, log) = run_a(ops);
     let end_ms = quince_engine::Clock::now_ms(&*clock);
-    let b = replay(&log, end_ms)?;
-    let (left, right) = (dataset(&a), dataset(&b));
-    prop_assert_eq!(left, right, "effects: {:#?}", log);
+    let expected = dataset(&a);
+    for how in [Replay::Load, Replay::Timed] {
+        let b = replay(&log, end_ms, how)?;
+        prop_assert_eq!(&expected, &dataset(&b), "{:?} replay of effects: {:#?}", how, log);
+    }
     Ok(())
 }
 

@@ -56,6 +56,32 @@ impl Persistence for Recorder {
     fn write_refusal(&self) -> Option<String> {
         None
     }
+
+    fn lastsave(&self) -> i64 {
+        0
+    }
+
+    fn durability_pending(&self) -> bool {
+        false
+    }
+
+    fn make_durable(&self) {}
+
+    fn config_changed(&self, _engine: &Engine) {}
+
+    fn debug_reload(&self, _engine: &Engine, _save: bool, _flush: bool) -> Result<(), String> {
+        Err("not supported by the recorder".into())
+    }
+
+    fn prepare_shutdown(&self, _engine: &Engine, _save: Option<bool>) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn after_flushall(&self, _engine: &Engine) {}
+
+    fn debug_loadaof(&self, _engine: &Engine) -> Result<(), String> {
+        Err("not supported by the recorder".into())
+    }
 }
 
 fn decode_one(resp: &[u8]) -> Vec<Vec<u8>> {

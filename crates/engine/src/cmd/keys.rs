@@ -96,15 +96,16 @@ fn expire_generic(
         out.integer(0);
         return Ok(());
     }
-    if when <= now {
-        db.remove(key, now);
+    // A time already past deletes the key, logged as DEL (UNLINK under
+    // lazyfree-lazy-expire) as Redis's expireGenericCommand does; not while applying logged
+    // effects, which set the TTL instead (the key then expires as anywhere else).
+    if when <= now && !ctx.obeying() {
+        ctx.db(key).remove(key, now);
         ctx.notify(notify::GENERIC, "del", key);
-        // A time already past deletes the key: logged as DEL (UNLINK under
-        // lazyfree-lazy-expire), as Redis's expireGenericCommand.
         let del = super::deletion_command(ctx, "lazyfree-lazy-expire");
         ctx.propagate_as(&[del, key]);
     } else {
-        db.set_expire(key, when, now);
+        ctx.db(key).set_expire(key, when, now);
         ctx.notify(notify::GENERIC, "expire", key);
         // Logged as PEXPIREAT key <absolute ms> with the same condition options, so a
         // replay at another time sets the same deadline.

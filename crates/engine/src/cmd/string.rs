@@ -280,10 +280,11 @@ fn getex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         None => None,
     };
     reply_str(out, &value);
+    let obeying = ctx.obeying();
     let db = ctx.db(key);
     match expire_at {
         // GETEX is never logged as is: as DEL/UNLINK, PEXPIREAT or PERSIST (getexCommand).
-        Some((ExpireUnit::ExAt | ExpireUnit::PxAt, at)) if at <= now => {
+        Some((ExpireUnit::ExAt | ExpireUnit::PxAt, at)) if at <= now && !obeying => {
             db.remove(key, now);
             ctx.notify(notify::GENERIC, "del", key);
             let del = super::deletion_command(ctx, "lazyfree-lazy-expire");

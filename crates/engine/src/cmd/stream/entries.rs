@@ -104,7 +104,7 @@ fn parse_trim_args(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> Result<TrimArgs
     if !xadd && t.trim.is_none() {
         return Err(CmdError::msg("ERR syntax error, XTRIM must be called with a trimming strategy"));
     }
-    if ctx.client.must_obey {
+    if ctx.obeying() {
         // The AOF loader and a master are obeyed (Redis's mustObeyClient): their trims are
         // exact rewrites that may keep a LIMIT, which must not limit them.
         t.limit = 0;
