@@ -137,6 +137,8 @@ pub struct Ctx<'a> {
     propagation: Option<Vec<(usize, Vec<Vec<u8>>)>>,
     /// Log the command even though it counted no change.
     force_propagation: bool,
+    /// Some locked table has `expiry_suspended` set (an obeying client).
+    expiry_suspended: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -152,6 +154,8 @@ impl<'a> Ctx<'a> {
     ///
     /// INVARIANT: as for `db`.
     pub fn db_at(&mut self, key: &[u8], db: usize) -> &mut Db {
+        let suspend = self.obeying();
+        self.expiry_suspended |= suspend;
         let shard = self.engine.keyspace.shard_of(key);
         let (_, guard) = self
             .locked
@@ -162,7 +166,7 @@ impl<'a> Ctx<'a> {
         db.access_mode = self.access_mode;
         let log = if self.propagating { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
         db.set_collect_events(db_event_mask(self.notify_flags) | log);
-        db.expiry_suspended = self.client.must_obey;
+        db.expiry_suspended = suspend;
         db
     }
 
@@ -408,7 +412,7 @@ impl Ctx<'_> {
     /// Keys expire again for whoever next uses the tables (commands that lock shards
     /// themselves, KEYS, SCAN, the expiry cycle, never set `expiry_suspended`).
     fn release_expiry_suspension(&mut self) {
-        if self.client.must_obey {
+        if std::mem::take(&mut self.expiry_suspended) {
             for (_, guard) in self.locked.iter_mut() {
                 for db in guard.dbs.iter_mut() {
                     db.expiry_suspended = false;
@@ -811,6 +815,7 @@ impl Engine {
                 propagating,
                 propagation: None,
                 force_propagation: false,
+                expiry_suspended: false,
             };
             let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
             let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
@@ -965,6 +970,7 @@ impl Engine {
             propagating,
             propagation: None,
             force_propagation: false,
+            expiry_suspended: false,
         };
         if !waiter.is_waiting() {
             return Vec::new();
