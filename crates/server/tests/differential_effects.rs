@@ -230,6 +230,7 @@ impl Quince {
     }
 }
 
+/// A server writing an append-only file (redis-server, or quince-server with its AOF).
 struct Redis {
     _server: quince_test_util::ServerProcess,
     clients: Vec<RawClient>,
@@ -237,26 +238,41 @@ struct Redis {
     seen: usize,
 }
 
+/// AOF on, fsync before every reply, active expiry off (see `Redis::attach`).
+fn aof_args(dir: &std::path::Path) -> Vec<String> {
+    let dir = dir.to_str().unwrap().to_string();
+    ["--appendonly", "yes", "--appendfsync", "always", "--dir", &dir]
+        .into_iter()
+        .chain(["--enable-debug-command", "yes", "--stream-node-max-entries", "2", "--aof-use-rdb-preamble", "no"])
+        .map(str::to_string)
+        .collect()
+}
+
 impl Redis {
     fn start(dir: &std::path::Path) -> Option<Self> {
-        let dir_arg = dir.to_str().unwrap();
-        let server = start_redis(&[
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "always",
-            "--dir",
-            dir_arg,
-            "--enable-debug-command",
-            "yes",
-            "--stream-node-max-entries",
-            "2",
-        ])?;
+        let args = aof_args(dir);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Some(Self::attach(start_redis(&args)?, dir))
+    }
+
+    fn start_quince(dir: &std::path::Path) -> Self {
+        let args = aof_args(dir);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Self::attach(quince_test_util::start_quince(env!("CARGO_BIN_EXE_quince-server"), &args), dir)
+    }
+
+    fn attach(server: quince_test_util::ServerProcess, dir: &std::path::Path) -> Self {
         let mut clients: Vec<RawClient> = (0..3).map(|_| RawClient::connect(server.port)).collect();
+        // The server answers -LOADING until its append-only file is open.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while clients[0].call(&["PING"]).starts_with(b"-LOADING") {
+            assert!(std::time::Instant::now() < deadline, "the server kept loading");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         // Keys expire only when a command finds them (as in the in-process engine).
         clients[0].call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
         let incr = dir.join("appendonlydir").join("appendonly.aof.1.incr.aof");
-        Some(Self { _server: server, clients, incr, seen: 0 })
+        Self { _server: server, clients, incr, seen: 0 }
     }
 
     /// Runs the step; true if Redis replied with an error.
@@ -627,11 +643,43 @@ fn script() -> Vec<Step> {
     steps
 }
 
-#[test]
-fn aof_effects_match_redis() {
-    let dir = std::env::temp_dir().join(format!("quince-effects-{}", std::process::id()));
+/// A fresh directory for one server's files.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("quince-effects-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The same script over the network: quince-server's own append-only file (written by the
+/// persistence layer from these effects) must match Redis's, step by step.
+#[test]
+fn quince_server_aof_matches_redis() {
+    let (redis_dir, quince_dir) = (temp_dir("redis-srv"), temp_dir("quince-srv"));
+    let Some(mut redis) = Redis::start(&redis_dir) else { return };
+    let mut quince = Redis::start_quince(&quince_dir);
+    let mut mismatches = Vec::new();
+    for (n, step) in script().iter().enumerate() {
+        if step.sleep_ms > 0 {
+            std::thread::sleep(Duration::from_millis(step.sleep_ms));
+        }
+        if redis.run(step) != quince.run(step) {
+            mismatches.push(format!("step {n} {:?}: only one server replied with an error", step.args));
+        }
+        let (expected, got) = (shape(&redis.take_log(), step.random), shape(&quince.take_log(), step.random));
+        if expected != got {
+            mismatches.push(format!("step {n} {:?}:\n  redis:  {expected:?}\n  quince: {got:?}", step.args));
+        }
+    }
+    drop((redis, quince));
+    let _ = std::fs::remove_dir_all(&redis_dir);
+    let _ = std::fs::remove_dir_all(&quince_dir);
+    assert!(mismatches.is_empty(), "{} mismatches:\n{}", mismatches.len(), mismatches.join("\n"));
+}
+
+#[test]
+fn aof_effects_match_redis() {
+    let dir = temp_dir("in-process");
     let Some(mut redis) = Redis::start(&dir) else { return };
     let mut quince = Quince::new();
     let mut mismatches = Vec::new();
