@@ -359,8 +359,16 @@ fn script_cmd() -> impl Strategy<Value = Vec<String>> {
             "x0"
         ])),
         Just(words(&["EVAL", "return redis.call('GET', KEYS[1])", "1", "s0"])),
+        Just(words(&["FUNCTION", "LOAD", "REPLACE", LIBRARY])),
+        Just(words(&["FUNCTION", "DELETE", "effects"])),
+        Just(words(&["FUNCTION", "FLUSH"])),
+        (pick(SETS), pick(ZSETS)).prop_map(|(s, z)| words(&["FCALL", "popboth", "2", s, z])),
     ]
 }
+
+/// A function library whose function pops from a set and a sorted set.
+const LIBRARY: &str = "#!lua name=effects\nredis.register_function('popboth', function(keys, args) \
+                       redis.call('SPOP', keys[1]) return redis.call('ZPOPMIN', keys[2]) end)";
 
 fn db_cmd() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
@@ -600,7 +608,9 @@ fn key_view(engine: &Engine, client: &mut Client, key: &str) -> Vec<Reply> {
 
 fn dataset(engine: &Engine) -> Vec<(usize, String, Vec<Reply>)> {
     let mut client = engine.new_client();
-    let mut all = Vec::new();
+    // The function libraries are part of what the log rebuilds.
+    let mut all =
+        vec![(0, "(functions)".to_string(), vec![run_str(engine, &mut client, &["FUNCTION", "LIST", "WITHCODE"])])];
     for db in 0..DATABASES {
         run_str(engine, &mut client, &["SELECT", &db.to_string()]);
         let Reply::Array(keys) = run_str(engine, &mut client, &["KEYS", "*"]) else { panic!("KEYS") };
