@@ -139,6 +139,8 @@ pub struct Ctx<'a> {
     force_propagation: bool,
     /// Some locked table has `expiry_suspended` set (an obeying client).
     expiry_suspended: bool,
+    /// Ready keys found by a command that locked shards itself (SWAPDB, FLUSHDB...).
+    later_ready: Vec<(usize, Key)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -352,9 +354,16 @@ impl<'a> Ctx<'a> {
         self.client.blocked = Some(waiter);
     }
 
+    /// Has the executor serve the clients waiting on `ready` keys once this command is
+    /// done and logged (after the whole transaction inside EXEC), as for the keys of the
+    /// locked tables: for commands that lock shards themselves (SWAPDB, FLUSHDB...).
+    pub fn serve_after(&mut self, ready: Vec<(usize, Key)>) {
+        self.later_ready.extend(ready);
+    }
+
     /// Keys with waiters that this command made ready, by database.
     fn take_ready(&mut self) -> Vec<(usize, Key)> {
-        let mut ready = Vec::new();
+        let mut ready = std::mem::take(&mut self.later_ready);
         for (_, guard) in self.locked.iter_mut() {
             for (index, db) in guard.dbs.iter_mut().enumerate() {
                 if db.has_ready() {
@@ -816,6 +825,7 @@ impl Engine {
                 propagation: None,
                 force_propagation: false,
                 expiry_suspended: false,
+                later_ready: Vec::new(),
             };
             let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
             let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
@@ -840,7 +850,7 @@ impl Engine {
                     None => self.touch_written_keys(&ctx, args, dirty_before),
                 }
             }
-            if self.blocked_count.load(Ordering::SeqCst) > 0 {
+            if self.blocked_count.load(Ordering::SeqCst) > 0 || !ctx.later_ready.is_empty() {
                 ready = ctx.take_ready();
             }
             result
@@ -971,6 +981,7 @@ impl Engine {
             propagation: None,
             force_propagation: false,
             expiry_suspended: false,
+            later_ready: Vec::new(),
         };
         if !waiter.is_waiting() {
             return Vec::new();

@@ -484,10 +484,9 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
             ready.extend(ready_high.into_iter().map(|k| (high, k)));
         }
     }
-    // Clients blocked on keys that the swap brought in are served, as Redis does.
-    if !ready.is_empty() {
-        ctx.engine.serve_ready(ready);
-    }
+    // Clients blocked on keys that the swap brought in are served, as Redis does (once
+    // the SWAPDB is logged: their pops come after it).
+    ctx.serve_after(ready);
     out.simple("OK");
     Ok(())
 }
