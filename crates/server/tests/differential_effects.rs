@@ -620,6 +620,13 @@ fn script() -> Vec<Step> {
         cmd(&["XSETID", "xs", "99-0"]),
         cmd(&["XGROUP", "SETID", "xs", "g", "0", "ENTRIESREAD", "0"]),
         cmd(&["XREADGROUP", "GROUP", "g", "c", "STREAMS", "xs", ">"]),
+        cmd(&["BLPOP", "sw", "0"]).on(1).blocking(),
+        cmd(&["SELECT", "1"]),
+        cmd(&["RPUSH", "sw", "a", "b"]),
+        cmd(&["SWAPDB", "0", "1"]),
+        collect(1),
+        cmd(&["SWAPDB", "0", "1"]),
+        cmd(&["SELECT", "0"]),
         cmd(&["SWAPDB", "1", "1"]),
         cmd(&["FLUSHDB", "ASYNC"]),
         // Keyspace and databases.
