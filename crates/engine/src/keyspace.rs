@@ -564,15 +564,16 @@ impl Db {
         self.map.iter()
     }
 
-    /// One SCAN step within this shard: up to `count` live keys whose scan hash is at least
+    /// One SCAN step within this shard: up to `count` keys whose scan hash is at least
     /// `from`, in hash order (plus any keys sharing the last hash, so none is skipped).
     /// Returns the keys and the position to continue from (None when the shard is done).
     /// Positions are the scan hash shifted right by `shift` (the cursor's shard bits).
-    pub fn scan(&mut self, from: u64, shift: u32, count: usize, now_ms: i64) -> (Vec<Key>, Option<u64>) {
+    /// Keys whose TTL passed are included, as Redis's SCAN visits them: the caller deletes
+    /// those it would return (see `is_stale`).
+    pub fn scan(&mut self, from: u64, shift: u32, count: usize) -> (Vec<Key>, Option<u64>) {
         let mut candidates: Vec<(u64, &Key)> = self
             .map
             .iter()
-            .filter(|(_, e)| e.expire_at_ms.is_none_or(|at| at > now_ms))
             .filter_map(|(k, _)| {
                 let h = scan_hash(k) >> shift;
                 (h >= from).then_some((h, k))

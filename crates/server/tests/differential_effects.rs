@@ -362,9 +362,7 @@ fn script() -> Vec<Step> {
         cmd(&["CONFIG", "SET", "lazyfree-lazy-expire", "no"]),
         cmd(&["EXPIRE", "missing", "100"]),
     ];
-    // Reads that find a key expired delete it, and Redis logs that deletion. (Not SCAN:
-    // quince's SCAN skips expired keys without deleting them, so their DEL is logged later,
-    // by whatever finds them next or by the active expiry cycle.)
+    // Reads that find a key expired delete it, and Redis logs that deletion.
     for read in [
         &["TTL", "e"][..],
         &["PTTL", "e"],
@@ -376,6 +374,8 @@ fn script() -> Vec<Step> {
         &["TOUCH", "e"],
         &["OBJECT", "ENCODING", "e"],
         &["GETRANGE", "e", "0", "1"],
+        &["SCAN", "0", "MATCH", "e", "COUNT", "1000"],
+        &["SCAN", "0", "COUNT", "1000", "TYPE", "string"],
         &["KEYS", "e"],
         &["DBSIZE"],
         &["RENAME", "e", "e2"],

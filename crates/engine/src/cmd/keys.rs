@@ -365,9 +365,13 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         i += 2;
     }
     let (now, db) = (ctx.now_ms, ctx.client.db);
-    let keyspace = &ctx.engine.keyspace;
+    let engine = ctx.engine;
+    let keyspace = &engine.keyspace;
     let (mut shard, mut position, shift) = keyspace.decode_cursor(cursor);
     let mut keys: Vec<Key> = Vec::new();
+    // Keys found expired are deleted and logged, as Redis's scanGenericCommand does for
+    // the keys it would otherwise return.
+    let mut expired: Vec<Key> = Vec::new();
     let mut next = 0;
     while shard < keyspace.shard_count() {
         let mut guard = keyspace.lock(shard);
@@ -376,9 +380,13 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         // eighth of the shard: a full SCAN then costs a few passes over the keyspace, not
         // one per COUNT keys. COUNT is a hint in Redis too; replies may be longer.
         let wanted = (count - keys.len().min(count - 1)).max(db.len() / 8);
-        let (page, resume) = db.scan(position, shift, wanted, now);
+        let (page, resume) = db.scan(position, shift, wanted);
         for key in page {
             if pattern.is_some_and(|p| !glob_match(p, &key, false)) {
+                continue;
+            }
+            if db.is_stale(&key, now) && !db.contains(&key, now) {
+                expired.push(key);
                 continue;
             }
             if let Some(t) = type_name {
@@ -390,6 +398,12 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
             }
             keys.push(key);
         }
+        // Whatever else the table noted as expired is logged with them.
+        for key in db.take_expired_log() {
+            if !expired.contains(&key) {
+                expired.push(key);
+            }
+        }
         drop(guard);
         next = keyspace.encode_cursor(shard, resume);
         if resume.is_some() || keys.len() >= count {
@@ -397,6 +411,12 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         }
         shard += 1;
         position = 0;
+    }
+    if !expired.is_empty() && ctx.propagating() {
+        let del = engine.expired_deletion_command();
+        for key in &expired {
+            ctx.propagate_as(&[del, &key[..]]);
+        }
     }
     out.array(2);
     out.bulk(next.to_string().as_bytes());
