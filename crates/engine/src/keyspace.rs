@@ -558,6 +558,12 @@ impl Db {
         }
     }
 
+    /// Every key whose TTL has not passed, deleting none (Redis's KEYS skips expired keys
+    /// with keyIsExpired: a deletion here would go unlogged).
+    pub fn unexpired(&self, now_ms: i64) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.map.iter().filter(move |(_, e)| e.expire_at_ms.is_none_or(|at| at > now_ms))
+    }
+
     /// Every live key with its entry (expired ones are deleted first).
     pub fn iter_live(&mut self, now_ms: i64) -> impl Iterator<Item = (&Key, &Entry)> {
         self.expire_all_due(now_ms);

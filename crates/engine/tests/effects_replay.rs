@@ -378,6 +378,8 @@ fn db_cmd() -> impl Strategy<Value = Vec<String>> {
         1 => pick(ALL_KEYS).prop_map(|k| words(&["MOVE", k, "1"])),
         1 => (pick(ALL_KEYS), pick(ALL_KEYS)).prop_map(|(a, b)| words(&["COPY", a, b, "DB", "2", "REPLACE"])),
         1 => Just(words(&["RANDOMKEY"])),
+        1 => Just(words(&["SCAN", "0", "COUNT", "100"])),
+        1 => Just(words(&["KEYS", "*"])),
         1 => (pick(&["lazyfree-lazy-expire", "lazyfree-lazy-user-del"][..]), pick(&["yes", "no"][..]))
             .prop_map(|(option, value)| words(&["CONFIG", "SET", option, value])),
     ]

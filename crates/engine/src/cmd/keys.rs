@@ -327,9 +327,9 @@ fn keys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     let all = pattern == b"*";
     let mut found: Vec<Key> = Vec::new();
     for shard in 0..ctx.engine.keyspace.shard_count() {
-        let mut guard = ctx.engine.keyspace.lock(shard);
+        let guard = ctx.engine.keyspace.lock(shard);
         found.extend(
-            guard.dbs[db].iter_live(now).filter(|(k, _)| all || glob_match(pattern, k, false)).map(|(k, _)| k.clone()),
+            guard.dbs[db].unexpired(now).filter(|(k, _)| all || glob_match(pattern, k, false)).map(|(k, _)| k.clone()),
         );
     }
     out.array(found.len());
