@@ -190,8 +190,13 @@ impl<'a> Ctx<'a> {
     /// rewriteClientCommandVector / alsoPropagate). Several calls record several commands,
     /// in order; they apply to the selected database.
     pub fn propagate_as<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        let db = self.client.db;
+        self.propagate_in(db, args);
+    }
+
+    /// As `propagate_as`, for a command applying to database `db`.
+    pub fn propagate_in<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A]) {
         if self.propagating {
-            let db = self.client.db;
             let command = args.iter().map(|a| a.as_ref().to_vec()).collect();
             self.propagation.get_or_insert_with(Vec::new).push((db, command));
         }

@@ -683,3 +683,20 @@ fn fixed_rewrites() {
     assert_eq!(shown[7], (false, words(&["DEL", "t0"])));
     assert_eq!(shown.len(), 8);
 }
+
+/// A key that expired unnoticed is deleted by SWAPDB's check of watched keys: that deletion
+/// must be logged before the swap, or a replay would delete the other database's key.
+#[test]
+fn deletion_found_by_swapdb_is_logged_before_it() {
+    let ops = [
+        Op::Cmd(words(&["SET", "s0", "a", "PX", "100"])),
+        Op::Cmd(words(&["SELECT", "1"])),
+        Op::Cmd(words(&["SET", "s0", "b"])),
+        Op::Cmd(words(&["SELECT", "0"])),
+        Op::Wait(0, words(&["WATCH", "s0"])),
+        Op::Advance(200),
+        Op::Cmd(words(&["SWAPDB", "0", "1"])),
+        Op::Cmd(words(&["GET", "s0"])),
+    ];
+    check(&ops).unwrap();
+}

@@ -493,16 +493,29 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     let (a, b) = (a as usize, b as usize);
     ctx.force_propagation();
     let mut ready = Vec::new();
+    // Deletions of expired keys not logged yet are logged before the swap: after it, their
+    // tables hold the other database.
+    let mut expired: Vec<(usize, Key)> = Vec::new();
     if a != b {
         let now = ctx.now_ms;
         let mut all = ctx.engine.keyspace.lock_all();
         for shard in all.iter_mut() {
+            for index in [a, b] {
+                expired.extend(shard.dbs[index].take_expired_log().into_iter().map(|k| (index, k)));
+            }
             let (low, high) = (a.min(b), a.max(b));
             let (left, right) = shard.dbs.split_at_mut(high);
             let (ready_low, ready_high) = left[low].swap_data(&mut right[0], now);
             ready.extend(ready_low.into_iter().map(|k| (low, k)));
             ready.extend(ready_high.into_iter().map(|k| (high, k)));
         }
+    }
+    if !expired.is_empty() && ctx.propagating() {
+        let del = ctx.engine.expired_deletion_command();
+        for (index, key) in &expired {
+            ctx.propagate_in(*index, &[del, &key[..]]);
+        }
+        ctx.propagate_as(args);
     }
     // Clients blocked on keys that the swap brought in are served, as Redis does (once
     // the SWAPDB is logged: their pops come after it).
