@@ -564,6 +564,12 @@ impl Db {
         self.map.iter().filter(move |(_, e)| e.expire_at_ms.is_none_or(|at| at > now_ms))
     }
 
+    /// Every key with its entry, expired ones included and nothing changed (for snapshots,
+    /// which save keys whose TTL passed as Redis does, and must not write to the table).
+    pub fn iter_all(&self) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.map.iter()
+    }
+
     /// Every live key with its entry (expired ones are deleted first).
     pub fn iter_live(&mut self, now_ms: i64) -> impl Iterator<Item = (&Key, &Entry)> {
         self.expire_all_due(now_ms);

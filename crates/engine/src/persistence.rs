@@ -54,6 +54,12 @@ pub trait Persistence: Send + Sync + 'static {
     /// save the empty dataset (as Redis's flushAllDataAndResetRDB). Gate held exclusively.
     fn after_flushall(&self, engine: &Engine);
 
+    /// FUNCTION DUMP: the payload holding these library codes.
+    fn function_payload(&self, engine: &Engine, codes: &[Vec<u8>]) -> Vec<u8>;
+
+    /// FUNCTION RESTORE: the library codes in a payload, or the error text (without `ERR `).
+    fn function_payload_codes(&self, payload: &[u8]) -> Result<Vec<Vec<u8>>, String>;
+
     /// DEBUG LOADAOF: write out the AOF, empty the dataset, load the AOF again. Runs with the
     /// transaction gate held exclusively.
     fn debug_loadaof(&self, engine: &Engine) -> Result<(), String>;

@@ -9,7 +9,8 @@ use crate::Layer;
 
 /// Every command of this crate.
 pub fn commands() -> Vec<CommandSpec> {
-    vec![
+    let mut all = crate::dump::register();
+    all.extend([
         CommandSpec::new("save", 1, "no_async_loading admin noscript no_multi", "", save).doc(
             "server",
             "1.0.0",
@@ -26,7 +27,8 @@ pub fn commands() -> Vec<CommandSpec> {
             "Asynchronously rewrite the append-only file",
             "O(1)",
         ),
-    ]
+    ]);
+    all
 }
 
 fn layer<'a>(ctx: &Ctx<'a>) -> Result<&'a Layer, CmdError> {

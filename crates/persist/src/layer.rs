@@ -202,7 +202,7 @@ impl Layer {
             let path = p.dir.join(&p.dbfilename);
             match std::fs::metadata(&path) {
                 Err(_) => Ok(()),
-                Ok(_) => snapshot::load_file(engine, &path, &mut |l, m| self.log(l, m)).map(|keys| {
+                Ok(_) => snapshot::load_file(engine, &path, false, &mut |l, m| self.log(l, m)).map(|keys| {
                     self.log(
                         LogLevel::Notice,
                         &format!("DB loaded from disk: {:.3} seconds ({keys} keys)", start.elapsed().as_secs_f64()),
@@ -252,7 +252,7 @@ impl Layer {
             }
             if aof_load::is_rdb(&path).map_err(|e| format!("Can't read {}: {e}", file.name))? {
                 self.log(LogLevel::Notice, "Reading RDB base file on AOF loading...");
-                snapshot::load_file(engine, &path, &mut |l, m| self.log(l, m))
+                snapshot::load_file(engine, &path, true, &mut |l, m| self.log(l, m))
                     .map_err(|e| format!("Error reading the RDB base file {}, AOF loading aborted: {e}", file.name))?;
                 done += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
                 continue;
@@ -719,13 +719,15 @@ impl Layer {
         state.temp_incr = None;
     }
 
-    /// DEBUG LOADAOF / RELOAD: every key of every database removed.
+    /// DEBUG LOADAOF / RELOAD: every key of every database and every function library
+    /// removed (Redis's emptyData without EMPTYDB_NOFUNCTIONS).
     fn empty_dataset(engine: &Engine) {
         for mut shard in engine.keyspace.lock_all() {
             for db in shard.dbs.iter_mut() {
                 db.clear();
             }
         }
+        engine.scripting.flush_libraries();
     }
 }
 
@@ -874,6 +876,15 @@ impl Persistence for Layer {
         self.refresh_refusal(engine);
     }
 
+    fn function_payload(&self, engine: &Engine, codes: &[Vec<u8>]) -> Vec<u8> {
+        let compress = engine.config.read().get_bool("rdbcompression");
+        crate::rdb::function_payload(codes, compress)
+    }
+
+    fn function_payload_codes(&self, payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        crate::rdb::function_payload_codes(payload)
+    }
+
     fn after_flushall(&self, engine: &Engine) {
         let rdb_child = {
             let mut state = self.state.lock();
@@ -919,7 +930,7 @@ impl Persistence for Layer {
         }
         let p = paths(engine);
         self.set_loading(engine, true);
-        let result = snapshot::load_file(engine, &p.dir.join(&p.dbfilename), &mut |l, m| self.log(l, m));
+        let result = snapshot::load_file(engine, &p.dir.join(&p.dbfilename), false, &mut |l, m| self.log(l, m));
         self.set_loading(engine, false);
         result.map_err(|e| {
             self.log(LogLevel::Warning, &e);

@@ -4,6 +4,7 @@
 
 pub mod aof;
 pub mod commands;
+pub mod dump;
 pub mod fork;
 pub mod layer;
 pub mod rdb;

@@ -50,8 +50,15 @@ fn finish(out: BufWriter<File>) -> Result<(), String> {
     file.sync_all().map_err(|e| format!("Write error saving DB on disk: {e}"))
 }
 
-/// Loads an RDB file into the engine; the number of keys loaded.
-pub fn load_file(engine: &Engine, path: &Path, log: &mut dyn FnMut(LogLevel, &str)) -> Result<u64, String> {
+/// Loads an RDB file into the engine; the number of keys loaded. An AOF base keeps keys
+/// whose TTL passed (they expire later, as Redis loads an RDB preamble); a snapshot skips
+/// them, as a master does.
+pub fn load_file(
+    engine: &Engine,
+    path: &Path,
+    aof_base: bool,
+    log: &mut dyn FnMut(LogLevel, &str),
+) -> Result<u64, String> {
     let file = File::open(path).map_err(|e| format!("Fatal error loading the DB: {e}. Exiting."))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut input = BufReader::with_capacity(1 << 16, file);
@@ -64,7 +71,8 @@ pub fn load_file(engine: &Engine, path: &Path, log: &mut dyn FnMut(LogLevel, &st
             log(LogLevel::Notice, &format!("Loading RDB: {keys} keys, {bytes} of {size} bytes ({pct}%)"));
         }
     };
-    let keys = rdb::load_snapshot(engine, &mut input, &mut progress)?;
+    let options = rdb::LoadOptions { skip_expired: !aof_base, ..rdb::LoadOptions::default() };
+    let keys = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(String::from)?.keys_loaded;
     log(
         LogLevel::Verbose,
         &format!("RDB {} loaded: {keys} keys in {:.3} seconds", path.display(), start.elapsed().as_secs_f64()),

@@ -92,6 +92,21 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         signal_hook::flag::register(signal, Arc::clone(&signalled)).map_err(|e| format!("signal handler: {e}"))?;
     }
 
+    // The dataset loads in the background. Workers start once it is loaded or after 100 ms:
+    // a quick load is never seen by clients (their connections wait in the accept queue, as
+    // with Redis), a long one answers -LOADING and reports loading:1 meanwhile.
+    let loader = {
+        let (engine, layer) = (Arc::clone(&engine), Arc::clone(&layer));
+        std::thread::Builder::new()
+            .name("quince-loader".into())
+            .spawn(move || layer.load_at_startup(&engine))
+            .map_err(|e| format!("spawning the loader: {e}"))?
+    };
+    let load_started = Instant::now();
+    while !loader.is_finished() && load_started.elapsed() < Duration::from_millis(100) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+
     let mut handles = Vec::new();
     for index in 0..threads {
         let worker_listeners = listeners
@@ -115,7 +130,8 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             std::process::id()
         ),
     );
-    if let Err(e) = layer.load_at_startup(&engine) {
+    let loaded = loader.join().unwrap_or_else(|_| Err("the loader panicked".into()));
+    if let Err(e) = loaded {
         stop.store(true, Ordering::SeqCst);
         for handle in handles {
             let _ = handle.join();

@@ -179,7 +179,7 @@ fn crash_cycles(fsync: &str, cycles: usize, max_loss: Option<Duration>) {
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
     let mut total_acked = 0u64;
     let mut last_kill: Option<Instant> = None;
-    for _ in 0..cycles {
+    for cycle in 0..cycles {
         let mut server = start(&dir, fsync);
         let port = server.port;
         if let Some(kill_at) = last_kill {
@@ -212,11 +212,21 @@ fn crash_cycles(fsync: &str, cycles: usize, max_loss: Option<Duration>) {
                 })
             })
             .collect();
-        // Kill at a random moment while the writers are busy.
+        // Kill at a random moment while the writers are busy; in every other cycle an AOF
+        // rewrite starts first, so some kills land while its child runs or as it finishes.
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
-        std::thread::sleep(Duration::from_millis(50 + rng % 250));
+        let wait = Duration::from_millis(50 + rng % 250);
+        if cycle % 2 == 1 {
+            std::thread::sleep(wait / 2);
+            let mut admin = Conn::connect(port).expect("connect");
+            let reply = admin.call(&["BGREWRITEAOF"]).unwrap_or_default();
+            assert!(reply.starts_with("+Background append only file rewriting"), "BGREWRITEAOF: {reply}");
+            std::thread::sleep(wait / 2);
+        } else {
+            std::thread::sleep(wait);
+        }
         let kill_at = Instant::now();
         let _ = std::process::Command::new("kill").args(["-KILL", &server.pid().to_string()]).status();
         assert!(server.wait_exit(Duration::from_secs(10)), "server did not die");

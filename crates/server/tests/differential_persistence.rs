@@ -54,3 +54,70 @@ fn info_persistence_has_redis_fields() {
     let redis = fields(diff.redis.client().call(&["INFO", "persistence"]));
     assert_eq!(quince, redis);
 }
+
+/// A fresh, empty directory for one server's files.
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("quince-diff-persist-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn save_bgsave_and_debug_reload_keep_the_dataset() {
+    let (qdir, rdir) = (scratch_dir("quince"), scratch_dir("redis"));
+    let Some(mut diff) = Differential::start_each(
+        env!("CARGO_BIN_EXE_quince-server"),
+        &["--dir", qdir.to_str().unwrap()],
+        &["--dir", rdir.to_str().unwrap()],
+    ) else {
+        return;
+    };
+    let reads = [
+        cmd(&["GET", "s"]),
+        cmd(&["GET", "n"]),
+        cmd(&["OBJECT", "ENCODING", "n"]),
+        cmd(&["LRANGE", "l", "0", "-1"]),
+        cmd(&["OBJECT", "ENCODING", "l"]),
+        cmd(&["HGETALL", "h"]),
+        cmd(&["OBJECT", "ENCODING", "h"]),
+        cmd(&["SMEMBERS", "set"]).compare(Compare::Unordered),
+        cmd(&["OBJECT", "ENCODING", "set"]),
+        cmd(&["ZRANGE", "z", "0", "-1", "WITHSCORES"]),
+        cmd(&["OBJECT", "ENCODING", "z"]),
+        cmd(&["XRANGE", "x", "-", "+"]),
+        cmd(&["XINFO", "GROUPS", "x"]),
+        cmd(&["PTTL", "t"]).compare(Compare::IntWithin(2000)),
+        cmd(&["DBSIZE"]),
+        cmd(&["FUNCTION", "LIST"]),
+    ];
+    let mut steps = vec![
+        cmd(&["SET", "s", "hello"]),
+        cmd(&["SET", "n", "42"]),
+        cmd(&["RPUSH", "l", "a", "1", "b"]),
+        cmd(&["HSET", "h", "f", "v", "g", "w"]),
+        cmd(&["SADD", "set", "1", "2", "3"]),
+        cmd(&["ZADD", "z", "1", "a", "2.5", "b"]),
+        cmd(&["XADD", "x", "1-1", "f", "v"]),
+        cmd(&["XGROUP", "CREATE", "x", "g", "0"]),
+        cmd(&["SET", "t", "v", "EX", "100"]),
+        cmd(&["FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\nredis.register_function('f', function() return 1 end)"]),
+        cmd(&["DEBUG", "RELOAD"]),
+    ];
+    steps.extend(reads.iter().cloned());
+    steps.extend([
+        cmd(&["SAVE"]),
+        cmd(&["SET", "after-save", "1"]),
+        cmd(&["DEBUG", "RELOAD", "NOSAVE"]),
+        cmd(&["EXISTS", "after-save"]),
+        cmd(&["BGSAVE"]),
+        Step::SleepMs(500),
+        cmd(&["DEBUG", "RELOAD", "NOSAVE"]),
+        cmd(&["DEBUG", "RELOAD", "BOGUS"]),
+    ]);
+    steps.extend(reads.iter().cloned());
+    diff.run("save and reload", &steps);
+    drop(diff);
+    let _ = std::fs::remove_dir_all(&qdir);
+    let _ = std::fs::remove_dir_all(&rdir);
+}

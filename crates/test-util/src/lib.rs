@@ -334,10 +334,18 @@ impl Differential {
 
     /// As `start`, with `extra_args` given to both servers.
     pub fn start_with(quince_binary: &str, extra_args: &[&str]) -> Option<Self> {
-        let mut args = vec!["--enable-debug-command", "yes"];
-        args.extend_from_slice(extra_args);
-        let redis = start_redis(&args)?;
-        let quince = start_quince(quince_binary, &args);
+        Self::start_each(quince_binary, extra_args, extra_args)
+    }
+
+    /// As `start`, with arguments of its own for each server (their own `--dir`...).
+    pub fn start_each(quince_binary: &str, quince_args: &[&str], redis_args: &[&str]) -> Option<Self> {
+        fn with_debug<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+            let mut args = vec!["--enable-debug-command", "yes"];
+            args.extend_from_slice(extra);
+            args
+        }
+        let redis = start_redis(&with_debug(redis_args))?;
+        let quince = start_quince(quince_binary, &with_debug(quince_args));
         Some(Self { quince, redis })
     }
 

@@ -123,13 +123,6 @@ impl Scripting {
     }
 }
 
-impl Scripting {
-    /// The code of every loaded function library, by library name (for snapshots).
-    pub fn library_sources(&self) -> Vec<Vec<u8>> {
-        self.libraries.lock().libs.values().map(|lib| lib.code.clone()).collect()
-    }
-}
-
 /// The loaded function libraries.
 #[derive(Default)]
 struct Libraries {
@@ -1807,6 +1800,27 @@ fn load_library(
     Ok(name)
 }
 
+impl Scripting {
+    /// The code of every loaded function library (the `#!lua name=...` payload FUNCTION
+    /// LOAD was given), in library name order: what an RDB snapshot saves.
+    pub fn library_codes(&self) -> Vec<Vec<u8>> {
+        self.libraries.lock().libs.values().map(|lib| lib.code.clone()).collect()
+    }
+
+    /// Deletes every function library (FUNCTION FLUSH; emptying the dataset to reload it).
+    pub fn flush_libraries(&self) {
+        *self.libraries.lock() = Libraries::default();
+        *self.fvm.lock() = None;
+    }
+}
+
+/// Loads a function library from its code, as FUNCTION LOAD [REPLACE] does (for the RDB
+/// loader). Returns the library name, or the error FUNCTION LOAD would reply.
+pub fn load_library_code(engine: &Engine, code: &[u8], replace: bool) -> Result<String, String> {
+    let now = engine.clock.now_ms();
+    function_vm(engine, |vm, libs| load_library(vm, libs, code, replace, now)).map_err(|e| e.to_string())?
+}
+
 /// FUNCTION LOAD [REPLACE] function-code — O(1) (compilation aside).
 fn function_load(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let mut replace = false;
@@ -1859,8 +1873,7 @@ fn function_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) ->
             )))
         }
     }
-    *ctx.engine.scripting.libraries.lock() = Libraries::default();
-    *ctx.engine.scripting.fvm.lock() = None;
+    ctx.engine.scripting.flush_libraries();
     ctx.dirty(1);
     out.simple("OK");
     Ok(())

@@ -261,6 +261,15 @@ impl Node {
     }
 }
 
+/// One entry of a node as stored (see [`StreamValue::nodes`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NodeEntry<'a> {
+    pub id: StreamId,
+    /// Deleted (XDEL, XTRIM) but still in its node, as Redis keeps it until the node goes.
+    pub deleted: bool,
+    pub fields: Fields<'a>,
+}
+
 /// How XADD/XTRIM trims.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trim {
@@ -661,6 +670,33 @@ impl StreamValue {
     /// Every live entry in order (digest, serialization, tests).
     pub fn entries(&self) -> Vec<(StreamId, Fields<'_>)> {
         self.range(StreamId::MIN, StreamId::MAX, false, 0)
+    }
+
+    /// Every node as its first ID (the key Redis's radix tree gives it) and its entries in
+    /// order, deleted ones included: the layout an RDB snapshot persists, one listpack per
+    /// node.
+    pub fn nodes(&self) -> impl Iterator<Item = (StreamId, Vec<NodeEntry<'_>>)> + '_ {
+        self.nodes.iter().map(|(master, node)| {
+            let entries = node.raws().map(|r| NodeEntry { id: r.id, deleted: r.deleted, fields: r.fields }).collect();
+            (*master, entries)
+        })
+    }
+
+    /// Appends a whole node as loaded from a snapshot. The caller (the RDB loader) checked
+    /// that `master` <= the first entry's ID, that IDs ascend, and that they are above every
+    /// entry already held; it also sets `length`, `last_id` and the other metadata itself.
+    pub fn push_loaded_node(&mut self, master: StreamId, entries: &[(StreamId, bool, Vec<&[u8]>)]) {
+        let mut node = Node { master, data: Vec::new(), count: 0, live: 0 };
+        for (id, deleted, fields) in entries {
+            debug_assert!(*id >= master, "entries follow their node's master ID");
+            let at = node.data.len();
+            node.push(*id, fields);
+            if *deleted {
+                node.data[at] = FLAG_DELETED;
+                node.live -= 1;
+            }
+        }
+        self.nodes.insert(master, node);
     }
 }
 

@@ -15,7 +15,7 @@ const ITEMS_PER_COMMAND: usize = 64;
 /// consistent view (the exclusive gate, or a forked child).
 pub fn write_commands(engine: &Engine, out: &mut dyn Write) -> io::Result<u64> {
     let mut buf = Vec::with_capacity(1 << 16);
-    for code in engine.scripting.library_sources() {
+    for code in engine.scripting.library_codes() {
         command(&mut buf, &[b"FUNCTION", b"LOAD", &code]);
     }
     let now = engine.clock.now_ms();
@@ -104,9 +104,9 @@ fn write_entry(buf: &mut Vec<u8>, key: &[u8], entry: &Entry) {
 fn write_stream(buf: &mut Vec<u8>, key: &[u8], stream: &StreamValue) {
     let entries = stream.entries();
     if entries.is_empty() {
-        // An empty stream is created by adding an entry and trimming it away.
-        let last = stream.last_id.to_string();
-        command(buf, &[b"XADD", key, b"MAXLEN", b"0", last.as_bytes(), b"x", b"y"]);
+        // An empty stream is created by adding an entry (0-1, valid even when the stream
+        // never had one) and trimming it away; XSETID below restores its real last ID.
+        command(buf, &[b"XADD", key, b"MAXLEN", b"0", b"0-1", b"x", b"y"]);
     }
     for (id, fields) in &entries {
         let id = id.to_string();
