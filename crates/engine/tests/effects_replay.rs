@@ -88,6 +88,14 @@ impl Persistence for Recorder {
 
     fn after_flushall(&self, _engine: &Engine) {}
 
+    fn function_payload(&self, _engine: &Engine, _codes: &[Vec<u8>]) -> Vec<u8> {
+        Vec::new()
+    }
+
+    fn function_payload_codes(&self, _payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        Err("not supported by the recorder".into())
+    }
+
     fn debug_loadaof(&self, _engine: &Engine) -> Result<(), String> {
         Err("not supported by the recorder".into())
     }
