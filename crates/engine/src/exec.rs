@@ -47,6 +47,10 @@ pub struct Client {
     deferred_ready: Vec<(usize, Key)>,
     /// A script's redis.call is running (MONITOR shows such commands as `[db lua]`).
     pub in_script: bool,
+    /// The AOF loader or a master: its commands are logged effects to obey, not requests
+    /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted, and
+    /// keys do not expire under it: the log's DELs do that). See `Ctx::obeying`.
+    pub must_obey: bool,
     /// Write effects recorded for the persistence layer, until handed over: after each
     /// command, or after the whole transaction or script.
     effects: Effects,
@@ -88,6 +92,7 @@ impl Client {
             watch_dirty: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             deferred_ready: Vec::new(),
             in_script: false,
+            must_obey: false,
             effects: Effects::default(),
         }
     }
@@ -132,6 +137,10 @@ pub struct Ctx<'a> {
     propagation: Option<Vec<(usize, Vec<Vec<u8>>)>>,
     /// Log the command even though it counted no change.
     force_propagation: bool,
+    /// Some locked table has `expiry_suspended` set (an obeying client).
+    expiry_suspended: bool,
+    /// Ready keys found by a command that locked shards itself (SWAPDB, FLUSHDB...).
+    later_ready: Vec<(usize, Key)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -147,6 +156,8 @@ impl<'a> Ctx<'a> {
     ///
     /// INVARIANT: as for `db`.
     pub fn db_at(&mut self, key: &[u8], db: usize) -> &mut Db {
+        let suspend = self.obeying();
+        self.expiry_suspended |= suspend;
         let shard = self.engine.keyspace.shard_of(key);
         let (_, guard) = self
             .locked
@@ -157,7 +168,15 @@ impl<'a> Ctx<'a> {
         db.access_mode = self.access_mode;
         let log = if self.propagating { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
         db.set_collect_events(db_event_mask(self.notify_flags) | log);
+        db.expiry_suspended = suspend;
         db
+    }
+
+    /// The client's commands are logged effects to apply as they are (the AOF loader, a
+    /// master): keys do not expire under them and no time counts as already past (Redis's
+    /// mustObeyClient, and keyIsExpired / checkAlreadyExpired while loading).
+    pub fn obeying(&self) -> bool {
+        self.client.must_obey || self.engine.is_loading()
     }
 
     /// Whether this command's write effects are being recorded (for the append-only file).
@@ -171,8 +190,13 @@ impl<'a> Ctx<'a> {
     /// rewriteClientCommandVector / alsoPropagate). Several calls record several commands,
     /// in order; they apply to the selected database.
     pub fn propagate_as<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        let db = self.client.db;
+        self.propagate_in(db, args);
+    }
+
+    /// As `propagate_as`, for a command applying to database `db`.
+    pub fn propagate_in<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A]) {
         if self.propagating {
-            let db = self.client.db;
             let command = args.iter().map(|a| a.as_ref().to_vec()).collect();
             self.propagation.get_or_insert_with(Vec::new).push((db, command));
         }
@@ -202,13 +226,17 @@ impl<'a> Ctx<'a> {
         for (_, guard) in self.locked.iter_mut() {
             for (index, db) in guard.dbs.iter_mut().enumerate() {
                 if db.has_expired_log() {
+                    let del = self.engine.expired_deletion_command();
                     for key in db.take_expired_log() {
-                        effects.push(index, &[&b"DEL"[..], &key]);
+                        effects.push(index, &[del, &key[..]]);
                     }
                 }
             }
         }
-        if self.client.in_exec || self.client.in_script {
+        // Redis 7.0's propagatePendingCommands wraps whatever one command propagated in
+        // MULTI/EXEC when it is more than one op (a lazily expired key's DEL and the write,
+        // SPOP's SREMs...), except for commands that touch arbitrary keys (RANDOMKEY, SCAN).
+        if self.client.in_exec || self.client.in_script || !touches_arbitrary_keys(args[0]) {
             effects.atomic = true;
         }
         let script = crate::cmd::scripting::is_script_command(args[0]);
@@ -260,6 +288,7 @@ impl<'a> Ctx<'a> {
         }
         let mut all: SmallVec<[usize; 4]> = self.locked.iter().map(|(s, _)| *s).chain(missing).collect();
         all.sort_unstable();
+        self.release_expiry_suspension();
         self.locked.clear();
         for shard in all {
             self.locked.push((shard, self.engine.keyspace.lock(shard)));
@@ -330,9 +359,16 @@ impl<'a> Ctx<'a> {
         self.client.blocked = Some(waiter);
     }
 
+    /// Has the executor serve the clients waiting on `ready` keys once this command is
+    /// done and logged (after the whole transaction inside EXEC), as for the keys of the
+    /// locked tables: for commands that lock shards themselves (SWAPDB, FLUSHDB...).
+    pub fn serve_after(&mut self, ready: Vec<(usize, Key)>) {
+        self.later_ready.extend(ready);
+    }
+
     /// Keys with waiters that this command made ready, by database.
     fn take_ready(&mut self) -> Vec<(usize, Key)> {
-        let mut ready = Vec::new();
+        let mut ready = std::mem::take(&mut self.later_ready);
         for (_, guard) in self.locked.iter_mut() {
             for (index, db) in guard.dbs.iter_mut().enumerate() {
                 if db.has_ready() {
@@ -383,6 +419,26 @@ impl<'a> Ctx<'a> {
     /// is a hit).
     pub fn hit(&self, found: bool) {
         count_hit(self.engine, found);
+    }
+}
+
+impl Ctx<'_> {
+    /// Keys expire again for whoever next uses the tables (commands that lock shards
+    /// themselves, KEYS, SCAN, the expiry cycle, never set `expiry_suspended`).
+    fn release_expiry_suspension(&mut self) {
+        if std::mem::take(&mut self.expiry_suspended) {
+            for (_, guard) in self.locked.iter_mut() {
+                for db in guard.dbs.iter_mut() {
+                    db.expiry_suspended = false;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Ctx<'_> {
+    fn drop(&mut self) {
+        self.release_expiry_suspension();
     }
 }
 
@@ -450,6 +506,20 @@ impl Engine {
         self.persistence().is_some_and(|p| p.wants_effects())
     }
 
+    /// Logs the deletions of keys found expired outside a command (unwrapped, as Redis's
+    /// active expiry).
+    pub(crate) fn log_expired(&self, db: usize, keys: Vec<Key>) {
+        let Some(layer) = self.persistence().filter(|p| p.wants_effects()) else { return };
+        let mut effects = Effects::default();
+        let del = self.expired_deletion_command();
+        for key in keys {
+            effects.push(db, &[del, &key[..]]);
+        }
+        if !effects.is_empty() {
+            layer.feed(&effects);
+        }
+    }
+
     /// Gives the effects the client recorded to the persistence layer.
     fn hand_over_effects(&self, client: &mut Client) {
         if client.effects.is_empty() {
@@ -506,8 +576,10 @@ impl Engine {
         }
     }
 
-    /// After a script: serves the clients blocked on keys it made ready.
+    /// After a script: serves the clients blocked on keys it made ready, once the script's
+    /// effects are handed over (a served pop must be logged after the push that fed it).
     pub(crate) fn serve_script_ready(&self, client: &mut Client) {
+        self.hand_over_effects(client);
         let ready = std::mem::take(&mut client.deferred_ready);
         if !ready.is_empty() {
             self.serve_ready(ready);
@@ -796,6 +868,8 @@ impl Engine {
                 propagating,
                 propagation: None,
                 force_propagation: false,
+                expiry_suspended: false,
+                later_ready: Vec::new(),
             };
             let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
             let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
@@ -820,7 +894,7 @@ impl Engine {
                     None => self.touch_written_keys(&ctx, args, dirty_before),
                 }
             }
-            if self.blocked_count.load(Ordering::SeqCst) > 0 {
+            if self.blocked_count.load(Ordering::SeqCst) > 0 || !ctx.later_ready.is_empty() {
                 ready = ctx.take_ready();
             }
             result
@@ -902,7 +976,15 @@ impl Engine {
             let waiters = self.keyspace.lock(shard).dbs[db].waiters(&key);
             for waiter in waiters {
                 let now = self.clock.now_ms();
-                let exists = self.keyspace.lock(shard).dbs[db].contains(&key, now);
+                let exists = {
+                    let mut guard = self.keyspace.lock(shard);
+                    let exists = guard.dbs[db].contains(&key, now);
+                    // A key found expired here is logged as deleted now, under its lock.
+                    if guard.dbs[db].has_expired_log() {
+                        self.log_expired(db, guard.dbs[db].take_expired_log());
+                    }
+                    exists
+                };
                 // A missing key only matters to XREADGROUP waiters, which get an error when
                 // their stream is deleted; the others would find nothing.
                 let xreadgroup = waiter.args.first().is_some_and(|c| c.eq_ignore_ascii_case(b"xreadgroup"));
@@ -942,6 +1024,8 @@ impl Engine {
             propagating,
             propagation: None,
             force_propagation: false,
+            expiry_suspended: false,
+            later_ready: Vec::new(),
         };
         if !waiter.is_waiting() {
             return Vec::new();
@@ -1281,6 +1365,24 @@ fn unknown_command_error(args: &[&[u8]]) -> String {
         listed.push_str("' ");
     }
     format!("ERR unknown command '{}', with args beginning with: {}", truncate_c(args[0], 128), listed)
+}
+
+/// Commands flagged TOUCHES_ARBITRARY_KEYS in Redis: their expired-key DELs are never
+/// wrapped in MULTI/EXEC.
+fn touches_arbitrary_keys(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"randomkey") || name.eq_ignore_ascii_case(b"scan")
+}
+
+impl Engine {
+    /// How the deletion of an expired key is logged: UNLINK under `lazyfree-lazy-expire`,
+    /// DEL otherwise (Redis's deleteExpiredKeyAndPropagate).
+    pub(crate) fn expired_deletion_command(&self) -> &'static [u8] {
+        if self.config.read().get_bool("lazyfree-lazy-expire") {
+            b"UNLINK"
+        } else {
+            b"DEL"
+        }
+    }
 }
 
 /// Commands that change or read the whole dataset at once run alone, like a transaction:

@@ -58,8 +58,9 @@ impl Engine {
                     // The DELs are logged under the shard lock, in order with the writes.
                     if let Some(layer) = persistence {
                         let mut effects = crate::persistence::Effects::default();
+                        let del = self.expired_deletion_command();
                         for key in table.take_expired_log() {
-                            effects.push(db, &[&b"DEL"[..], &key]);
+                            effects.push(db, &[del, &key[..]]);
                         }
                         if !effects.is_empty() {
                             layer.feed(&effects);

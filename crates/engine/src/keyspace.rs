@@ -247,6 +247,9 @@ pub struct Db {
     /// Keys deleted by expiry, recorded under `EVENT_EXPIRED_LOG` for the executor to log
     /// as DELs (the append-only file must see them before the write that noticed them).
     expired_log: Vec<Key>,
+    /// Lookups never expire keys (set by the executor for the AOF loader and a master,
+    /// whose logged DELs do it, as Redis's keyIsExpired while loading).
+    pub expiry_suspended: bool,
 }
 
 /// `Db::collect_events` bits.
@@ -527,7 +530,7 @@ impl Db {
     }
 
     fn expire_if_due(&mut self, key: &[u8], now_ms: i64) {
-        if self.expires.is_empty() {
+        if self.expires.is_empty() || self.expiry_suspended {
             return;
         }
         if let Some(entry) = self.map.get(key) {
@@ -540,6 +543,9 @@ impl Db {
 
     /// Deletes every key whose TTL has passed (before a full walk such as KEYS).
     pub fn expire_all_due(&mut self, now_ms: i64) {
+        if self.expiry_suspended {
+            return;
+        }
         let due: Vec<Key> = self
             .expires
             .iter()
@@ -550,6 +556,12 @@ impl Db {
             self.remove_entry(&key);
             self.note_expired(&key);
         }
+    }
+
+    /// Every key whose TTL has not passed, deleting none (Redis's KEYS skips expired keys
+    /// with keyIsExpired: a deletion here would go unlogged).
+    pub fn unexpired(&self, now_ms: i64) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.map.iter().filter(move |(_, e)| e.expire_at_ms.is_none_or(|at| at > now_ms))
     }
 
     /// Every key with its entry, expired ones included and nothing changed (for snapshots,
@@ -564,15 +576,16 @@ impl Db {
         self.map.iter()
     }
 
-    /// One SCAN step within this shard: up to `count` live keys whose scan hash is at least
+    /// One SCAN step within this shard: up to `count` keys whose scan hash is at least
     /// `from`, in hash order (plus any keys sharing the last hash, so none is skipped).
     /// Returns the keys and the position to continue from (None when the shard is done).
     /// Positions are the scan hash shifted right by `shift` (the cursor's shard bits).
-    pub fn scan(&mut self, from: u64, shift: u32, count: usize, now_ms: i64) -> (Vec<Key>, Option<u64>) {
+    /// Keys whose TTL passed are included, as Redis's SCAN visits them: the caller deletes
+    /// those it would return (see `is_stale`).
+    pub fn scan(&mut self, from: u64, shift: u32, count: usize) -> (Vec<Key>, Option<u64>) {
         let mut candidates: Vec<(u64, &Key)> = self
             .map
             .iter()
-            .filter(|(_, e)| e.expire_at_ms.is_none_or(|at| at > now_ms))
             .filter_map(|(k, _)| {
                 let h = scan_hash(k) >> shift;
                 (h >= from).then_some((h, k))

@@ -49,6 +49,26 @@ fn answering_pid(port: u16) -> Option<u32> {
     line["process_id:".len()..].trim().parse().ok()
 }
 
+/// Waits (until `deadline`) while the server on `port` answers `-LOADING` (it accepts
+/// connections before its dataset is loaded).
+fn wait_until_loaded(port: u16, deadline: Instant) {
+    while Instant::now() < deadline {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut request = encode_command(&["PING"]);
+        request.extend(encode_command(&["QUIT"]));
+        if stream.write_all(&request).is_err() {
+            return;
+        }
+        let mut all = Vec::new();
+        let _ = stream.read_to_end(&mut all);
+        if !all.starts_with(b"-LOADING") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A server process on a loopback port, killed (by pid) when dropped.
 pub struct ServerProcess {
     child: Child,
@@ -73,7 +93,10 @@ impl ServerProcess {
                     // sure the one answering is ours before handing it out.
                     match answering_pid(port) {
                         Some(pid) if pid != child.id() => break,
-                        _ => return Ok(Self { child, port, name }),
+                        _ => {
+                            wait_until_loaded(port, deadline);
+                            return Ok(Self { child, port, name });
+                        }
                     }
                 }
                 if let Ok(Some(_)) = child.try_wait() {

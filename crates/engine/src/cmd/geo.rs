@@ -171,6 +171,17 @@ fn geoadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     ctx.dirty(changes);
     if added + updated > 0 {
         ctx.notify(notify::ZSET, "zadd", key);
+        // Logged as the ZADD Redis's geoaddCommand turns it into: `zadd key [options]
+        // <52-bit geohash> member ...`, so no coordinate is parsed again on replay.
+        if ctx.propagating() {
+            let mut zadd: Vec<Vec<u8>> = vec![b"zadd".to_vec()];
+            zadd.extend(args[1..first].iter().map(|a| a.to_vec()));
+            for &(score, member) in &items {
+                zadd.push((score as u64).to_string().into_bytes());
+                zadd.push(member.to_vec());
+            }
+            ctx.propagate_as(&zadd);
+        }
     }
     out.integer((if ch { added + updated } else { added }) as i64);
     Ok(())

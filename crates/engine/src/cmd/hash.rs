@@ -274,6 +274,8 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
     add_dirty(ctx, 1, u64::from(created));
     ctx.notify(notify::HASH, "hincrbyfloat", args[1]);
     out.bulk(text.as_bytes());
+    // Logged as HSET key field <result>, so float formatting never differs on replay.
+    ctx.propagate_as(&[&b"HSET"[..], args[1], args[2], text.as_bytes()]);
     Ok(())
 }
 

@@ -96,12 +96,25 @@ fn expire_generic(
         out.integer(0);
         return Ok(());
     }
-    if when <= now {
-        db.remove(key, now);
+    // A time already past deletes the key, logged as DEL (UNLINK under
+    // lazyfree-lazy-expire) as Redis's expireGenericCommand does; not while applying logged
+    // effects, which set the TTL instead (the key then expires as anywhere else).
+    if when <= now && !ctx.obeying() {
+        ctx.db(key).remove(key, now);
         ctx.notify(notify::GENERIC, "del", key);
+        let del = super::deletion_command(ctx, "lazyfree-lazy-expire");
+        ctx.propagate_as(&[del, key]);
     } else {
-        db.set_expire(key, when, now);
+        ctx.db(key).set_expire(key, when, now);
         ctx.notify(notify::GENERIC, "expire", key);
+        // Logged as PEXPIREAT key <absolute ms> with the same condition options, so a
+        // replay at another time sets the same deadline.
+        if ctx.propagating() {
+            let when = when.to_string();
+            let mut rewritten: Vec<&[u8]> = vec![b"PEXPIREAT", key, when.as_bytes()];
+            rewritten.extend_from_slice(&args[3..]);
+            ctx.propagate_as(&rewritten);
+        }
     }
     out.integer(1);
     Ok(())
@@ -314,9 +327,9 @@ fn keys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     let all = pattern == b"*";
     let mut found: Vec<Key> = Vec::new();
     for shard in 0..ctx.engine.keyspace.shard_count() {
-        let mut guard = ctx.engine.keyspace.lock(shard);
+        let guard = ctx.engine.keyspace.lock(shard);
         found.extend(
-            guard.dbs[db].iter_live(now).filter(|(k, _)| all || glob_match(pattern, k, false)).map(|(k, _)| k.clone()),
+            guard.dbs[db].unexpired(now).filter(|(k, _)| all || glob_match(pattern, k, false)).map(|(k, _)| k.clone()),
         );
     }
     out.array(found.len());
@@ -352,9 +365,13 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         i += 2;
     }
     let (now, db) = (ctx.now_ms, ctx.client.db);
-    let keyspace = &ctx.engine.keyspace;
+    let engine = ctx.engine;
+    let keyspace = &engine.keyspace;
     let (mut shard, mut position, shift) = keyspace.decode_cursor(cursor);
     let mut keys: Vec<Key> = Vec::new();
+    // Keys found expired are deleted and logged, as Redis's scanGenericCommand does for
+    // the keys it would otherwise return.
+    let mut expired: Vec<Key> = Vec::new();
     let mut next = 0;
     while shard < keyspace.shard_count() {
         let mut guard = keyspace.lock(shard);
@@ -363,9 +380,13 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         // eighth of the shard: a full SCAN then costs a few passes over the keyspace, not
         // one per COUNT keys. COUNT is a hint in Redis too; replies may be longer.
         let wanted = (count - keys.len().min(count - 1)).max(db.len() / 8);
-        let (page, resume) = db.scan(position, shift, wanted, now);
+        let (page, resume) = db.scan(position, shift, wanted);
         for key in page {
             if pattern.is_some_and(|p| !glob_match(p, &key, false)) {
+                continue;
+            }
+            if db.is_stale(&key, now) && !db.contains(&key, now) {
+                expired.push(key);
                 continue;
             }
             if let Some(t) = type_name {
@@ -377,6 +398,12 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
             }
             keys.push(key);
         }
+        // Whatever else the table noted as expired is logged with them.
+        for key in db.take_expired_log() {
+            if !expired.contains(&key) {
+                expired.push(key);
+            }
+        }
         drop(guard);
         next = keyspace.encode_cursor(shard, resume);
         if resume.is_some() || keys.len() >= count {
@@ -384,6 +411,12 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         }
         shard += 1;
         position = 0;
+    }
+    if !expired.is_empty() && ctx.propagating() {
+        let del = engine.expired_deletion_command();
+        for key in &expired {
+            ctx.propagate_as(&[del, &key[..]]);
+        }
     }
     out.array(2);
     out.bulk(next.to_string().as_bytes());
@@ -402,7 +435,8 @@ pub fn parse_scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
 /// RANDOMKEY — O(N/shards) here: a uniformly random live key of the selected database.
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let (now, db) = (ctx.now_ms, ctx.client.db);
-    let keyspace = &ctx.engine.keyspace;
+    let engine = ctx.engine;
+    let keyspace = &engine.keyspace;
     let mut rng = Rng::new(ctx.engine.clock.now_us() as u64 ^ ctx.client.id.rotate_left(17));
     for _attempt in 0..100 {
         let sizes: Vec<usize> = (0..keyspace.shard_count()).map(|s| keyspace.lock(s).dbs[db].len()).collect();
@@ -423,6 +457,17 @@ fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
             if db.contains(&key, now) {
                 out.bulk(&key);
                 return Ok(());
+            }
+            // Its deletion is logged like any lazy expiry; this shard is not one the
+            // executor locked, so the command records it itself (with any other expired
+            // key the table noted for the log).
+            let mut expired = db.take_expired_log();
+            if !expired.contains(&key) {
+                expired.push(key);
+            }
+            drop(guard);
+            for key in expired {
+                ctx.propagate_as(&[engine.expired_deletion_command(), &key[..]]);
             }
             break;
         }
@@ -448,10 +493,16 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     let (a, b) = (a as usize, b as usize);
     ctx.force_propagation();
     let mut ready = Vec::new();
+    // Deletions of expired keys not logged yet are logged before the swap: after it, their
+    // tables hold the other database.
+    let mut expired: Vec<(usize, Key)> = Vec::new();
     if a != b {
         let now = ctx.now_ms;
         let mut all = ctx.engine.keyspace.lock_all();
         for shard in all.iter_mut() {
+            for index in [a, b] {
+                expired.extend(shard.dbs[index].take_expired_log().into_iter().map(|k| (index, k)));
+            }
             let (low, high) = (a.min(b), a.max(b));
             let (left, right) = shard.dbs.split_at_mut(high);
             let (ready_low, ready_high) = left[low].swap_data(&mut right[0], now);
@@ -459,10 +510,16 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
             ready.extend(ready_high.into_iter().map(|k| (high, k)));
         }
     }
-    // Clients blocked on keys that the swap brought in are served, as Redis does.
-    if !ready.is_empty() {
-        ctx.engine.serve_ready(ready);
+    if !expired.is_empty() && ctx.propagating() {
+        let del = ctx.engine.expired_deletion_command();
+        for (index, key) in &expired {
+            ctx.propagate_in(*index, &[del, &key[..]]);
+        }
+        ctx.propagate_as(args);
     }
+    // Clients blocked on keys that the swap brought in are served, as Redis does (once
+    // the SWAPDB is logged: their pops come after it).
+    ctx.serve_after(ready);
     out.simple("OK");
     Ok(())
 }

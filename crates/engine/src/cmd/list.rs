@@ -596,10 +596,25 @@ fn lmpop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         Some(key) => {
             let items = pop_items(ctx, key, spec.end, spec.count)?.unwrap_or_default();
             reply_key_items(out, key, &items);
+            propagate_pop(ctx, key, spec.end, Some(items.len()));
         }
         None => out.null_array(),
     }
     Ok(())
+}
+
+/// Logs a pop from `key` deterministically, as Redis replicates LMPOP, BLPOP, BRPOP and
+/// BLMPOP: `LPOP|RPOP key` for a single pop, `LPOP|RPOP key <n>` (n = what was popped) for
+/// the multi-pops. The blocking forms are never logged as themselves: a replay must not block.
+fn propagate_pop(ctx: &mut Ctx<'_>, key: &[u8], end: End, popped: Option<usize>) {
+    if !ctx.propagating() {
+        return;
+    }
+    let name: &[u8] = if end == End::Left { b"LPOP" } else { b"RPOP" };
+    match popped {
+        Some(n) => ctx.propagate_as(&[name, key, n.to_string().as_bytes()]),
+        None => ctx.propagate_as(&[name, key]),
+    }
 }
 
 fn null_array_reply(out: &mut dyn ReplySink) {
@@ -616,6 +631,7 @@ fn blocking_pop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, end:
             out.array(2);
             out.bulk(key);
             out.bulk(&items[0]);
+            propagate_pop(ctx, key, end, None);
         }
         None if !ctx.may_block() && !ctx.serving() => out.null_array(),
         None => ctx.block(args, keys, deadline, null_array_reply),
@@ -669,7 +685,27 @@ fn blocking_move(
     }
     let item = move_item(ctx, src, dst, from, to)?.expect("source exists");
     out.bulk(&item);
+    // Logged as the non-blocking LMOVE / RPOPLPUSH. Redis's immediate path keeps the
+    // client's direction arguments; its serving path (serveClientBlockedOnList) spells
+    // them `left`/`right`.
+    if ctx.propagating() {
+        if args[0].eq_ignore_ascii_case(b"brpoplpush") {
+            ctx.propagate_as(&[&b"RPOPLPUSH"[..], src, dst]);
+        } else if ctx.serving() {
+            ctx.propagate_as(&[&b"LMOVE"[..], src, dst, end_name(from), end_name(to)]);
+        } else {
+            ctx.propagate_as(&[&b"LMOVE"[..], src, dst, args[3], args[4]]);
+        }
+    }
     Ok(())
+}
+
+/// How Redis spells a direction it logs itself (shared.left / shared.right).
+fn end_name(end: End) -> &'static [u8] {
+    match end {
+        End::Left => b"left",
+        End::Right => b"right",
+    }
 }
 
 /// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout — O(1).
@@ -694,6 +730,7 @@ fn blmpop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
         Some(key) => {
             let items = pop_items(ctx, key, spec.end, spec.count)?.unwrap_or_default();
             reply_key_items(out, key, &items);
+            propagate_pop(ctx, key, spec.end, Some(items.len()));
         }
         None if !ctx.may_block() && !ctx.serving() => out.null_array(),
         None => ctx.block(args, spec.keys, deadline, null_array_reply),

@@ -66,3 +66,14 @@ pub fn parse_i64(arg: &[u8]) -> Result<i64, CmdError> {
 pub fn is(arg: &[u8], keyword: &str) -> bool {
     arg.eq_ignore_ascii_case(keyword.as_bytes())
 }
+
+/// The command a deletion is logged as: UNLINK when the lazyfree option that governs it
+/// (`lazyfree-lazy-expire`, `lazyfree-lazy-user-del`...) is on, DEL otherwise, as Redis's
+/// `server.lazyfree_lazy_* ? shared.unlink : shared.del`.
+pub fn deletion_command(ctx: &crate::exec::Ctx<'_>, lazyfree_option: &str) -> &'static [u8] {
+    if ctx.engine.config.read().get_bool(lazyfree_option) {
+        b"UNLINK"
+    } else {
+        b"DEL"
+    }
+}

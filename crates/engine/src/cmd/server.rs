@@ -36,7 +36,7 @@ fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
         ready.extend(shard.dbs[db].take_ready().into_iter().map(|k| (db, k)));
     }
     // Clients blocked in XREADGROUP on a flushed stream get their error now.
-    ctx.engine.serve_ready(ready);
+    ctx.serve_after(ready);
     out.simple("OK");
     Ok(())
 }
@@ -56,7 +56,7 @@ fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
         layer.after_flushall(ctx.engine);
     }
     // Clients blocked in XREADGROUP on a flushed stream get their error now.
-    ctx.engine.serve_ready(ready);
+    ctx.serve_after(ready);
     out.simple("OK");
     Ok(())
 }

@@ -350,6 +350,8 @@ fn spop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     };
     let member = set.take_index(rng.below(set.len()));
     out.bulk(&member);
+    // The random choice is logged as the removal it made: SREM key member.
+    ctx.propagate_as(&[&b"SREM"[..], key, &member]);
     let deleted = delete_if_empty(ctx, key);
     add_dirty(ctx, 1, u64::from(deleted));
     ctx.notify(notify::SET, "spop", key);
@@ -365,6 +367,7 @@ fn spop_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
     let (key, now, limits) = (args[1], ctx.now_ms, ctx.limits());
     let mut rng = command_rng(ctx);
     let engine = ctx.engine;
+    let propagating = ctx.propagating();
     let Some(set) = write_set(ctx, key)? else {
         out.set(0);
         return Ok(());
@@ -384,12 +387,17 @@ fn spop_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
         reply_members(out, &all);
         ctx.db(key).remove(key, now);
         add_dirty(ctx, size as u64, 1);
+        // Popping everything is logged as DEL key (Redis's spopWithCountCommand).
+        ctx.propagate_as(&[&b"DEL"[..], key]);
         ctx.notify(notify::SET, "spop", key);
         ctx.notify(notify::GENERIC, "del", key);
         return Ok(());
     }
     let remaining = size - count;
     out.set(count);
+    // Each popped member is logged as SREM key member (wrapped in MULTI/EXEC as one
+    // command's effects), in reply order.
+    let mut popped: Vec<Bytes> = Vec::new();
     // Like Redis: pop random members while few are wanted, else draw the ones that stay
     // and rebuild the set from them (which may change its encoding back to an intset).
     if remaining * 5 > count {
@@ -398,6 +406,9 @@ fn spop_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
         for member in &picked {
             set.remove(member);
             out.bulk(member);
+        }
+        if propagating {
+            popped = picked;
         }
     } else {
         let keep: Vec<Bytes> = distinct_indices(&mut rng, size, remaining)
@@ -413,7 +424,16 @@ fn spop_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
             SetValue::Intset(v) => v.iter().for_each(|n| reply_int_member(out, *n)),
             SetValue::Table(t) => t.iter().for_each(|m| out.bulk(m)),
         }
+        if propagating {
+            popped = match &*set {
+                SetValue::Intset(v) => v.iter().map(|n| Bytes::from(n.to_string().into_bytes())).collect(),
+                SetValue::Table(t) => t.iter().map(|m| Bytes::from(m.to_vec())).collect(),
+            };
+        }
         *set = kept;
+    }
+    for member in &popped {
+        ctx.propagate_as(&[&b"SREM"[..], key, &member[..]]);
     }
     ctx.dirty(count as u64);
     ctx.notify(notify::SET, "spop", key);

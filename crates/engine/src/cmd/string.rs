@@ -182,7 +182,25 @@ fn set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult 
     if !opts.get {
         out.simple("OK");
     }
+    propagate_set(ctx, args, expire_at);
     Ok(())
+}
+
+/// Logs a SET deterministically, as Redis's setGenericCommand rewrites it: with an expiry,
+/// `SET key value PXAT <absolute ms>` (the other options dropped: the write already
+/// happened); with GET, the command without its GET arguments (a replay has no reply).
+fn propagate_set(ctx: &mut Ctx<'_>, args: &[&[u8]], expire_at: Option<i64>) {
+    if !ctx.propagating() {
+        return;
+    }
+    if let Some(at) = expire_at {
+        let at = at.to_string();
+        ctx.propagate_as(&[&b"SET"[..], args[1], args[2], b"PXAT", at.as_bytes()]);
+    } else if args.len() > 3 && args[3..].iter().any(|a| is(a, "GET")) {
+        let kept: Vec<&[u8]> =
+            args.iter().enumerate().filter(|(j, a)| *j < 3 || !is(a, "GET")).map(|(_, a)| *a).collect();
+        ctx.propagate_as(&kept);
+    }
 }
 
 /// SETNX key value — O(1).
@@ -207,6 +225,8 @@ fn setex_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, uni
     ctx.notify(notify::STRING, "set", args[1]);
     ctx.notify(notify::GENERIC, "expire", args[1]);
     out.simple("OK");
+    // Redis runs SETEX through setGenericCommand: logged as SET key value PXAT <abs ms>.
+    ctx.propagate_as(&[&b"SET"[..], args[1], args[3], b"PXAT", at.to_string().as_bytes()]);
     Ok(())
 }
 
@@ -224,6 +244,8 @@ fn getset(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     let now = ctx.now_ms;
     ctx.db(args[1]).set(args[1], Value::string(args[2]), TtlOnWrite::Clear, now);
     ctx.notify(notify::STRING, "set", args[1]);
+    // Logged as SET key value (Redis's getsetCommand rewrites argv[0]).
+    ctx.propagate_as(&[&b"SET"[..], args[1], args[2]]);
     Ok(())
 }
 
@@ -233,6 +255,9 @@ fn getdel(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     let now = ctx.now_ms;
     if ctx.db(args[1]).remove(args[1], now) {
         ctx.notify(notify::GENERIC, "del", args[1]);
+        // Logged as the deletion itself (DEL, or UNLINK under lazyfree-lazy-user-del).
+        let del = super::deletion_command(ctx, "lazyfree-lazy-user-del");
+        ctx.propagate_as(&[del, args[1]]);
     }
     Ok(())
 }
@@ -255,18 +280,24 @@ fn getex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         None => None,
     };
     reply_str(out, &value);
+    let obeying = ctx.obeying();
     let db = ctx.db(key);
     match expire_at {
-        Some((ExpireUnit::ExAt | ExpireUnit::PxAt, at)) if at <= now => {
+        // GETEX is never logged as is: as DEL/UNLINK, PEXPIREAT or PERSIST (getexCommand).
+        Some((ExpireUnit::ExAt | ExpireUnit::PxAt, at)) if at <= now && !obeying => {
             db.remove(key, now);
             ctx.notify(notify::GENERIC, "del", key);
+            let del = super::deletion_command(ctx, "lazyfree-lazy-expire");
+            ctx.propagate_as(&[del, key]);
         }
         Some((_, at)) => {
             db.set_expire(key, at, now);
             ctx.notify(notify::GENERIC, "expire", key);
+            ctx.propagate_as(&[&b"PEXPIREAT"[..], key, at.to_string().as_bytes()]);
         }
         None if opts.persist && db.persist(key, now) => {
             ctx.notify(notify::GENERIC, "persist", key);
+            ctx.propagate_as(&[&b"PERSIST"[..], key]);
         }
         None => {}
     }
@@ -457,6 +488,8 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
     ctx.db(key).set(key, Value::Str(StrValue::created(text.clone().into_bytes())), TtlOnWrite::Keep, now);
     ctx.notify(notify::STRING, "incrbyfloat", key);
     out.bulk(text.as_bytes());
+    // Logged as SET key <result> KEEPTTL, so float formatting never differs on replay.
+    ctx.propagate_as(&[&b"SET"[..], key, text.as_bytes(), b"KEEPTTL"]);
     Ok(())
 }
 

@@ -21,6 +21,8 @@ struct TrimArgs {
     /// XADD: the explicit ID (None for `*`) and its argument position.
     id: Option<ParsedId>,
     id_pos: usize,
+    /// Position of the MAXLEN/MINID threshold argument (its `~` is just before it).
+    trim_arg: usize,
 }
 
 fn int_arg(arg: &[u8]) -> Result<i64, CmdError> {
@@ -29,7 +31,8 @@ fn int_arg(arg: &[u8]) -> Result<i64, CmdError> {
 
 /// Redis's streamParseAddOrTrimArgsOrReply.
 fn parse_trim_args(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> Result<TrimArgs, CmdError> {
-    let mut t = TrimArgs { trim: None, approx: false, limit: 0, no_mkstream: false, id: None, id_pos: args.len() };
+    let mut t =
+        TrimArgs { trim: None, approx: false, limit: 0, no_mkstream: false, id: None, id_pos: args.len(), trim_arg: 0 };
     let mut limit_given = false;
     let mut i = 2;
     let incompatible =
@@ -57,6 +60,7 @@ fn parse_trim_args(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> Result<TrimArgs
                 return Err(CmdError::msg("ERR The MAXLEN argument must be >= 0."));
             }
             i += 1;
+            t.trim_arg = i;
             t.trim = Some(Trim::MaxLen(maxlen as u64));
         } else if is(opt, "minid") && more > 0 {
             if t.trim.is_some() {
@@ -72,6 +76,7 @@ fn parse_trim_args(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> Result<TrimArgs
             }
             let min = strict_id(args[i + 1], 0)?;
             i += 1;
+            t.trim_arg = i;
             t.trim = Some(Trim::MinId(min));
         } else if is(opt, "limit") && more > 0 {
             let limit = int_arg(args[i + 1])?;
@@ -99,7 +104,11 @@ fn parse_trim_args(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> Result<TrimArgs
     if !xadd && t.trim.is_none() {
         return Err(CmdError::msg("ERR syntax error, XTRIM must be called with a trimming strategy"));
     }
-    if limit_given {
+    if ctx.obeying() {
+        // The AOF loader and a master are obeyed (Redis's mustObeyClient): their trims are
+        // exact rewrites that may keep a LIMIT, which must not limit them.
+        t.limit = 0;
+    } else if limit_given {
         if !t.approx {
             return Err(CmdError::msg("ERR syntax error, LIMIT cannot be used without the special ~ option"));
         }
@@ -129,6 +138,7 @@ pub(super) fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
     let key = args[1];
     let now = ctx.now_ms;
     let limits = node_limits(ctx);
+    let propagating = ctx.propagating();
     let db = ctx.db(key);
     let exists = get(db, key, now)?.is_some();
     if !exists && t.no_mkstream {
@@ -174,13 +184,39 @@ pub(super) fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
         Some(trim) => stream.trim(trim, t.approx, t.limit),
         None => 0,
     };
+    // Logged deterministically (xaddCommand): an approximate trim as the exact one it did,
+    // an auto-generated (`*` or `ms-*`) ID as the ID given.
+    let rewritten = propagating.then(|| {
+        let mut rewritten: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+        if t.approx && t.trim.is_some() {
+            rewrite_approx_trim(&mut rewritten, &t, stream);
+        }
+        if t.id.is_none_or(|p| !p.seq_given) {
+            rewritten[t.id_pos] = id.to_bytes();
+        }
+        rewritten
+    });
     db.signal_ready(key);
+    if let Some(rewritten) = rewritten {
+        ctx.propagate_as(&rewritten);
+    }
     ctx.dirty(1);
     ctx.notify(notify::STREAM, "xadd", key);
     if trimmed > 0 {
         ctx.notify(notify::STREAM, "xtrim", key);
     }
     Ok(())
+}
+
+/// Redis's streamRewriteApproxSpecifier and streamRewriteTrimArgument: `MAXLEN ~ n` is
+/// logged as `MAXLEN = <length now>`, `MINID ~ id` as `MINID = <first ID now>`, since how
+/// much an approximate trim removes depends on the node layout.
+fn rewrite_approx_trim(rewritten: &mut [Vec<u8>], t: &TrimArgs, stream: &StreamValue) {
+    rewritten[t.trim_arg - 1] = b"=".to_vec();
+    rewritten[t.trim_arg] = match t.trim {
+        Some(Trim::MaxLen(_)) => stream.len().to_string().into_bytes(),
+        _ => stream.edge_id(true).unwrap_or(StreamId::MAX).to_bytes(),
+    };
 }
 
 fn xrange_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, rev: bool) -> CmdResult {
@@ -253,11 +289,18 @@ pub(super) fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) 
     let t = parse_trim_args(ctx, args, false)?;
     let key = args[1];
     let now = ctx.now_ms;
+    let propagating = ctx.propagating();
     let Some(stream) = get(ctx.db(key), key, now)? else {
         out.integer(0);
         return Ok(());
     };
     let deleted = stream.trim(t.trim.expect("a strategy"), t.approx, t.limit);
+    // An approximate trim is logged as the exact one it did (xtrimCommand).
+    if deleted > 0 && t.approx && propagating {
+        let mut rewritten: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+        rewrite_approx_trim(&mut rewritten, &t, stream);
+        ctx.propagate_as(&rewritten);
+    }
     ctx.dirty(deleted);
     if deleted > 0 {
         ctx.notify(notify::STREAM, "xtrim", key);
@@ -456,6 +499,8 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
     let count = if serving && count == 0 { 1000 } else { count };
     let count = usize::try_from(count).unwrap_or(usize::MAX);
     let mut served: Vec<(&[u8], Served)> = Vec::new();
+    // XREADGROUP is never logged as itself: its deliveries are (see `read_group`).
+    let mut effects: Option<Vec<Vec<Vec<u8>>>> = (xreadgroup && ctx.propagating()).then(Vec::new);
     for (&key, &start) in keys.iter().zip(&from) {
         let Some(stream) = get(ctx.db(key), key, now)? else { continue };
         let result = match group_consumer {
@@ -470,7 +515,10 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
                     _ => None,
                 }
             }
-            Some((group, consumer)) => read_group(stream, group, consumer, start, count, noack, now),
+            Some((group, consumer)) => {
+                let read = GroupRead { key, group, consumer, noack, now };
+                read_group(stream, &read, start, count, effects.as_mut())
+            }
         };
         if let Some(entries) = result {
             if group_consumer.is_some() {
@@ -478,6 +526,10 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
             }
             served.push((key, entries));
         }
+    }
+    if let Some(effects) = effects {
+        ctx.propagate_nothing();
+        super::propagate_all(ctx, effects);
     }
     if !served.is_empty() {
         if out.protocol() == Protocol::Resp2 {
@@ -527,17 +579,28 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
     Ok(())
 }
 
-/// Serves one stream of an XREADGROUP: new entries for `>`, else the consumer's history.
-/// None when there is nothing new (the client may block).
-fn read_group(
-    stream: &mut StreamValue,
-    group: &[u8],
-    consumer: &[u8],
-    start: ReadFrom,
-    count: usize,
+/// Who reads in an XREADGROUP, from which stream.
+struct GroupRead<'a> {
+    key: &'a [u8],
+    group: &'a [u8],
+    consumer: &'a [u8],
     noack: bool,
     now: i64,
+}
+
+/// Serves one stream of an XREADGROUP: new entries for `>`, else the consumer's history.
+/// None when there is nothing new (the client may block). With `effects`, records how the
+/// read is logged, as Redis's streamReplyWithRange: an XCLAIM per delivered entry, or for
+/// NOACK the consumer's creation and the group's new last ID. A history read is not logged
+/// (Redis 7.0 neither).
+fn read_group(
+    stream: &mut StreamValue,
+    read: &GroupRead<'_>,
+    start: ReadFrom,
+    count: usize,
+    effects: Option<&mut Vec<Vec<Vec<u8>>>>,
 ) -> Option<Served> {
+    let GroupRead { key, group, consumer, noack, now } = *read;
     let g = stream.groups.get_mut(group).expect("group checked");
     match start {
         ReadFrom::After(gt) => {
@@ -568,17 +631,32 @@ fn read_group(
             if max <= last {
                 return None;
             }
-            touch_consumer(stream.groups.get_mut(group).expect("group"), consumer, now);
+            let created = touch_consumer(stream.groups.get_mut(group).expect("group"), consumer, now);
             let lo = last.incr().unwrap_or(StreamId::MAX);
             let entries: Served = stream
                 .range(lo, StreamId::MAX, false, count)
                 .into_iter()
                 .map(|(id, f)| (id, Some(f.to_vec())))
                 .collect();
+            let mut effects = effects;
+            if let Some(effects) = effects.as_deref_mut() {
+                if created && noack {
+                    effects.push(super::createconsumer_effect(key, group, consumer));
+                }
+            }
             for (id, _) in &entries {
                 stream.advance_group(group, *id);
                 if !noack {
-                    stream.groups.get_mut(group).expect("group").deliver(*id, consumer, now);
+                    let g = stream.groups.get_mut(group).expect("group");
+                    g.deliver(*id, consumer, now);
+                    if let Some(effects) = effects.as_deref_mut() {
+                        effects.push(super::xclaim_effect(key, group, &id.to_bytes(), &g.pel[id], g.last_id));
+                    }
+                }
+            }
+            if let Some(effects) = effects {
+                if noack && !entries.is_empty() {
+                    effects.push(super::setid_effect(key, group, &stream.groups[group]));
                 }
             }
             Some(entries)
@@ -586,13 +664,14 @@ fn read_group(
     }
 }
 
-/// Looks the consumer up (refreshing its seen time) or creates it.
-fn touch_consumer(g: &mut crate::types::stream::Group, consumer: &[u8], now: i64) {
+/// Looks the consumer up (refreshing its seen time) or creates it; true if created.
+fn touch_consumer(g: &mut crate::types::stream::Group, consumer: &[u8], now: i64) -> bool {
     match g.consumers.get_mut(consumer) {
-        Some(c) => c.seen_time = now,
-        None => {
-            g.create_consumer(consumer, now);
+        Some(c) => {
+            c.seen_time = now;
+            false
         }
+        None => g.create_consumer(consumer, now),
     }
 }
 

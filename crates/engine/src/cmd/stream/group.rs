@@ -319,23 +319,36 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         }
         j += 1;
     }
+    let propagating = ctx.propagating();
     let stream = get(ctx.db(key), key, now)?.expect("stream");
     let mut dirty = 0;
+    // Logged as one idempotent XCLAIM per claimed (or dropped) entry, or an XGROUP SETID
+    // when only LASTID moved the group (xclaimCommand); never as itself.
+    let mut effects: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut propagate_last_id = false;
     {
         let g = stream.groups.get_mut(group).expect("group");
         if last_id > g.last_id {
             g.last_id = last_id;
             dirty += 1;
+            propagate_last_id = true;
         }
     }
     if delivery_time == -1 || delivery_time < 0 || delivery_time > now {
         delivery_time = now;
     }
     let mut claimed = Vec::new();
-    for id in ids {
+    for (index, id) in ids.into_iter().enumerate() {
+        let id_arg = args[5 + index];
         let exists = stream.get(id).is_some();
         let g = stream.groups.get_mut(group).expect("group");
         if !exists {
+            if propagating {
+                if let Some(nack) = g.pel.get(&id) {
+                    effects.push(super::xclaim_effect(key, group, id_arg, nack, g.last_id));
+                    propagate_last_id = false;
+                }
+            }
             if g.ack(id) {
                 dirty += 1;
             }
@@ -358,8 +371,16 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         } else if !justid {
             nack.delivery_count += 1;
         }
+        if propagating {
+            let nack = &g.pel[&id];
+            effects.push(super::xclaim_effect(key, group, id_arg, nack, g.last_id));
+            propagate_last_id = false;
+        }
         claimed.push(id);
         dirty += 1;
+    }
+    if propagate_last_id && propagating {
+        effects.push(super::setid_effect(key, group, &stream.groups[group]));
     }
     out.array(claimed.len());
     for id in claimed {
@@ -370,6 +391,8 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         }
     }
     ctx.dirty(dirty);
+    ctx.propagate_nothing();
+    super::propagate_all(ctx, effects);
     Ok(())
 }
 
@@ -402,7 +425,10 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplyS
         return Err(nogroup_key(key, group));
     }
     let now = ctx.now_ms;
+    let propagating = ctx.propagating();
     let stream = get(ctx.db(key), key, now)?.expect("stream");
+    // Logged as one idempotent XCLAIM per claimed or dropped entry (xautoclaimCommand).
+    let mut effects: Vec<Vec<Vec<u8>>> = Vec::new();
     let mut attempts = count.saturating_mul(10);
     let mut claimed = Vec::new();
     let mut deleted = Vec::new();
@@ -424,6 +450,9 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplyS
         let exists = stream.get(id).is_some();
         let g = stream.groups.get_mut(group).expect("group");
         if !exists {
+            if propagating {
+                effects.push(super::xclaim_effect(key, group, &id.to_bytes(), &g.pel[&id], g.last_id));
+            }
             g.ack(id);
             deleted.push(id);
             count -= 1;
@@ -438,6 +467,9 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplyS
         nack.delivery_time = now;
         if !justid {
             nack.delivery_count += 1;
+        }
+        if propagating {
+            effects.push(super::xclaim_effect(key, group, &id.to_bytes(), &g.pel[&id], g.last_id));
         }
         claimed.push(id);
         count -= 1;
@@ -469,6 +501,8 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplyS
         reply_id(out, id);
     }
     ctx.dirty(dirty);
+    ctx.propagate_nothing();
+    super::propagate_all(ctx, effects);
     Ok(())
 }
 

@@ -16,7 +16,7 @@ use crate::error::CmdError;
 use crate::exec::Ctx;
 use crate::keyspace::{Db, Value};
 use crate::reply::ReplySink;
-use crate::types::stream::{parse_id, Fields, NodeLimits, StreamId};
+use crate::types::stream::{parse_id, Fields, Group, Nack, NodeLimits, StreamId};
 use crate::types::StreamValue;
 
 fn invalid_id() -> CmdError {
@@ -111,4 +111,54 @@ fn nogroup_key(key: &[u8], group: &[u8]) -> CmdError {
 /// A strict ID, or None (XCLAIM reads IDs until the first argument that is not one).
 fn parse_id_quiet(arg: &[u8]) -> Option<StreamId> {
     parse_id(arg, 0, true, false).map(|p| p.id)
+}
+
+/// Redis's streamPropagateXCLAIM: how a delivery (XREADGROUP) or a claim (XCLAIM,
+/// XAUTOCLAIM) is logged, as an idempotent `XCLAIM key group consumer 0 id TIME <ms>
+/// RETRYCOUNT <n> FORCE JUSTID LASTID <group last id>` recreating the pending entry exactly.
+fn xclaim_effect(key: &[u8], group: &[u8], id_arg: &[u8], nack: &Nack, last_id: StreamId) -> Vec<Vec<u8>> {
+    vec![
+        b"XCLAIM".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        nack.consumer.clone(),
+        b"0".to_vec(),
+        id_arg.to_vec(),
+        b"TIME".to_vec(),
+        nack.delivery_time.to_string().into_bytes(),
+        b"RETRYCOUNT".to_vec(),
+        nack.delivery_count.to_string().into_bytes(),
+        b"FORCE".to_vec(),
+        b"JUSTID".to_vec(),
+        b"LASTID".to_vec(),
+        last_id.to_bytes(),
+    ]
+}
+
+/// Redis's streamPropagateGroupID: `XGROUP SETID key group <last id> ENTRIESREAD <n>`, for
+/// a group whose last delivered ID moved without an XCLAIM carrying it (NOACK reads, an
+/// XCLAIM LASTID that claimed nothing).
+fn setid_effect(key: &[u8], group: &[u8], g: &Group) -> Vec<Vec<u8>> {
+    vec![
+        b"XGROUP".to_vec(),
+        b"SETID".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        g.last_id.to_bytes(),
+        b"ENTRIESREAD".to_vec(),
+        g.entries_read.to_string().into_bytes(),
+    ]
+}
+
+/// Redis's streamPropagateConsumerCreation: `XGROUP CREATECONSUMER key group consumer`,
+/// for a consumer a NOACK read created (no XCLAIM creates it on replay).
+fn createconsumer_effect(key: &[u8], group: &[u8], consumer: &[u8]) -> Vec<Vec<u8>> {
+    vec![b"XGROUP".to_vec(), b"CREATECONSUMER".to_vec(), key.to_vec(), group.to_vec(), consumer.to_vec()]
+}
+
+/// Records effects gathered while the stream was borrowed.
+fn propagate_all(ctx: &mut Ctx<'_>, effects: Vec<Vec<Vec<u8>>>) {
+    for effect in effects {
+        ctx.propagate_as(&effect);
+    }
 }

@@ -326,6 +326,20 @@ pub(super) fn zpopmax(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink
     zpop(ctx, args, out, End::Max)
 }
 
+/// Logs a pop deterministically, as Redis replicates BZPOPMIN/BZPOPMAX (`ZPOPMIN|ZPOPMAX
+/// key`) and ZMPOP/BZMPOP (`ZPOPMIN|ZPOPMAX key <n>`, n = what was popped): a replay must
+/// neither block nor depend on the other keys.
+fn propagate_pop(ctx: &mut Ctx<'_>, key: &[u8], end: End, popped: Option<usize>) {
+    if !ctx.propagating() {
+        return;
+    }
+    let name: &[u8] = if end == End::Min { b"ZPOPMIN" } else { b"ZPOPMAX" };
+    match popped {
+        Some(n) => ctx.propagate_as(&[name, key, n.to_string().as_bytes()]),
+        None => ctx.propagate_as(&[name, key]),
+    }
+}
+
 fn null_array_reply(out: &mut dyn ReplySink) {
     out.null_array();
 }
@@ -341,6 +355,7 @@ fn bzpop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, end: End) -
             out.array(1 + popped.len() * 2);
             out.bulk(key);
             reply_popped(out, &popped, false);
+            propagate_pop(ctx, key, end, None);
         }
         None if !ctx.may_block() && !ctx.serving() => out.null_array(),
         None => ctx.block(args, keys, deadline, null_array_reply),
@@ -405,6 +420,7 @@ pub(super) fn zmpop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) 
         Some(key) => {
             let popped = pop_members(ctx, key, spec.end, spec.count)?;
             reply_key_members(out, key, &popped);
+            propagate_pop(ctx, key, spec.end, Some(popped.len()));
         }
         None => out.null_array(),
     }
@@ -419,6 +435,7 @@ pub(super) fn bzmpop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         Some(key) => {
             let popped = pop_members(ctx, key, spec.end, spec.count)?;
             reply_key_members(out, key, &popped);
+            propagate_pop(ctx, key, spec.end, Some(popped.len()));
         }
         None if !ctx.may_block() && !ctx.serving() => out.null_array(),
         None => ctx.block(args, spec.keys, deadline, null_array_reply),
