@@ -164,13 +164,14 @@ fn restore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     if ttl != 0 && !options.absttl {
         ttl = ttl.saturating_add(now);
     }
-    if ttl != 0 && ttl <= now {
+    // A TTL already past deletes the key, except when applying logged effects (loading),
+    // which keep the dataset exactly as logged.
+    if ttl != 0 && ttl <= now && !ctx.obeying() {
         // Already expired: the key is gone (a replaced one deleted), as Redis answers OK.
         if deleted {
             ctx.notify(notify::GENERIC, "del", key);
-            // Logged as the deletion it was (Redis rewrites the command to DEL/UNLINK).
-            let lazy = ctx.engine.config.read().get_bool("lazyfree-lazy-server-del");
-            ctx.propagate_as(&[if lazy { &b"UNLINK"[..] } else { &b"DEL"[..] }, key]);
+            // Logged as the deletion it was (Redis 7.0 rewrites the command to DEL).
+            ctx.propagate_as(&[&b"DEL"[..], key]);
         }
         out.simple("OK");
         return Ok(());

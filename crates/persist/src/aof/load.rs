@@ -45,6 +45,8 @@ pub fn load_command_file(
     // The loading client runs every command as part of a transaction already under way:
     // no gate (loading owns the dataset), and blocking commands never block.
     client.in_exec = true;
+    // It applies logged effects: no lazy expiry, past times kept (the log's DELs decide).
+    client.must_obey = true;
     let mut sink = NullSink(quince_resp::Protocol::Resp2);
     let mut valid_up_to = 0u64;
     let mut valid_before_multi = 0u64;
