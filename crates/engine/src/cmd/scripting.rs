@@ -152,6 +152,23 @@ pub fn is_script_command(name: &[u8]) -> bool {
             && ["fcall", "fcall_ro"].iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }
 
+impl Engine {
+    /// Whether running `args` for `client` may run a script (EVAL, EVALSHA, FCALL and their
+    /// _RO forms outside MULTI, or EXEC of a transaction that queued one): a server runs
+    /// such commands off its event loop, so a long script never stalls other connections.
+    pub fn runs_script(&self, client: &Client, args: &[&[u8]]) -> bool {
+        let Some(&name) = args.first() else { return false };
+        match &client.multi {
+            None => is_script_command(name),
+            Some(queue) => {
+                !client.in_exec
+                    && name.eq_ignore_ascii_case(b"exec")
+                    && queue.iter().any(|cmd| cmd.first().is_some_and(|n| is_script_command(n)))
+            }
+        }
+    }
+}
+
 /// Redis's sha1hex: lowercase hex SHA1.
 pub fn sha1hex(data: &[u8]) -> String {
     sha1_smol::Sha1::from(data).digest().to_string()
