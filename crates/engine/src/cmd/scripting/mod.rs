@@ -32,8 +32,13 @@ use super::{is, parse_i64};
 
 mod bit;
 mod cjson;
+mod cmsgpack;
+mod luaapi;
+mod structlib;
 use bit::bit_library;
 use cjson::cjson_library;
+use cmsgpack::cmsgpack_library;
+use structlib::struct_library;
 
 /// Script flags from a `#!lua flags=...` shebang.
 pub(crate) mod flag {
@@ -187,7 +192,7 @@ pub fn sha1hex(data: &[u8]) -> String {
 /// sandbox. Its arguments are the Rust helpers; it returns the hooks table, the runner and
 /// the script environment.
 const PRELUDE: &str = r#"
-local hooks, sha1_impl, bit_lib, cjson_lib, math_random, math_randomseed, c_wrap = ...
+local hooks, sha1_impl, bit_lib, cjson_lib, cmsgpack_lib, struct_lib, math_random, math_randomseed, c_wrap = ...
 local dbg = debug
 debug = nil
 print = nil
@@ -206,12 +211,20 @@ local function clean(e)
   if tb then s = string.sub(s, 1, tb - 1) end
   return s
 end
--- Rust library functions raise their errors at the caller's line, as C functions do.
+-- Rust library functions raise their errors at the caller's line, as C functions do, and
+-- argument errors name the function as the caller called it (lauxlib's luaL_argerror).
 local function wrap(f)
   return c_wrap(function(...)
     local res = {raw_pcall(f, ...)}
     if res[1] then return unpack(res, 2, table.maxn(res)) end
-    error(clean(res[2]), 3)
+    local e = clean(res[2])
+    if type(e) == 'string' and string.find(e, '\1', 1, true) then
+      local info = dbg.getinfo(2, 'n')
+      e = string.gsub(e, '\1', (info and info.name) or '?')
+    end
+    -- Errors the VM raises inside a C function (not luaL_error) carry no position.
+    if type(e) == 'string' and string.byte(e, 1) == 2 then error(string.sub(e, 2), 0) end
+    error(e, 3)
   end)
 end
 local function wrap_all(t)
@@ -222,6 +235,8 @@ local function wrap_all(t)
 end
 bit_lib = wrap_all(bit_lib)
 cjson_lib = wrap_all(cjson_lib)
+cmsgpack_lib = wrap_all(cmsgpack_lib)
+struct_lib = wrap_all(struct_lib)
 sha1_impl = wrap(sha1_impl)
 math_random = wrap(math_random)
 math_randomseed = wrap(math_randomseed)
@@ -374,6 +389,8 @@ end
 G.redis = protect(redis)
 G.bit = protect(bit_lib)
 G.cjson = protect(cjson_lib)
+G.cmsgpack = protect(cmsgpack_lib)
+G.struct = protect(struct_lib)
 G.string = protect(string)
 G.math = protect(math)
 G.table = protect(table)
@@ -572,11 +589,13 @@ impl Vm {
         })?;
         let bit = bit_library(&lua)?;
         let cjson = cjson_library(&lua)?;
+        let cmsgpack = cmsgpack_library(&lua)?;
+        let structlib = struct_library(&lua)?;
         // SAFETY: `c_wrap` only builds a closure over its argument (see `c_trampoline`).
         let wrap = unsafe { lua.create_c_function(c_wrap)? };
         let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
         let (hooks, runner, env, globals): (Table, Function, Table, Table) =
-            prelude.call((hooks, sha1, bit, cjson, random, randomseed, wrap))?;
+            prelude.call((hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap))?;
         Ok(Vm { lua, hooks, runner, env, globals, scripts: HashMap::new() })
     }
 
@@ -760,7 +779,8 @@ fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8, depth: 
             }
         }
         Value::Integer(i) => out.integer(*i),
-        Value::Number(n) => out.integer(*n as i64),
+        // (long long) of the double, as x86-64 converts it (NaN and out of range: INT64_MIN).
+        Value::Number(n) => out.integer(luaapi::c_double_to_i64(*n)),
         Value::Table(t) => {
             if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
                 out.error(&replace_crlf(&e.as_bytes()));
