@@ -214,6 +214,147 @@ fn libraries_cjson_bit() {
     );
 }
 
+/// cmsgpack: every MessagePack type both ways, the array/map choice, nesting limits,
+/// unpack_one / unpack_limit offsets, and the error texts (lauxlib's argument errors name
+/// the function as called).
+#[test]
+fn library_cmsgpack() {
+    let hex = "local function hex(s) return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end)) end ";
+    let packed = |expr: &str| eval(&format!("{hex}return hex(cmsgpack.pack({expr}))"), &["0"]);
+    run(
+        "cmsgpack",
+        &[
+            packed("0, 1, 127, 128, 255, 256, 65535, 65536, 4294967295, 4294967296, 2^53"),
+            packed("-1, -32, -33, -128, -129, -32768, -32769, -2147483648, -2147483649, -2^63"),
+            packed("0.5, 1.5, 0.1, -2.25, 1e300, 1/0, -1/0, 2^63, 2^64, 3.4e38, 3.5e38"),
+            packed("'', 'x', string.rep('a', 31), string.rep('b', 32), string.rep('c', 255), string.rep('d', 256)"),
+            packed("true, false, nil, cjson.null, redis.call"),
+            packed("{1, 2, 3}, {}, {[1] = 1, [2] = 2}, {[1] = 1, [3] = 3}, {[0] = 1}, {[1.5] = 1}, {x = {y = {1}}}"),
+            packed("{a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7, h = 8}"),
+            eval(&format!("{hex}local t = {{}} for i = 1, 20 do t[i] = i end return hex(cmsgpack.pack(t))"), &["0"]),
+            eval(&format!("{hex}local t = {{}} for i = 1, 70000 do t[i] = 1 end return string.sub(hex(cmsgpack.pack(t)), 1, 12)"), &["0"]),
+            eval(&format!("{hex}local t = {{}} for i = 1, 20 do t['k' .. i] = i end return hex(cmsgpack.pack(t))"), &["0"]),
+            eval(&format!("{hex}local t = {{}} t[1] = t return hex(cmsgpack.pack(t))"), &["0"]),
+            eval(
+                &format!("{hex}local t = setmetatable({{}}, {{__index = function(t, k) return k * 2 end}}) t[1] = 1 t[2] = 2 return hex(cmsgpack.pack(t))"),
+                &["0"],
+            ),
+            eval("return cmsgpack.pack()", &["0"]),
+            eval("local p = cmsgpack.pack return p()", &["0"]),
+            eval("local ok, e = pcall(cmsgpack.pack) return e", &["0"]),
+            eval("local t = {} for i = 1, 4001 do t[i] = i end return cmsgpack.pack(unpack(t))", &["0"]),
+            eval("return {cmsgpack.unpack(cmsgpack.pack(1, -1, 300, -300, 70000, -70000, 2^40, -2^40, 'x', true, false))}", &["0"]),
+            eval("local v = {cmsgpack.unpack(cmsgpack.pack(0.5, 0.1, 1e300, nil, 7))} return {tostring(v[1]), tostring(v[2]), tostring(v[3]), tostring(v[4]), v[5]}", &["0"]),
+            eval("local t = cmsgpack.unpack(cmsgpack.pack({a = {b = {1, 2, {c = 'd'}}}})) return t.a.b[3].c", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0xcf, 255, 255, 255, 255, 255, 255, 255, 255))", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0xcc, 200, 0xd0, 200, 0xcd, 1, 2, 0xd1, 255, 0, 0xce, 255, 255, 255, 255, 0xd2, 128, 0, 0, 0))", &["0"]),
+            eval("return {cmsgpack.unpack(string.char(0xcc, 200, 0xd0, 200, 0xcd, 1, 2, 0xd1, 255, 0, 0xce, 255, 255, 255, 255, 0xd2, 128, 0, 0, 0))}", &["0"]),
+            eval("return {cmsgpack.unpack(string.char(0xd9, 2, 104, 105, 0xda, 0, 1, 120, 0xdb, 0, 0, 0, 1, 121, 0xdc, 0, 1, 7, 0xde, 0, 1, 1, 2))}", &["0"]),
+            eval("return cmsgpack.unpack('')", &["0"]),
+            eval("return cmsgpack.unpack(12)", &["0"]),
+            eval("return cmsgpack.unpack()", &["0"]),
+            eval("return cmsgpack.unpack({})", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0xcd, 1))", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0x92, 1))", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0xc1))", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0x81, 0xc0, 1))", &["0"]),
+            eval("return type(cmsgpack.unpack(string.rep(string.char(0x91), 3999) .. string.char(1)))", &["0"]),
+            eval("return cmsgpack.unpack(string.rep(string.char(0x91), 4000) .. string.char(1))", &["0"]),
+            eval("return cmsgpack.unpack(string.rep(string.char(0x81, 1), 4000) .. string.char(1))", &["0"]),
+            eval("local t = {} for i = 1, 4000 do t[i] = i end local s = cmsgpack.pack(unpack(t)) return cmsgpack.unpack(s .. s)", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3))}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 1)}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 2)}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 3)}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 4)}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), -1)}", &["0"]),
+            eval("return {cmsgpack.unpack_one('ab', '1')}", &["0"]),
+            eval("return {cmsgpack.unpack_one('ab', 1.7)}", &["0"]),
+            eval("return {cmsgpack.unpack_one('ab', 'x')}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 0)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 0, 1)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 5, 1)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), -1)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3))}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 'x')}", &["0"]),
+            eval("return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION}", &["0"]),
+            eval("cmsgpack.pack = nil", &["0"]),
+            eval("return cmsgpack_safe", &["0"]),
+        ],
+    );
+}
+
+/// struct: every option, endianness, alignment, the C conversions of out-of-range
+/// numbers, positions, and the error texts.
+#[test]
+fn library_struct() {
+    let hex = "local function hex(s) return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end)) end ";
+    let packed = |fmt: &str, args: &str| eval(&format!("{hex}return hex(struct.pack('{fmt}', {args}))"), &["0"]);
+    run(
+        "struct",
+        &[
+            packed("bBhHlLTiI", "-1, 255, -2, 65535, -3, 4, 5, -6, 7"),
+            packed(">bBhHlLTiI", "-1, 255, -2, 65535, -3, 4, 5, -6, 7"),
+            packed("<i1i2i3i5i8i9i16I16", "-1, -2, -3, -5, -8, -9, -16, 16"),
+            packed(">i3 >I9", "-3, 9"),
+            packed("!bi!2bh!bdbd!4bd", "1, 2, 3, 4, 5, 6.5, 7, 8.5, 9, 10.5"),
+            packed("bxxbx", "1, 2"),
+            packed("c3c0sc", "'abcd', 'ef', 'gh', 'ij'"),
+            packed("c", "12"),
+            packed("b", "'12'"),
+            packed("f>fd>d", "1.5, 1.5, 0.1, 0.1"),
+            packed("LLLLLlll", "2^64, 2^63, 1e30, 0/0, -1, -2^64, 1/0, -1/0"),
+            packed("bbb", "1.5, -1.5, 300"),
+            packed("", ""),
+            packed(" < > ", ""),
+            eval("return struct.pack('!3')", &["0"]),
+            eval("return struct.pack('i33', 1)", &["0"]),
+            eval("return struct.pack('i99999999999', 1)", &["0"]),
+            eval("return struct.pack('b', 'x')", &["0"]),
+            eval("return struct.pack('bb', 1)", &["0"]),
+            eval("return struct.pack('bbb', 1)", &["0"]),
+            eval("return struct.pack('c5', 'ab')", &["0"]),
+            eval("return struct.pack('s', {})", &["0"]),
+            eval("return struct.pack('b3', 1)", &["0"]),
+            eval("return struct.pack('z')", &["0"]),
+            eval("return struct.pack()", &["0"]),
+            eval("local p = struct.pack return p('b')", &["0"]),
+            eval("local ok, e = pcall(struct.pack, 'b') return e", &["0"]),
+            eval("return {struct.unpack('bBhHlLTiI', struct.pack('bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7))}", &["0"]),
+            eval("return {struct.unpack('>I3 <i3 i16 I16', 'abcdef' .. string.rep(string.char(255), 32))}", &["0"]),
+            eval("return {struct.unpack('>h', 'ab')}", &["0"]),
+            eval("return {struct.unpack('>h', 'abc', 2)}", &["0"]),
+            eval("return {struct.unpack('>h', 'ab', 2)}", &["0"]),
+            eval("return {struct.unpack('b', 'abc', 0)}", &["0"]),
+            eval("return {struct.unpack('b', 'abc', -1)}", &["0"]),
+            eval("return {struct.unpack('', 'abc', -1)}", &["0"]),
+            eval("return {struct.unpack('b', 'abc', 'x')}", &["0"]),
+            eval("return {struct.unpack('bc0', string.char(3) .. 'abcd')}", &["0"]),
+            eval("return {struct.unpack('c1c0', '3abcd')}", &["0"]),
+            eval("return {struct.unpack('c1c0', 'xabcd')}", &["0"]),
+            eval("return {struct.unpack('c0', 'abcd')}", &["0"]),
+            eval("return {struct.unpack('bc0', string.char(9) .. 'abcd')}", &["0"]),
+            eval("return {struct.unpack('ss', 'ab' .. string.char(0) .. 'cd' .. string.char(0))}", &["0"]),
+            eval("return {struct.unpack('s', 'ab')}", &["0"]),
+            eval("return {struct.unpack('!4bi', struct.pack('!4bi', 1, 2))}", &["0"]),
+            eval("return {struct.unpack('xxb', 'abc')}", &["0"]),
+            eval("local v = {struct.unpack('f d >f >d', struct.pack('f d >f >d', 1.5, 0.1, -2.5, 1e300))} return {tostring(v[1]), tostring(v[2]), tostring(v[3]), tostring(v[4]), v[5]}", &["0"]),
+            eval("return {struct.unpack('z', 'ab')}", &["0"]),
+            eval("return {struct.unpack('b')}", &["0"]),
+            eval("return {struct.unpack()}", &["0"]),
+            eval("return {struct.unpack('i0', 'ab')}", &["0"]),
+            eval("return {struct.size('bhilLTfdxc3i7'), struct.size('!bhilLTfdxc3i7'), struct.size('zq'), struct.size('b', 1)}", &["0"]),
+            eval("return struct.size('s')", &["0"]),
+            eval("return struct.size('c0')", &["0"]),
+            eval("return struct.size('%')", &["0"]),
+            eval("return struct.size('!5')", &["0"]),
+            eval("return struct.size()", &["0"]),
+            eval("struct.x = 1", &["0"]),
+        ],
+    );
+}
+
 #[test]
 fn functions() {
     let lib = "#!lua name=mylib\n\
