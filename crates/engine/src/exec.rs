@@ -339,6 +339,20 @@ impl Engine {
     /// SHUTDOWN NOSAVE...) run at once without the gate. None: BUSY was replied.
     fn enter_gate(&self, args: &[&[u8]], out: &mut dyn ReplySink) -> Option<Gate<'_>> {
         let exclusive = crate::cmd::scripting::is_script_command(args[0]) || runs_exclusively(args[0]);
+        let resolved = || match self.table.resolve(args) {
+            Resolved::Found(spec) => Some(spec),
+            _ => None,
+        };
+        let gate = self.wait_gate(exclusive, || resolved().is_some_and(|spec| spec.has_flag("allow_busy")));
+        if gate.is_none() {
+            self.reject(resolved(), out, self.scripting.busy_error());
+        }
+        gate
+    }
+
+    /// Waits for the transaction gate in 5 ms slices. Once a script has run longer than
+    /// `busy-reply-threshold`: Bypass if `allow_busy()`, else None (the caller replies BUSY).
+    fn wait_gate(&self, exclusive: bool, allow_busy: impl Fn() -> bool) -> Option<Gate<'_>> {
         let wait = std::time::Duration::from_millis(5);
         loop {
             let gate = if exclusive {
@@ -346,19 +360,11 @@ impl Engine {
             } else {
                 self.exec_gate.try_read_for(wait).map(Gate::Shared)
             };
-            if let Some(gate) = gate {
-                return Some(gate);
+            if gate.is_some() {
+                return gate;
             }
             if self.scripting.busy(self.clock.now_ms()) {
-                if let Resolved::Found(spec) = self.table.resolve(args) {
-                    if spec.has_flag("allow_busy") {
-                        return Some(Gate::Bypass);
-                    }
-                    self.reject(Some(spec), out, self.scripting.busy_error());
-                } else {
-                    self.reject(None, out, self.scripting.busy_error());
-                }
-                return None;
+                return if allow_busy() { Some(Gate::Bypass) } else { None };
             }
         }
     }
@@ -436,6 +442,13 @@ impl Engine {
             self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
             return true;
         }
+        // While a script is busy, commands are refused before they could be queued, as
+        // in Redis's processCommand, and the transaction is flagged.
+        if !spec.has_flag("allow_busy") && self.scripting.busy(self.clock.now_ms()) {
+            client.multi_error = true;
+            self.reject(Some(spec), out, self.scripting.busy_error());
+            return true;
+        }
         if let Some(queue) = client.multi.as_mut() {
             queue.push(args.iter().map(|a| a.to_vec()).collect());
         }
@@ -447,6 +460,15 @@ impl Engine {
     fn run_transaction(&self, client: &mut Client, out: &mut dyn ReplySink) {
         let queued = client.multi.take().unwrap_or_default();
         client.handle.set_flag(crate::clients::flag::MULTI, false);
+        // The gate before the WATCH check: a write landing between the check and the run
+        // of the queue would otherwise be lost (optimistic locking must be atomic).
+        let Some(gate) = self.wait_gate(true, || false) else {
+            client.multi_error = false;
+            self.unwatch_all(client);
+            let busy = self.scripting.busy_error();
+            self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {busy}"));
+            return;
+        };
         if std::mem::take(&mut client.multi_error) {
             self.unwatch_all(client);
             self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");
@@ -458,7 +480,6 @@ impl Engine {
             return;
         }
         self.unwatch_all(client);
-        let gate = self.exec_gate.write();
         client.in_exec = true;
         out.array(queued.len());
         for command in &queued {

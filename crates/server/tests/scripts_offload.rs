@@ -126,3 +126,33 @@ fn script_publishes_to_subscriber_on_same_worker() {
     let publish_line = String::from_utf8(monitor.read_reply()).unwrap();
     assert!(publish_line.contains("lua] \"PUBLISH\" \"ch\" \"hello\""), "{publish_line}");
 }
+
+/// While a script is busy, commands sent inside MULTI get BUSY and flag the transaction,
+/// and EXEC aborts with the BUSY error, leaving the client out of MULTI (Redis 7.0).
+#[test]
+fn transaction_during_busy_script() {
+    let server = start_quince(QUINCE, &["--threads", "1"]);
+    let mut admin = server.client();
+    assert_eq!(admin.call(&["CONFIG", "SET", "busy-reply-threshold", "50"]), b"+OK\r\n");
+    assert_eq!(admin.call(&["SET", "xx", "1"]), b"+OK\r\n");
+    let mut client = server.client();
+    assert_eq!(client.call(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(client.call(&["INCR", "xx"]), b"+QUEUED\r\n");
+    let mut runner = server.client();
+    runner.send(&["EVAL", "while true do end", "0"]);
+    wait_busy(&mut admin, BUSY_EVAL);
+    assert_eq!(client.call(&["INCR", "xx"]), BUSY_EVAL);
+    let exec = String::from_utf8(client.call(&["EXEC"])).unwrap();
+    assert_eq!(
+        exec,
+        "-EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+    );
+    assert_eq!(client.call(&["MULTI"]), b"+OK\r\n", "MULTI is allowed while busy");
+    assert_eq!(client.call(&["INCR", "xx"]), BUSY_EVAL);
+    assert_eq!(admin.call(&["SCRIPT", "KILL"]), b"+OK\r\n");
+    let _ = runner.read_reply();
+    assert_eq!(client.call(&["INCR", "xx"]), b"+QUEUED\r\n");
+    assert_eq!(client.call(&["EXEC"]), b"-EXECABORT Transaction discarded because of previous errors.\r\n");
+    assert_eq!(admin.call(&["GET", "xx"]), b"$1\r\n1\r\n", "no half transaction ran");
+    assert_eq!(client.call(&["PING"]), b"+PONG\r\n");
+}
