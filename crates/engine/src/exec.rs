@@ -432,6 +432,17 @@ impl Engine {
             self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
             return true;
         }
+        // Queueing takes memory: over `maxmemory` nothing is queued.
+        if self.out_of_memory() {
+            client.multi_error = true;
+            self.reject(Some(spec), out, crate::cmd::scripting::OOM_ERROR);
+            return true;
+        }
+        if !self.enough_good_replicas() && spec.has_flag("write") {
+            client.multi_error = true;
+            self.reject(Some(spec), out, crate::cmd::scripting::NOREPLICAS_ERROR);
+            return true;
+        }
         if let Some(line) = pubsub_context_error(client, spec) {
             client.multi_error = true;
             self.reject(Some(spec), out, &line);
@@ -460,6 +471,19 @@ impl Engine {
     fn run_transaction(&self, client: &mut Client, out: &mut dyn ReplySink) {
         let queued = client.multi.take().unwrap_or_default();
         client.handle.set_flag(crate::clients::flag::MULTI, false);
+        let refusal = if self.out_of_memory() && queued.iter().any(|cmd| self.queued_denies_oom(cmd)) {
+            Some(crate::cmd::scripting::OOM_ERROR)
+        } else if !self.enough_good_replicas() && queued.iter().any(|cmd| self.queued_writes(cmd)) {
+            Some(crate::cmd::scripting::NOREPLICAS_ERROR)
+        } else {
+            None
+        };
+        if let Some(error) = refusal {
+            client.multi_error = false;
+            self.unwatch_all(client);
+            self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {error}"));
+            return;
+        }
         // The gate before the WATCH check: a write landing between the check and the run
         // of the queue would otherwise be lost (optimistic locking must be atomic).
         let Some(gate) = self.wait_gate(true, || false) else {
@@ -492,6 +516,16 @@ impl Engine {
         if !ready.is_empty() {
             self.serve_ready(ready);
         }
+    }
+
+    fn queued_writes(&self, command: &[Vec<u8>]) -> bool {
+        let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
+        matches!(self.table.resolve(&args), Resolved::Found(spec) if spec.has_flag("write"))
+    }
+
+    fn queued_denies_oom(&self, command: &[Vec<u8>]) -> bool {
+        let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
+        matches!(self.table.resolve(&args), Resolved::Found(spec) if self.command_denies_oom(spec, &args))
     }
 
     /// DISCARD (and RESET, disconnect): drops the queue and the watched keys.
@@ -609,6 +643,16 @@ impl Engine {
             self.reject(Some(spec), out, "NOAUTH Authentication required.");
             return;
         }
+        // Over `maxmemory`: commands that may grow memory are refused (not those EXEC or a
+        // script runs: the transaction or script was checked as a whole).
+        if !client.in_exec && !client.in_script && self.out_of_memory() && self.command_denies_oom(spec, args) {
+            self.reject(Some(spec), out, crate::cmd::scripting::OOM_ERROR);
+            return;
+        }
+        if !client.in_exec && !client.in_script && !self.enough_good_replicas() && spec.has_flag("write") {
+            self.reject(Some(spec), out, crate::cmd::scripting::NOREPLICAS_ERROR);
+            return;
+        }
         // Checked when a command arrives, not for the commands EXEC runs (as Redis checks
         // in processCommand, not in call()).
         if !client.in_exec {
@@ -630,8 +674,10 @@ impl Engine {
         shards.sort_unstable();
         shards.dedup();
         let start_us = self.clock.now_us();
-        let now_ms = start_us / 1000;
-        client.handle.last_interaction_ms.store(now_ms, Ordering::Relaxed);
+        // Inside a script time stands still at the script's start, as in Redis: a key
+        // can't expire half way through a script.
+        let now_ms = if client.in_script { self.scripting.time_snapshot_ms() } else { start_us / 1000 };
+        client.handle.last_interaction_ms.store(start_us / 1000, Ordering::Relaxed);
         let mut ready = Vec::new();
         // FLUSHDB, FLUSHALL and SWAPDB flag the watched keys they change: those that exist.
         let whole_db_watched = if self.watch_count.load(Ordering::SeqCst) > 0 {

@@ -116,6 +116,11 @@ pub struct HotConfig {
     pub notify_flags: std::sync::atomic::AtomicI64,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
     pub limits: parking_lot::RwLock<types::Limits>,
+    /// `maxmemory` when commands are refused above it (the `noeviction` policy), else 0.
+    pub maxmemory_refuse: std::sync::atomic::AtomicU64,
+    /// `min-replicas-to-write` (with `min-replicas-max-lag`) asks for replicas: quince has
+    /// none, so writes are refused with NOREPLICAS.
+    pub writes_need_replicas: AtomicBool,
 }
 
 /// WATCHed keys: (db, key) to the dirty flags of the clients watching it.
@@ -219,6 +224,10 @@ impl Engine {
         let maxmemory = int("maxmemory");
         self.hot.lfu.store(lfu, Ordering::Relaxed);
         self.hot.shared_integers.store(maxmemory == 0 || !(lfu || policy.contains("lru")), Ordering::Relaxed);
+        let refuse = if policy == "noeviction" { config.get_u64("maxmemory") } else { 0 };
+        self.hot.maxmemory_refuse.store(refuse, Ordering::Relaxed);
+        let need_replicas = int("min-replicas-to-write") > 0 && int("min-replicas-max-lag") > 0;
+        self.hot.writes_need_replicas.store(need_replicas, Ordering::Relaxed);
         self.hot.lfu_log_factor.store(int("lfu-log-factor") as u32, Ordering::Relaxed);
         self.hot.lfu_decay_time.store(int("lfu-decay-time") as u32, Ordering::Relaxed);
         *self.hot.limits.write() = types::Limits {

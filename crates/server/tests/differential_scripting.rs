@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use quince_test_util::{start_quince, Differential, Step};
+use quince_test_util::{start_quince, Compare, Differential, Step};
 
 const QUINCE: &str = env!("CARGO_BIN_EXE_quince-server");
 
@@ -351,6 +351,131 @@ fn library_struct() {
             eval("return struct.size('!5')", &["0"]),
             eval("return struct.size()", &["0"]),
             eval("struct.x = 1", &["0"]),
+        ],
+    );
+}
+
+/// calls/rejected_calls/failed_calls of some commands, from INFO commandstats (which also
+/// has timings that differ between servers).
+fn command_counts(names: &str) -> Step {
+    let script = "local out = {} \
+        local info = redis.call('INFO', 'commandstats') \
+        for _, name in ipairs(ARGV) do \
+          local line = string.match(info, 'cmdstat_' .. name .. ':[^\\r]*') or (name .. ': none') \
+          table.insert(out, (string.gsub(line, 'usec=%d+,usec_per_call=[%d.]+,', ''))) \
+        end \
+        return out";
+    let mut args = vec!["EVAL", script, "0"];
+    args.extend(names.split(' '));
+    Step::cmd(&args)
+}
+
+/// What a script's refused or failed commands count (error stats, rejected and failed calls),
+/// refusals over `maxmemory`, `min-replicas-to-write`, shebang flags, and DEBUG
+/// SET-DISABLE-DENY-SCRIPTS.
+#[test]
+fn script_refusals_and_stats() {
+    run(
+        "script refusals",
+        &[
+            cmd(&["CONFIG", "RESETSTAT"]),
+            eval("return redis.call('select', 99)", &["0"]),
+            cmd(&["EVAL_RO", "return redis.call('set', 'x', 'y')", "1", "x"]),
+            cmd(&["EVAL_RO", "local t = redis.pcall('set', 'x', 'y') return t['err']", "1", "x"]),
+            eval("return redis.pcall('nosuchcommand')", &["0"]),
+            eval("return redis.call('get')", &["0"]),
+            eval("return redis.call('set', {})", &["0"]),
+            eval("return redis.pcall('select', 99)", &["0"]),
+            eval("return redis.error_reply('MY_CODE custom')", &["0"]),
+            cmd(&["INFO", "errorstats"]),
+            command_counts("eval eval_ro select set get"),
+            eval("return redis.call('debug', 'sleep', 0)", &["0"]),
+            cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]),
+            eval("return redis.call('debug', 'protocol', 'attrib')", &["0"]),
+            eval("redis.setresp(3) return redis.call('debug', 'protocol', 'attrib')", &["0"]),
+            eval("redis.setresp(3) return redis.call('debug', 'protocol', 'bignum')", &["0"]),
+            cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]),
+            eval("return redis.call('debug', 'sleep', 0)", &["0"]),
+            eval("return redis.pcall('xread', 'BLOCK', 0, 'STREAMS', 's', '$')", &["1", "s"]),
+            eval("return redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', 's', '>')", &["1", "s"]),
+            cmd(&["SADD", "set", "c", "a", "b", "aa"]),
+            eval("return redis.call('sort', KEYS[1], 'by', 'nosort')", &["1", "set"]),
+            // Over maxmemory (1 byte: always).
+            cmd(&["SET", "x", "123"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "1"]),
+            cmd(&["CONFIG", "RESETSTAT"]),
+            eval("return redis.call('set', 'x', 1)", &["1", "x"]),
+            eval("local t = redis.pcall('set', 'x', 1) return t['err']", &["1", "x"]),
+            eval("return redis.pcall('set', 'x', 1)", &["1", "x"]),
+            eval("return redis.call('get', 'x')", &["1", "x"]),
+            eval("#!lua flags=\nreturn 1", &["0"]),
+            eval("#!lua\nreturn 1", &["0"]),
+            eval("#!lua flags=no-writes\nreturn redis.call('get', 'x')", &["1", "x"]),
+            eval("#!lua flags=allow-oom\nredis.call('set', 'x', 1) return redis.call('get', 'x')", &["1", "x"]),
+            cmd(&["INFO", "errorstats"]),
+            command_counts("eval set"),
+            cmd(&["SET", "y", "1"]),
+            cmd(&["GET", "x"]),
+            cmd(&["MULTI"]),
+            cmd(&["GET", "x"]),
+            cmd(&["EXEC"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "0"]),
+            cmd(&["MULTI"]),
+            cmd(&["GET", "x"]),
+            cmd(&["SET", "y", "2"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "1"]),
+            cmd(&["EXEC"]),
+            cmd(&["MULTI"]),
+            cmd(&["GET", "x"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "0"]),
+            cmd(&["EXEC"]),
+            cmd(&["MULTI"]),
+            eval("#!lua\nreturn 1", &["0"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "1"]),
+            cmd(&["EXEC"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "0"]),
+            // Not enough replicas (quince has none; neither has this redis).
+            cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]),
+            cmd(&["SET", "x", "1"]),
+            cmd(&["GET", "x"]),
+            eval("return redis.call('get', 'x')", &["1", "x"]),
+            eval("#!lua flags=no-writes\nreturn redis.call('get', 'x')", &["1", "x"]),
+            eval("#!lua\nreturn redis.call('get', 'x')", &["1", "x"]),
+            eval("return redis.call('set', 'x', 1)", &["1", "x"]),
+            cmd(&["MULTI"]),
+            cmd(&["INCR", "x"]),
+            cmd(&["EXEC"]),
+            cmd(&["MULTI"]),
+            cmd(&["GET", "x"]),
+            cmd(&["EXEC"]),
+            cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]),
+            cmd(&["MULTI"]),
+            cmd(&["INCR", "x"]),
+            cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]),
+            cmd(&["EXEC"]),
+            cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]),
+            cmd(&["GET", "x"]),
+        ],
+    );
+}
+
+/// Time stands still inside a script: a key can't expire half way through it.
+#[test]
+fn script_time_is_frozen() {
+    run(
+        "script time",
+        &[
+            cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]),
+            eval("redis.call('SET', 'key', 'value', 'PX', '1') redis.call('DEBUG', 'SLEEP', 0.01) return redis.call('EXISTS', 'key')", &["0"]),
+            cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]),
+            cmd(&["EXISTS", "key"]),
+            cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+            cmd(&["SET", "key", "value", "PX", "1"]),
+            cmd(&["DEBUG", "SLEEP", "0.01"]),
+            cmd(&["DEBUG", "OBJECT", "key"]).compare(Compare::ErrorOrNot),
+            eval("return redis.call('EXISTS', 'key')", &["0"]),
+            cmd(&["EXISTS", "key"]),
+            cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]),
         ],
     );
 }

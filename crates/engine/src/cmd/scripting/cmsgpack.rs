@@ -179,11 +179,18 @@ fn encode_table(t: &Table, out: &mut Vec<u8>, level: usize) -> mlua::Result<()> 
             encode(&v, out, level + 1)?;
         }
     } else {
-        let pairs: Vec<(Value, Value)> = t.clone().pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-        encode_header(pairs.len() as u64, out, 0x80, 0xde, 0xdf);
-        for (k, v) in &pairs {
-            encode(k, out, level + 1)?;
-            encode(v, out, level + 1)?;
+        // Two passes, as the C code: count, then encode. Holding every pair at once would
+        // take a Lua reference each, and a big table would run out of them.
+        let mut count = 0u64;
+        for pair in t.clone().pairs::<Value, Value>() {
+            pair?;
+            count += 1;
+        }
+        encode_header(count, out, 0x80, 0xde, 0xdf);
+        for pair in t.clone().pairs::<Value, Value>() {
+            let (k, v) = pair?;
+            encode(&k, out, level + 1)?;
+            encode(&v, out, level + 1)?;
         }
     }
     Ok(())

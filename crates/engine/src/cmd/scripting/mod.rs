@@ -81,6 +81,11 @@ pub struct Scripting {
     fvm: Mutex<Option<Vm>>,
     libraries: Mutex<Libraries>,
     pub(crate) run: Arc<RunState>,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands.
+    pub(crate) disable_deny: AtomicBool,
+    /// Scripts in the EVAL cache (INFO's number_of_cached_scripts; a script calling INFO
+    /// holds the VM, so INFO can't count them there).
+    cached_scripts: std::sync::atomic::AtomicUsize,
 }
 
 struct Vm {
@@ -113,6 +118,11 @@ impl Scripting {
 
     pub fn running(&self) -> bool {
         self.run.running.load(Ordering::SeqCst)
+    }
+
+    /// When the running script started: the time its commands see.
+    pub fn time_snapshot_ms(&self) -> i64 {
+        self.run.start_ms.load(Ordering::SeqCst)
     }
 }
 
@@ -176,6 +186,62 @@ impl Engine {
                     && queue.iter().any(|cmd| cmd.first().is_some_and(|n| is_script_command(n)))
             }
         }
+    }
+}
+
+impl Scripting {
+    /// INFO memory: cached EVAL scripts, functions and libraries.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let scripts = self.cached_scripts.load(Ordering::Relaxed);
+        let (functions, libraries) =
+            self.libraries.try_lock().map(|l| (l.functions.len(), l.libs.len())).unwrap_or_default();
+        (scripts, functions, libraries)
+    }
+}
+
+/// The error of a command refused because used memory is over `maxmemory`.
+pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write.";
+
+impl Engine {
+    /// Whether used memory is over `maxmemory` and nothing can be freed: commands that may
+    /// grow the dataset are then refused (Redis's performEvictions() == EVICT_FAIL). Quince
+    /// evicts nothing yet, so this applies under the `noeviction` policy only; with other
+    /// policies writes are let through.
+    pub fn out_of_memory(&self) -> bool {
+        let limit = self.hot.maxmemory_refuse.load(Ordering::Relaxed);
+        limit > 0 && self.used_memory().is_some_and(|used| used > limit)
+    }
+
+    /// Whether the command may grow memory (Redis's CMD_DENYOOM). For scripts it comes from
+    /// the script's flags: a shebang script denies OOM unless `allow-oom` or `no-writes`;
+    /// an EVAL without shebang checks at its first write instead.
+    pub fn command_denies_oom(&self, spec: &CommandSpec, args: &[&[u8]]) -> bool {
+        if !is_script_command(args[0]) {
+            return spec.has_flag("denyoom");
+        }
+        let name = args[0].to_ascii_lowercase();
+        let flags = match name.as_slice() {
+            b"eval" | b"eval_ro" => args.get(1).and_then(|body| parse_shebang(body).ok()).map(|(f, _)| f),
+            b"evalsha" | b"evalsha_ro" => {
+                let sha = args.get(1).map(|s| String::from_utf8_lossy(s).to_ascii_lowercase());
+                // A running script holds the VM: its flags are not needed to wait for it.
+                let vm = self.scripting.vm.try_lock();
+                vm.as_ref().and_then(|vm| vm.as_ref()?.scripts.get(sha.as_deref()?).map(|s| s.flags))
+            }
+            _ => {
+                let key = args.get(1).map(|s| String::from_utf8_lossy(s).to_lowercase());
+                let libs = self.scripting.libraries.try_lock();
+                libs.as_ref().and_then(|libs| libs.functions.get(key.as_deref()?).map(|f| f.flags))
+            }
+        };
+        flags.is_some_and(|f| f & flag::EVAL_COMPAT == 0 && f & (flag::ALLOW_OOM | flag::NO_WRITES) == 0)
+    }
+
+    /// Redis's checkGoodReplicasStatus: `min-replicas-to-write` is met (quince has no
+    /// replicas yet, so any requirement fails).
+    pub(crate) fn enough_good_replicas(&self) -> bool {
+        !self.hot.writes_need_replicas.load(Ordering::Relaxed)
     }
 }
 
@@ -291,8 +357,6 @@ local function call_impl(...)
   local r = hooks.call(...)
   if type(r) == 'table' and r.__quince_err then
     r.__quince_err = nil
-    -- The failed command already counted this error in the error stats.
-    r.ignore_error_stats_update = true
     error(r)
   end
   return r
@@ -648,7 +712,8 @@ fn parse_shebang(body: &[u8]) -> Result<(u32, usize), String> {
     let mut flags = 0;
     for part in &parts[1..] {
         if let Some(list) = part.strip_prefix(b"flags=") {
-            for name in list.split(|&b| b == b',') {
+            // `flags=` alone: no flags (sdssplitlen of an empty string has no parts).
+            for name in list.split(|&b| b == b',').filter(|_| !list.is_empty()) {
                 match FLAG_NAMES.iter().find(|(n, _)| n.as_bytes() == name) {
                     Some((_, f)) => flags |= f,
                     None => {
@@ -752,6 +817,13 @@ fn resp_to_lua(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
             single("double", Value::Number(d))?
         }
         b'(' => single("big_number", Value::String(lua.create_string(line)?))?,
+        // Attributes are not shown to scripts: the reply that follows them is.
+        b'|' => {
+            for _ in 0..num().max(0) * 2 {
+                resp_to_lua(lua, buf, pos)?;
+            }
+            return resp_to_lua(lua, buf, pos);
+        }
         _ => Value::Nil,
     })
 }
@@ -862,6 +934,12 @@ struct Invocation<'a> {
     client: &'a mut Client,
     read_only: bool,
     resp: u8,
+    /// The script's `allow-oom` flag.
+    allow_oom: bool,
+    /// Used memory was over `maxmemory` when the script started.
+    oom_at_start: bool,
+    /// A write command ran (later writes can't be refused: the script is half done).
+    wrote: bool,
 }
 
 impl Invocation<'_> {
@@ -886,24 +964,46 @@ impl Invocation<'_> {
             }
         }
         let refs: Vec<&[u8]> = argv.iter().map(|a| &a[..]).collect();
+        // Refused before running (Redis's scriptCall checks): the error counts in the error
+        // stats and as a rejected call of the command, and the script's own error reply
+        // does not count it again.
+        let engine = self.engine;
+        let reject = |spec: Option<&CommandSpec>, text: &str| -> mlua::Result<Value> {
+            if let Some(spec) = spec {
+                engine.observe.commands[spec.id].rejected_calls.fetch_add(1, Ordering::Relaxed);
+            }
+            engine.observe.errors.record(text);
+            let t = err_table(lua, &format!("-{text}"))?;
+            t.raw_set("__quince_err", true)?;
+            t.raw_set("ignore_error_stats_update", true)?;
+            Ok(Value::Table(t))
+        };
         let spec = match self.engine.table.resolve(&refs) {
             Resolved::Found(spec) => spec,
-            _ => return fail("Unknown Redis command called from script"),
+            _ => return reject(None, "ERR Unknown Redis command called from script"),
         };
         let argc = refs.len() as i32;
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
-            return fail("Wrong number of args calling Redis command from script");
+            return reject(Some(spec), "ERR Wrong number of args calling Redis command from script");
         }
-        if spec.has_flag("noscript") {
-            return fail("This Redis command is not allowed from script");
+        if spec.has_flag("noscript") && !self.engine.scripting.disable_deny.load(Ordering::Relaxed) {
+            return reject(Some(spec), "ERR This Redis command is not allowed from script");
         }
         let writes = spec.has_flag("write");
         // Commands Redis flags MAY_REPLICATE count as writes here (COMMAND INFO never lists it).
         let may_replicate = matches!(spec.name.as_str(), "pfcount" | "publish" | "spublish");
         if self.read_only && (writes || may_replicate) {
-            return fail("Write commands are not allowed from read-only scripts.");
+            return reject(Some(spec), "ERR Write commands are not allowed from read-only scripts.");
+        }
+        // Once the script wrote, it can't stop half way for the server's state.
+        if writes && !self.wrote && !self.engine.enough_good_replicas() {
+            return reject(Some(spec), NOREPLICAS_ERROR);
+        }
+        if !self.allow_oom && !self.wrote && self.oom_at_start && spec.has_flag("denyoom") {
+            return reject(Some(spec), OOM_ERROR);
         }
         if writes {
+            self.wrote = true;
             self.engine.scripting.run.wrote.store(true, Ordering::SeqCst);
         }
         let protocol = if self.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
@@ -922,7 +1022,9 @@ impl Invocation<'_> {
         let value = resp_to_lua(lua, &buf, &mut pos)?;
         if buf[0] == b'-' {
             if let Value::Table(t) = &value {
+                // The command counted its error already.
                 t.raw_set("__quince_err", true)?;
+                t.raw_set("ignore_error_stats_update", true)?;
             }
         }
         Ok(value)
@@ -951,8 +1053,20 @@ fn run_script(
     read_only: bool,
     out: &mut dyn ReplySink,
 ) -> CmdResult {
-    if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES == 0 && read_only {
-        return Err(CmdError::msg("ERR Can not execute a script with write flag using *_ro command."));
+    let oom_at_start = ctx.engine.out_of_memory();
+    if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES == 0 {
+        // Only reachable inside MULTI: outside, the command was refused as DENYOOM.
+        if flags & flag::ALLOW_OOM == 0 && oom_at_start {
+            return Err(CmdError::msg(
+                "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+            ));
+        }
+        if read_only {
+            return Err(CmdError::msg("ERR Can not execute a script with write flag using *_ro command."));
+        }
+        if !ctx.engine.enough_good_replicas() {
+            return Err(CmdError::msg(NOREPLICAS_ERROR));
+        }
     }
     let read_only = read_only || (flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES != 0);
     let lua = &vm.lua;
@@ -1002,7 +1116,15 @@ fn run_script(
     let was_in_exec = ctx.client.in_exec;
     ctx.client.reply_mode = crate::exec::ReplyMode::On;
     ctx.client.in_exec = true;
-    let invocation = std::cell::RefCell::new(Invocation { engine, client: &mut *ctx.client, read_only, resp: 2 });
+    let invocation = std::cell::RefCell::new(Invocation {
+        engine,
+        client: &mut *ctx.client,
+        read_only,
+        resp: 2,
+        allow_oom: flags & flag::ALLOW_OOM != 0,
+        oom_at_start,
+        wrote: false,
+    });
     let hooks = vm.hooks.clone();
     let runner = vm.runner.clone();
     let result: mlua::Result<(bool, Value, u8)> = lua.scope(|scope| {
@@ -1046,10 +1168,15 @@ fn run_script(
         |text: String| -> String { text.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect() };
     match result {
         Ok((true, value, resp)) => {
-            // A returned error table is the script's error reply, counted in the error stats.
+            // A returned error table is the script's error reply, counted in the error stats
+            // unless the command that produced it counted it already.
             if let Value::Table(t) = &value {
                 if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
-                    return Err(CmdError::msg(clean(String::from_utf8_lossy(&e.as_bytes()).into_owned())));
+                    let text = clean(String::from_utf8_lossy(&e.as_bytes()).into_owned());
+                    if matches!(t.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true))) {
+                        return failed_uncounted(ctx, out, &text);
+                    }
+                    return Err(CmdError::msg(text));
                 }
             }
             lua_to_reply(&value, out, resp, 0);
@@ -1067,8 +1194,7 @@ fn run_script(
                 text.push_str(&format!(" script: {name}, on {}:{line}.", String::from_utf8_lossy(&source.as_bytes())));
             }
             if matches!(err.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true))) && !killed {
-                out.error(&clean(text));
-                return Ok(());
+                return failed_uncounted(ctx, out, &clean(text));
             }
             Err(CmdError::msg(clean(text)))
         }
@@ -1082,6 +1208,14 @@ fn run_script(
         }
         Err(e) => Err(CmdError::msg(clean(format!("ERR Error running script {name}, {}", lua_error_text(&e))))),
     }
+}
+
+/// The script fails with an error some command inside it already counted in the error
+/// stats: the script command counts as failed, the error is not counted twice.
+fn failed_uncounted(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, text: &str) -> CmdResult {
+    ctx.engine.observe.commands[ctx.spec.id].failed_calls.fetch_add(1, Ordering::Relaxed);
+    out.error(text);
+    Ok(())
 }
 
 fn with_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm) -> R) -> Result<R, CmdError> {
@@ -1128,6 +1262,7 @@ fn eval_generic(
         }
     } else {
         vm.create(&sha, args[1]).map_err(CmdError::msg)?;
+        engine.scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
     }
     let numkeys = numkeys as usize;
     let keys = &args[3..3 + numkeys];
@@ -1160,7 +1295,13 @@ fn evalsha_ro(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
 /// SCRIPT LOAD script — O(N) in the script's length.
 fn script_load(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let sha = sha1hex(args[2]);
-    with_vm(ctx.engine, |vm| vm.create(&sha, args[2]))?.map_err(CmdError::msg)?;
+    let scripting = &ctx.engine.scripting;
+    with_vm(ctx.engine, |vm| {
+        let created = vm.create(&sha, args[2]);
+        scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
+        created
+    })?
+    .map_err(CmdError::msg)?;
     out.bulk(sha.as_bytes());
     Ok(())
 }
@@ -1184,6 +1325,7 @@ fn script_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
         _ => return Err(CmdError::msg("ERR SCRIPT FLUSH only support SYNC|ASYNC option")),
     }
     *ctx.engine.scripting.vm.lock() = None;
+    ctx.engine.scripting.cached_scripts.store(0, Ordering::Relaxed);
     out.simple("OK");
     Ok(())
 }
@@ -1763,6 +1905,7 @@ mod tests {
             Ok((flag::NO_WRITES | flag::ALLOW_OOM, 31))
         );
         assert_eq!(parse_shebang(b"#!lua"), Err("ERR Invalid script shebang".into()));
+        assert_eq!(parse_shebang(b"#!lua flags=\nreturn 1"), Ok((0, 12)));
         assert_eq!(parse_shebang(b"#!lua flags=x\n"), Err("ERR Unexpected flag in script shebang: x".into()));
         assert_eq!(parse_shebang(b"#!py\n"), Err("ERR Unexpected engine in script shebang: #!py".into()));
         assert_eq!(parse_shebang(b"#!lua a=b\n"), Err("ERR Unknown lua shebang option: a=b".into()));

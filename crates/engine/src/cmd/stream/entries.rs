@@ -348,6 +348,11 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
         let more = args.len() - 1 - i;
         let o = args[i];
         if is(o, "block") && more > 0 {
+            if ctx.client.in_script {
+                // As Redis: BLOCK makes no sense in a script, and is refused by name.
+                let name = String::from_utf8_lossy(args[0]);
+                return Err(CmdError::msg(format!("ERR {name} command is not allowed with BLOCK option from scripts")));
+            }
             i += 1;
             let ms = quince_resp::parse_i64_strict(args[i])
                 .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
