@@ -55,6 +55,9 @@ pub struct WatchedKey {
     pub key: Key,
     /// The key was already logically expired when watched (its later deletion is no change).
     pub stale: bool,
+    /// The key held a live value when watched: if it is gone at EXEC without anyone
+    /// flagging the watchers, it expired (actively or lazily), which Redis counts as a change.
+    pub existed: bool,
 }
 
 /// CLIENT REPLY ON|OFF|SKIP.
@@ -537,10 +540,10 @@ impl Engine {
         self.unwatch_all(client);
     }
 
-    pub(crate) fn watch_key(&self, client: &mut Client, db: usize, key: &[u8], stale: bool) {
+    pub(crate) fn watch_key(&self, client: &mut Client, db: usize, key: &[u8], stale: bool, existed: bool) {
         let mut watches = self.watches.lock();
         watches.entry((db, key.into())).or_default().push(client.watch_dirty.clone());
-        client.watched.push(WatchedKey { db, key: key.into(), stale });
+        client.watched.push(WatchedKey { db, key: key.into(), stale, existed });
         self.watch_count.fetch_add(1, Ordering::SeqCst);
     }
 
@@ -549,7 +552,9 @@ impl Engine {
         let now = self.clock.now_ms();
         client.watched.iter().filter(|w| !w.stale).any(|w| {
             let shard = self.keyspace.shard_of(&w.key);
-            self.keyspace.lock(shard).dbs[w.db].is_stale(&w.key, now)
+            let db = &mut self.keyspace.lock(shard).dbs[w.db];
+            // A time before any TTL: looks the key up without expiring it.
+            db.is_stale(&w.key, now) || (w.existed && db.peek(&w.key, i64::MIN).is_none())
         })
     }
 

@@ -242,3 +242,31 @@ fn object_idletime_and_lfu_freq_follow_the_clock() {
     assert!(freq > 5, "frequent access raises the counter: {freq}");
     assert!(matches!(h.run(&["OBJECT", "IDLETIME", "f"]), Reply::Error(_)));
 }
+
+/// A watched key that expires counts as changed, whether it is deleted by the active
+/// expiry cycle or found expired at EXEC (Redis 7.0).
+#[test]
+fn watched_key_expiring_fails_exec() {
+    let mut h = Harness::new();
+    let mut other = h.engine.new_client();
+    for active in [true, false] {
+        h.run(&["SET", "x", "foo", "PX", "100"]);
+        assert_eq!(h.run(&["WATCH", "x"]), ok());
+        h.clock.advance_ms(200);
+        if active {
+            h.engine.active_expire_cycle(1_000_000);
+        } else {
+            // Another client's read deletes it lazily.
+            let mut out = ReplyBuilder::new();
+            h.engine.execute(&mut other, &[b"GET", b"x"], &mut out);
+        }
+        assert_eq!(h.run(&["MULTI"]), ok());
+        assert_eq!(h.run(&["PING"]), Reply::Simple("QUEUED".into()));
+        assert_eq!(h.run(&["EXEC"]), Reply::Null, "active expiry: {active}");
+    }
+    // A key missing when watched and still missing is no change.
+    assert_eq!(h.run(&["WATCH", "nothing"]), ok());
+    assert_eq!(h.run(&["MULTI"]), ok());
+    h.run(&["PING"]);
+    assert_eq!(h.run(&["EXEC"]), Reply::Array(vec![Reply::Simple("PONG".into())]));
+}
