@@ -270,3 +270,43 @@ fn watched_key_expiring_fails_exec() {
     h.run(&["PING"]);
     assert_eq!(h.run(&["EXEC"]), Reply::Array(vec![Reply::Simple("PONG".into())]));
 }
+
+/// Function libraries leave and come back through their code (FUNCTION DUMP / RESTORE and
+/// snapshots), all or nothing, under each restore policy.
+#[test]
+fn function_libraries_restore_from_code() {
+    use quince_engine::cmd::scripting::FunctionRestorePolicy as Policy;
+    let mut h = Harness::new();
+    let lib = |name: &str, func: &str, ret: i64| {
+        format!("#!lua name={name}\nredis.register_function('{func}', function() return {ret} end)")
+    };
+    assert_eq!(h.run(&["FUNCTION", "LOAD", &lib("a", "fa", 1)]), bulk("a"));
+    assert_eq!(h.run(&["FUNCTION", "LOAD", &lib("b", "fb", 2)]), bulk("b"));
+    let codes = h.engine.function_library_codes();
+    assert_eq!(codes.len(), 2);
+    assert_eq!(h.run(&["FUNCTION", "FLUSH"]), ok());
+    h.engine.restore_function_libraries(&codes, Policy::Append).unwrap();
+    assert_eq!(h.run(&["FCALL", "fb", "0"]), Reply::Integer(2));
+    assert_eq!(h.engine.restore_function_libraries(&codes, Policy::Append), Err("ERR Library a already exists".into()));
+    // A function name taken by another library: nothing changes.
+    let clash = vec![lib("c", "fa", 3).into_bytes()];
+    assert_eq!(
+        h.engine.restore_function_libraries(&clash, Policy::Replace),
+        Err("ERR Function fa already exists".into())
+    );
+    assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(1));
+    let newer = vec![lib("a", "fa", 10).into_bytes()];
+    h.engine.restore_function_libraries(&newer, Policy::Replace).unwrap();
+    assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(10));
+    assert_eq!(h.run(&["FCALL", "fb", "0"]), Reply::Integer(2));
+    h.engine.restore_function_libraries(&clash, Policy::Flush).unwrap();
+    assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(3));
+    assert_eq!(h.run(&["FCALL", "fb", "0"]), Reply::Error("ERR Function not found".into()));
+    let broken = vec![b"#!lua name=d\nthis is not lua".to_vec()];
+    assert!(h
+        .engine
+        .restore_function_libraries(&broken, Policy::Flush)
+        .unwrap_err()
+        .starts_with("ERR Error compiling"));
+    assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(3), "a failed restore changes nothing");
+}

@@ -1407,6 +1407,67 @@ fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R)
     Ok(f(guard.as_mut().expect("just created"), &mut libs))
 }
 
+/// What FUNCTION RESTORE (or loading a snapshot) does with libraries that already exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionRestorePolicy {
+    /// A library that exists already is an error (FUNCTION RESTORE's default).
+    Append,
+    /// Libraries of the payload replace those of the same name.
+    Replace,
+    /// Every existing library goes first.
+    Flush,
+}
+
+impl Engine {
+    /// The code of every loaded function library, in library name order: what FUNCTION
+    /// DUMP and a snapshot save (one RDB_OPCODE_FUNCTION2 string each).
+    pub fn function_library_codes(&self) -> Vec<Vec<u8>> {
+        self.scripting.libraries.lock().libs.values().map(|l| l.code.clone()).collect()
+    }
+
+    /// Loads function libraries from their code, all or nothing (FUNCTION RESTORE, loading
+    /// a snapshot), as Redis's functionRestoreCommand and libraryJoin do. The error is the
+    /// reply line (`ERR Library x already exists`, a compile error ...).
+    pub fn restore_function_libraries(&self, codes: &[Vec<u8>], policy: FunctionRestorePolicy) -> Result<(), String> {
+        let now_ms = self.clock.now_ms();
+        function_vm(self, |vm, libs| {
+            let mut fresh = Libraries::default();
+            for code in codes {
+                load_library(vm, &mut fresh, code, false, now_ms)?;
+            }
+            if policy == FunctionRestorePolicy::Flush {
+                *libs = fresh;
+                return Ok(());
+            }
+            let mut replaced = Vec::new();
+            for name in fresh.libs.keys() {
+                if libs.libs.contains_key(name) {
+                    if policy == FunctionRestorePolicy::Append {
+                        return Err(format!("ERR Library {name} already exists"));
+                    }
+                    replaced.push(name.clone());
+                }
+            }
+            for (fname, info) in &fresh.functions {
+                if libs.functions.get(fname).is_some_and(|f| !replaced.contains(&f.library)) {
+                    return Err(format!("ERR Function {} already exists", info.display));
+                }
+            }
+            for name in replaced {
+                if let Some(old) = libs.libs.remove(&name) {
+                    for f in old.functions {
+                        libs.functions.remove(&f);
+                    }
+                }
+            }
+            libs.libs.extend(fresh.libs);
+            libs.functions.extend(fresh.functions);
+            Ok(())
+        })
+        .map_err(|e| e.render("function"))?
+    }
+}
+
 /// Parses the `#!lua name=<lib>` first line of a library: (engine, name, code from the
 /// line feed on).
 /// A library's engine, name and code.
