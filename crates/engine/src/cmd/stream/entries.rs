@@ -475,7 +475,13 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
                     _ => None,
                 }
             }
-            Some((group, consumer)) => read_group(stream, group, consumer, start, count, noack, now),
+            Some((group, consumer)) => {
+                let (result, created) = read_group(stream, group, consumer, start, count, noack, now);
+                if created {
+                    ctx.notify(crate::pubsub::notify::STREAM, "xgroup-createconsumer", key);
+                }
+                result
+            }
         };
         if let Some(entries) = result {
             if group_consumer.is_some() {
@@ -542,11 +548,12 @@ fn read_group(
     count: usize,
     noack: bool,
     now: i64,
-) -> Option<Served> {
+) -> (Option<Served>, bool) {
     let g = stream.groups.get_mut(group).expect("group checked");
-    match start {
+    let created;
+    let served = match start {
         ReadFrom::After(gt) => {
-            touch_consumer(g, consumer, now);
+            created = touch_consumer(g, consumer, now);
             let lo = gt.incr().unwrap_or(StreamId::MAX);
             let g = stream.groups.get(group).expect("group");
             let ids: Vec<StreamId> = g.consumers[consumer]
@@ -569,11 +576,11 @@ fn read_group(
         }
         ReadFrom::New => {
             let last = stream.groups[group].last_id;
-            let max = stream.edge_id(false)?;
+            let Some(max) = stream.edge_id(false) else { return (None, false) };
             if max <= last {
-                return None;
+                return (None, false);
             }
-            touch_consumer(stream.groups.get_mut(group).expect("group"), consumer, now);
+            created = touch_consumer(stream.groups.get_mut(group).expect("group"), consumer, now);
             let lo = last.incr().unwrap_or(StreamId::MAX);
             let entries: Served = stream
                 .range(lo, StreamId::MAX, false, count)
@@ -588,15 +595,21 @@ fn read_group(
             }
             Some(entries)
         }
-    }
+    };
+    (served, created)
 }
 
-/// Looks the consumer up (refreshing its seen time) or creates it.
-fn touch_consumer(g: &mut crate::types::stream::Group, consumer: &[u8], now: i64) {
+/// Looks the consumer up (refreshing its seen time) or creates it: true if created (Redis
+/// then notifies `xgroup-createconsumer`).
+fn touch_consumer(g: &mut crate::types::stream::Group, consumer: &[u8], now: i64) -> bool {
     match g.consumers.get_mut(consumer) {
-        Some(c) => c.seen_time = now,
+        Some(c) => {
+            c.seen_time = now;
+            false
+        }
         None => {
             g.create_consumer(consumer, now);
+            true
         }
     }
 }
