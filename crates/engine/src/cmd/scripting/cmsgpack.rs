@@ -9,7 +9,7 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::lua_err;
-use super::luaapi::{arg_error, check_integer, check_lstring, opt_integer, vm_error};
+use super::luaapi::{arg_error, check_integer, check_lstring, exact_args, exact_number, opt_integer, vm_error};
 
 /// Tables nested deeper than this pack as nil (LUACMSGPACK_MAX_NESTING).
 const MAX_NESTING: usize = 16;
@@ -20,19 +20,20 @@ const TOO_MANY_VALUES: &str =
 
 pub(super) fn cmsgpack_library(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("pack", lua.create_function(|lua, args: MultiValue| pack(lua, args))?)?;
+    // Each gets its arguments packed by the prelude (see `exact_args`).
+    t.raw_set("pack", lua.create_function(|lua, (a, n): (Table, i64)| pack(lua, exact_args(&a, n)?))?)?;
     t.raw_set(
         "unpack",
-        lua.create_function(|lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
+        lua.create_function(|lua, (a, n): (Table, i64)| {
+            let args = exact_args(&a, n)?;
             let data = check_lstring(&args, 1)?;
             unpack_full(lua, &data, 0, 0, args.len())
         })?,
     )?;
     t.raw_set(
         "unpack_one",
-        lua.create_function(|lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
+        lua.create_function(|lua, (a, n): (Table, i64)| {
+            let args = exact_args(&a, n)?;
             let offset = opt_integer(&args, 2, 0)?;
             let data = check_lstring(&args, 1)?;
             unpack_full(lua, &data, 1, offset, 1)
@@ -40,8 +41,8 @@ pub(super) fn cmsgpack_library(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.raw_set(
         "unpack_limit",
-        lua.create_function(|lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
+        lua.create_function(|lua, (a, n): (Table, i64)| {
+            let args = exact_args(&a, n)?;
             let limit = check_integer(&args, 2)?;
             let offset = opt_integer(&args, 3, 0)?;
             let data = check_lstring(&args, 1)?;
@@ -60,7 +61,7 @@ pub(super) fn cmsgpack_library(lua: &Lua) -> mlua::Result<Table> {
 // ---------------------------------------------------------------------------------------
 
 /// cmsgpack.pack(v1, v2, ...): the values packed one after the other.
-fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::String> {
+fn pack(lua: &Lua, args: Vec<Value>) -> mlua::Result<mlua::String> {
     if args.is_empty() {
         return Err(arg_error(0, "MessagePack pack needs input."));
     }
@@ -175,7 +176,7 @@ fn encode_table(t: &Table, out: &mut Vec<u8>, level: usize) -> mlua::Result<()> 
         encode_header(len as u64, out, 0x90, 0xdc, 0xdd);
         for i in 1..=len {
             // lua_gettable: metamethods apply, as in the C library.
-            let v: Value = t.get(i as i64)?;
+            let v = exact_number(t.get(i as i64)?, || t.get::<f64>(i as i64))?;
             encode(&v, out, level + 1)?;
         }
     } else {
@@ -189,6 +190,7 @@ fn encode_table(t: &Table, out: &mut Vec<u8>, level: usize) -> mlua::Result<()> 
         encode_header(count, out, 0x80, 0xde, 0xdf);
         for pair in t.clone().pairs::<Value, Value>() {
             let (k, v) = pair?;
+            let v = exact_number(v, || t.raw_get::<f64>(k.clone()))?;
             encode(&k, out, level + 1)?;
             encode(&v, out, level + 1)?;
         }

@@ -5,9 +5,24 @@
 //! 'pack'`, or `'p'` through a local alias, `'?'` through pcall). Rust can't see the call
 //! site, so the message carries `NAME_MARK` and the prelude's wrapper puts the name in.
 
-use mlua::Value;
+use mlua::{Table, Value};
 
 use super::lua_err;
+
+/// The arguments of a function the prelude wraps with `packed` (a table and the count),
+/// numbers read exactly: mlua hands a number within 2^-52 of an integer over as that
+/// integer (1e-30 as 0), so every number is read again as a float.
+pub(super) fn exact_args(t: &Table, n: i64) -> mlua::Result<Vec<Value>> {
+    (1..=n).map(|i| exact_number(t.raw_get(i)?, || t.raw_get::<f64>(i))).collect()
+}
+
+/// `v`, read from somewhere by `read_exact` again if it is a number (see `exact_args`).
+pub(super) fn exact_number(v: Value, read_exact: impl FnOnce() -> mlua::Result<f64>) -> mlua::Result<Value> {
+    match v {
+        Value::Integer(_) => Ok(Value::Number(read_exact()?)),
+        other => Ok(other),
+    }
+}
 
 /// Replaced by the called function's name in the prelude's `wrap`.
 pub(super) const NAME_MARK: char = '\u{1}';

@@ -279,9 +279,12 @@ local function clean(e)
 end
 -- Rust library functions raise their errors at the caller's line, as C functions do, and
 -- argument errors name the function as the caller called it (lauxlib's luaL_argerror).
-local function wrap(f)
+-- With `packed`, the function gets its arguments as a table and their count: Rust then
+-- reads numbers exactly (mlua turns a number within 2^-52 of an integer into it).
+local function wrap(f, packed)
   return c_wrap(function(...)
-    local res = {raw_pcall(f, ...)}
+    local res
+    if packed then res = {raw_pcall(f, {...}, select('#', ...))} else res = {raw_pcall(f, ...)} end
     if res[1] then return unpack(res, 2, table.maxn(res)) end
     local e = clean(res[2])
     if type(e) == 'string' and string.find(e, '\1', 1, true) then
@@ -293,16 +296,16 @@ local function wrap(f)
     error(e, 3)
   end)
 end
-local function wrap_all(t)
+local function wrap_all(t, packed)
   for k, v in pairs(t) do
-    if type(v) == 'function' then t[k] = wrap(v) end
+    if type(v) == 'function' then t[k] = wrap(v, packed) end
   end
   return t
 end
 bit_lib = wrap_all(bit_lib)
 cjson_lib = wrap_all(cjson_lib)
-cmsgpack_lib = wrap_all(cmsgpack_lib)
-struct_lib = wrap_all(struct_lib)
+cmsgpack_lib = wrap_all(cmsgpack_lib, true)
+struct_lib = wrap_all(struct_lib, true)
 sha1_impl = wrap(sha1_impl)
 math_random = wrap(math_random)
 math_randomseed = wrap(math_randomseed)

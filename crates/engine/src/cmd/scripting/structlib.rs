@@ -9,7 +9,7 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::lua_err;
-use super::luaapi::{arg_error, c_double_to_i64, check_lstring, check_number, opt_integer, to_number};
+use super::luaapi::{arg_error, c_double_to_i64, check_lstring, check_number, exact_args, opt_integer, to_number};
 
 /// Largest size of an `i`/`I` integer.
 const MAX_INT_SIZE: usize = 32;
@@ -20,27 +20,10 @@ const MAX_STACK: usize = 8000;
 
 pub(super) fn struct_library(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set(
-        "pack",
-        lua.create_function(|lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            lua.create_string(pack(&args)?)
-        })?,
-    )?;
-    t.raw_set(
-        "unpack",
-        lua.create_function(|lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            unpack(lua, &args)
-        })?,
-    )?;
-    t.raw_set(
-        "size",
-        lua.create_function(|_, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            size(&args).map(|n| n as f64)
-        })?,
-    )?;
+    // Each gets its arguments packed by the prelude (see `exact_args`).
+    t.raw_set("pack", lua.create_function(|lua, (a, n): (Table, i64)| lua.create_string(pack(&exact_args(&a, n)?)?))?)?;
+    t.raw_set("unpack", lua.create_function(|lua, (a, n): (Table, i64)| unpack(lua, &exact_args(&a, n)?))?)?;
+    t.raw_set("size", lua.create_function(|_, (a, n): (Table, i64)| size(&exact_args(&a, n)?).map(|n| n as f64))?)?;
     Ok(t)
 }
 
