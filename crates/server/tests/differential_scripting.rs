@@ -210,6 +210,23 @@ fn libraries_cjson_bit() {
             eval("math.randomseed(42) return {math.random(1000), math.random(1000)}", &["0"]),
             eval("return string.format('%d-%s', 5, 'x')", &["0"]),
             eval("return table.concat({'a','b'}, ',')", &["0"]),
+            // Numbers within 2^-52 of an integer keep their value (mlua would round them).
+            eval("return cjson.encode({1e-20, 3.5, 0.9999999999999999, {a = 1e-30}})", &["0"]),
+            eval("redis.call('set', 'x', 1e-20) return redis.call('get', 'x')", &["0"]),
+            eval("redis.call('set', 'x', 0.9999999999999999) return redis.call('get', 'x')", &["0"]),
+            eval("return redis.call('echo', 12345678901234567890)", &["0"]),
+            eval("local t = {} for i = 1, 10000 do t['k' .. i] = i end return #cjson.encode(t)", &["0"]),
+            eval("return cjson.encode()", &["0"]),
+            eval("return cjson.encode(1, 2)", &["0"]),
+            eval("return cjson.decode()", &["0"]),
+            eval("return cjson.decode({})", &["0"]),
+            eval("return cjson.encode_max_depth(5, 6)", &["0"]),
+            eval("return cjson.encode_max_depth('x')", &["0"]),
+            eval("return cjson.encode_max_depth(0)", &["0"]),
+            eval("return {cjson.encode_invalid_numbers('null'), cjson.encode({0/0, 1/0})}", &["0"]),
+            eval("return cjson.encode_invalid_numbers('x')", &["0"]),
+            eval("return {cjson.encode_invalid_numbers(true), cjson.encode({0/0, -1/0})}", &["0"]),
+            eval("return {cjson.encode_invalid_numbers('off'), cjson.encode_invalid_numbers()}", &["0"]),
         ],
     );
 }

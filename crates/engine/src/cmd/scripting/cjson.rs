@@ -6,6 +6,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 use parking_lot::Mutex;
 
 use super::lua_err;
+use super::luaapi::{arg_error, check_integer, check_lstring, exact_args, exact_number};
 
 /// cjson.null: a light userdata NULL, as lua-cjson uses.
 fn cjson_null() -> Value {
@@ -54,12 +55,23 @@ fn json_number(n: f64, out: &mut Vec<u8>) -> mlua::Result<()> {
     Ok(())
 }
 
+/// json_arg_init: at most `max` arguments, padded with nils.
+fn settings_args(a: &Table, n: i64, max: usize) -> mlua::Result<Vec<Value>> {
+    let mut args = exact_args(a, n)?;
+    if args.len() > max {
+        return Err(arg_error(max + 1, "found too many arguments"));
+    }
+    args.resize(max, Value::Nil);
+    Ok(args)
+}
+
 /// lua-cjson's settings (encode_max_depth ...).
 #[derive(Clone, Copy)]
 struct JsonConfig {
     encode_max_depth: usize,
     decode_max_depth: usize,
-    encode_invalid_numbers: bool,
+    /// 0 off (an error), 1 on (`nan`, `inf`), 2 `null`.
+    encode_invalid_numbers: u8,
 }
 
 /// Nesting quince allows whatever the configured depth (each level recurses in Rust).
@@ -75,37 +87,40 @@ fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: JsonConfig) -> m
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Integer(i) => json_number(*i as f64, out)?,
-        Value::Number(n) if cfg.encode_invalid_numbers && (n.is_nan() || n.is_infinite()) => {
-            out.extend_from_slice(if n.is_nan() {
+        Value::Number(n) if cfg.encode_invalid_numbers == 2 && (n.is_nan() || n.is_infinite()) => {
+            out.extend_from_slice(b"null")
+        }
+        Value::Number(n) if cfg.encode_invalid_numbers == 1 && (n.is_nan() || n.is_infinite()) => out
+            .extend_from_slice(if n.is_nan() {
                 b"nan"
             } else if *n > 0.0 {
                 b"inf"
             } else {
                 b"-inf"
-            })
-        }
+            }),
         Value::Number(n) => json_number(*n, out)?,
         Value::String(s) => json_escape(&s.as_bytes(), out),
         Value::Table(t) => {
-            let pairs: Vec<(Value, Value)> = t.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
+            // Two passes over the pairs, holding one at a time: holding them all would take a
+            // Lua reference each, and a big table would run out of them.
+            let mut count = 0usize;
             let mut max = 0usize;
             let mut is_array = true;
-            for (k, _) in &pairs {
+            for pair in t.clone().pairs::<Value, Value>() {
+                let (k, _) = pair?;
+                count += 1;
                 let idx = match k {
-                    Value::Integer(i) if *i >= 1 => Some(*i as usize),
-                    Value::Number(n) if *n >= 1.0 && n.fract() == 0.0 => Some(*n as usize),
+                    Value::Integer(i) if i >= 1 => Some(i as usize),
+                    Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => Some(n as usize),
                     _ => None,
                 };
                 match idx {
-                    Some(i) => max = max.max(i),
-                    None => {
-                        is_array = false;
-                        break;
-                    }
+                    Some(i) if is_array => max = max.max(i),
+                    _ => is_array = false,
                 }
             }
-            if is_array && !pairs.is_empty() {
-                if max > 10 && max > pairs.len() * 2 {
+            if is_array && count > 0 {
+                if max > 10 && max > count * 2 {
                     return Err(lua_err("Cannot serialise table: excessively sparse array"));
                 }
                 out.push(b'[');
@@ -113,26 +128,29 @@ fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: JsonConfig) -> m
                     if i > 1 {
                         out.push(b',');
                     }
-                    json_encode(&t.raw_get::<Value>(i)?, out, depth + 1, cfg)?;
+                    let v = exact_number(t.raw_get(i)?, || t.raw_get::<f64>(i))?;
+                    json_encode(&v, out, depth + 1, cfg)?;
                 }
                 out.push(b']');
             } else {
                 out.push(b'{');
-                for (n, (k, v)) in pairs.iter().enumerate() {
+                for (n, pair) in t.clone().pairs::<Value, Value>().enumerate() {
+                    let (k, v) = pair?;
                     if n > 0 {
                         out.push(b',');
                     }
-                    match k {
+                    match &k {
                         Value::String(s) => json_escape(&s.as_bytes(), out),
                         Value::Integer(_) | Value::Number(_) => {
                             let mut num = Vec::new();
-                            json_encode(k, &mut num, depth + 1, cfg)?;
+                            json_encode(&k, &mut num, depth + 1, cfg)?;
                             json_escape(&num, out);
                         }
                         _ => return Err(lua_err("Cannot serialise table: table key must be a number or string")),
                     }
                     out.push(b':');
-                    json_encode(v, out, depth + 1, cfg)?;
+                    let v = exact_number(v, || t.raw_get::<f64>(k.clone()))?;
+                    json_encode(&v, out, depth + 1, cfg)?;
                 }
                 out.push(b'}');
             }
@@ -325,27 +343,34 @@ impl JsonParser<'_> {
 }
 
 pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
-    let cfg = Arc::new(Mutex::new(JsonConfig {
-        encode_max_depth: 1000,
-        decode_max_depth: 1000,
-        encode_invalid_numbers: false,
-    }));
+    let cfg =
+        Arc::new(Mutex::new(JsonConfig { encode_max_depth: 1000, decode_max_depth: 1000, encode_invalid_numbers: 0 }));
     let t = lua.create_table()?;
+    // encode, decode and the settings get their arguments packed by the prelude (see
+    // `exact_args`), and check their count as lua-cjson does.
     let c = cfg.clone();
     t.raw_set(
         "encode",
-        lua.create_function(move |lua, v: Value| {
+        lua.create_function(move |lua, (a, n): (Table, i64)| {
+            let args = exact_args(&a, n)?;
+            if args.len() != 1 {
+                return Err(arg_error(1, "expected 1 argument"));
+            }
             let mut out = Vec::new();
             let cfg = *c.lock();
-            json_encode(&v, &mut out, 1, cfg)?;
+            json_encode(&args[0], &mut out, 1, cfg)?;
             lua.create_string(&out)
         })?,
     )?;
     let c = cfg.clone();
     t.raw_set(
         "decode",
-        lua.create_function(move |lua, s: mlua::String| {
-            let bytes = s.as_bytes();
+        lua.create_function(move |lua, (a, n): (Table, i64)| {
+            let args = exact_args(&a, n)?;
+            if args.len() != 1 {
+                return Err(arg_error(1, "expected 1 argument"));
+            }
+            let bytes = check_lstring(&args, 1)?;
             let max_depth = c.lock().decode_max_depth.min(JSON_DEPTH_CAP);
             let mut p = JsonParser { s: &bytes, pos: 0, max_depth };
             let v = p.value(lua, 1)?;
@@ -356,38 +381,50 @@ pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
             Ok(v)
         })?,
     )?;
-    let c = cfg.clone();
-    t.raw_set(
-        "encode_max_depth",
-        lua.create_function(move |_, n: Option<i64>| {
-            let mut cfg = c.lock();
-            if let Some(n) = n {
-                cfg.encode_max_depth = n.max(1) as usize;
-            }
-            Ok(cfg.encode_max_depth)
-        })?,
-    )?;
-    let c = cfg.clone();
-    t.raw_set(
-        "decode_max_depth",
-        lua.create_function(move |_, n: Option<i64>| {
-            let mut cfg = c.lock();
-            if let Some(n) = n {
-                cfg.decode_max_depth = n.max(1) as usize;
-            }
-            Ok(cfg.decode_max_depth)
-        })?,
-    )?;
+    type Depth = fn(&mut JsonConfig) -> &mut usize;
+    let depths: [(&str, Depth); 2] =
+        [("encode_max_depth", |c| &mut c.encode_max_depth), ("decode_max_depth", |c| &mut c.decode_max_depth)];
+    for (name, field) in depths {
+        let c = cfg.clone();
+        t.raw_set(
+            name,
+            lua.create_function(move |_, (a, n): (Table, i64)| {
+                let args = settings_args(&a, n, 1)?;
+                let mut cfg = c.lock();
+                if !matches!(args[0], Value::Nil) {
+                    let v = check_integer(&args, 1)?;
+                    if !(1..=i32::MAX as i64).contains(&v) {
+                        return Err(arg_error(1, "expected integer between 1 and 2147483647"));
+                    }
+                    *field(&mut cfg) = v as usize;
+                }
+                Ok(*field(&mut cfg) as f64)
+            })?,
+        )?;
+    }
     let c = cfg;
     t.raw_set(
         "encode_invalid_numbers",
-        lua.create_function(move |_, v: Option<Value>| {
+        lua.create_function(move |lua, (a, n): (Table, i64)| {
+            let args = settings_args(&a, n, 1)?;
             let mut cfg = c.lock();
-            if let Some(v) = v {
-                cfg.encode_invalid_numbers = matches!(v, Value::Boolean(true))
-                    || matches!(&v, Value::String(s) if s.as_bytes().eq_ignore_ascii_case(b"on"));
+            match &args[0] {
+                Value::Nil => {}
+                Value::Boolean(b) => cfg.encode_invalid_numbers = u8::from(*b),
+                _ => {
+                    // luaL_checkoption over off/on/null.
+                    let name = check_lstring(&args, 1)?;
+                    let Some(i) = [&b"off"[..], b"on", b"null"].iter().position(|o| *o == name) else {
+                        return Err(arg_error(1, &format!("invalid option '{}'", String::from_utf8_lossy(&name))));
+                    };
+                    cfg.encode_invalid_numbers = i as u8;
+                }
             }
-            Ok(cfg.encode_invalid_numbers)
+            Ok(match cfg.encode_invalid_numbers {
+                0 => Value::Boolean(false),
+                1 => Value::Boolean(true),
+                _ => Value::String(lua.create_string("null")?),
+            })
         })?,
     )?;
     for name in ["encode_keep_buffer", "encode_sparse_array", "decode_invalid_numbers", "encode_number_precision"] {

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 use parking_lot::Mutex;
 use quince_resp::{Encoder, Protocol};
 
@@ -303,7 +303,7 @@ local function wrap_all(t, packed)
   return t
 end
 bit_lib = wrap_all(bit_lib)
-cjson_lib = wrap_all(cjson_lib)
+cjson_lib = wrap_all(cjson_lib, true)
 cmsgpack_lib = wrap_all(cmsgpack_lib, true)
 struct_lib = wrap_all(struct_lib, true)
 sha1_impl = wrap(sha1_impl)
@@ -357,7 +357,7 @@ local redis = {}
 -- redis.call and redis.pcall are C closures over these (so a tail call keeps the script's
 -- frame for error line numbers).
 local function call_impl(...)
-  local r = hooks.call(...)
+  local r = hooks.call({...}, select('#', ...))
   if type(r) == 'table' and r.__quince_err then
     r.__quince_err = nil
     error(r)
@@ -365,7 +365,7 @@ local function call_impl(...)
   return r
 end
 local function pcall_impl(...)
-  local r = hooks.call(...)
+  local r = hooks.call({...}, select('#', ...))
   if type(r) == 'table' then r.__quince_err = nil end
   return r
 end
@@ -948,7 +948,9 @@ struct Invocation<'a> {
 impl Invocation<'_> {
     /// redis.call / redis.pcall: runs one command; errors come back as `{err=...}` tables
     /// marked so redis.call raises them.
-    fn call(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<Value> {
+    fn call(&mut self, lua: &Lua, packed: Table, count: i64) -> mlua::Result<Value> {
+        // Packed by the prelude, so numbers are read exactly (see `exact_args`).
+        let args = luaapi::exact_args(&packed, count)?;
         let fail = |text: &str| -> mlua::Result<Value> {
             let t = err_table(lua, text)?;
             t.raw_set("__quince_err", true)?;
@@ -1131,8 +1133,10 @@ fn run_script(
     let hooks = vm.hooks.clone();
     let runner = vm.runner.clone();
     let result: mlua::Result<(bool, Value, u8)> = lua.scope(|scope| {
-        hooks
-            .raw_set("call", scope.create_function(|lua, args: MultiValue| invocation.borrow_mut().call(lua, args))?)?;
+        hooks.raw_set(
+            "call",
+            scope.create_function(|lua, (args, n): (Table, i64)| invocation.borrow_mut().call(lua, args, n))?,
+        )?;
         hooks.raw_set(
             "setresp",
             scope.create_function(|_, v: i64| {
