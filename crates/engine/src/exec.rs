@@ -63,6 +63,9 @@ pub struct WatchedKey {
     pub key: Key,
     /// The key was already logically expired when watched (its later deletion is no change).
     pub stale: bool,
+    /// The key held a live value when watched: if it is gone at EXEC without anyone
+    /// flagging the watchers, it expired (actively or lazily), which Redis counts as a change.
+    pub existed: bool,
 }
 
 /// CLIENT REPLY ON|OFF|SKIP.
@@ -490,13 +493,17 @@ impl Engine {
                 matches!(self.table.resolve(&args), Resolved::Found(spec) if spec.has_flag(name))
             })
         };
-        if flag_of("write") {
+        let writes = flag_of("write");
+        if writes {
             if let Some(line) = self.persistence().and_then(|p| p.write_refusal()) {
                 return Some(line);
             }
         }
-        if self.hot.maxmemory.load(Ordering::Relaxed) > 0 && flag_of("denyoom") && self.out_of_memory() {
+        if self.out_of_memory() && queued.iter().any(|cmd| self.queued_denies_oom(cmd)) {
             return Some(crate::evict::OOM_ERROR.to_string());
+        }
+        if writes && !self.enough_good_replicas() {
+            return Some(crate::cmd::scripting::NOREPLICAS_ERROR.to_string());
         }
         None
     }
@@ -537,6 +544,20 @@ impl Engine {
     /// SHUTDOWN NOSAVE...) run at once without the gate. None: BUSY was replied.
     fn enter_gate(&self, args: &[&[u8]], out: &mut dyn ReplySink) -> Option<Gate<'_>> {
         let exclusive = crate::cmd::scripting::is_script_command(args[0]) || runs_exclusively(args[0]);
+        let resolved = || match self.table.resolve(args) {
+            Resolved::Found(spec) => Some(spec),
+            _ => None,
+        };
+        let gate = self.wait_gate(exclusive, || resolved().is_some_and(|spec| spec.has_flag("allow_busy")));
+        if gate.is_none() {
+            self.reject(resolved(), out, self.scripting.busy_error());
+        }
+        gate
+    }
+
+    /// Waits for the transaction gate in 5 ms slices. Once a script has run longer than
+    /// `busy-reply-threshold`: Bypass if `allow_busy()`, else None (the caller replies BUSY).
+    fn wait_gate(&self, exclusive: bool, allow_busy: impl Fn() -> bool) -> Option<Gate<'_>> {
         let wait = std::time::Duration::from_millis(5);
         loop {
             let gate = if exclusive {
@@ -544,19 +565,11 @@ impl Engine {
             } else {
                 self.exec_gate.try_read_for(wait).map(Gate::Shared)
             };
-            if let Some(gate) = gate {
-                return Some(gate);
+            if gate.is_some() {
+                return gate;
             }
             if self.scripting.busy(self.clock.now_ms()) {
-                if let Resolved::Found(spec) = self.table.resolve(args) {
-                    if spec.has_flag("allow_busy") {
-                        return Some(Gate::Bypass);
-                    }
-                    self.reject(Some(spec), out, self.scripting.busy_error());
-                } else {
-                    self.reject(None, out, self.scripting.busy_error());
-                }
-                return None;
+                return if allow_busy() { Some(Gate::Bypass) } else { None };
             }
         }
     }
@@ -626,6 +639,17 @@ impl Engine {
             self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
             return true;
         }
+        // Queueing takes memory: over `maxmemory` nothing is queued.
+        if self.out_of_memory() {
+            client.multi_error = true;
+            self.reject(Some(spec), out, crate::evict::OOM_ERROR);
+            return true;
+        }
+        if !self.enough_good_replicas() && spec.has_flag("write") {
+            client.multi_error = true;
+            self.reject(Some(spec), out, crate::cmd::scripting::NOREPLICAS_ERROR);
+            return true;
+        }
         if let Some(line) = pubsub_context_error(client, spec) {
             client.multi_error = true;
             self.reject(Some(spec), out, &line);
@@ -641,10 +665,11 @@ impl Engine {
             self.reject(Some(spec), out, &line);
             return true;
         }
-        // Queueing takes memory too: under OOM nothing is queued (Redis's processCommand).
-        if self.hot.maxmemory.load(Ordering::Relaxed) > 0 && self.out_of_memory() {
+        // While a script is busy, commands are refused before they could be queued, as
+        // in Redis's processCommand, and the transaction is flagged.
+        if !spec.has_flag("allow_busy") && self.scripting.busy(self.clock.now_ms()) {
             client.multi_error = true;
-            self.reject(Some(spec), out, crate::evict::OOM_ERROR);
+            self.reject(Some(spec), out, self.scripting.busy_error());
             return true;
         }
         if let Some(queue) = client.multi.as_mut() {
@@ -665,6 +690,15 @@ impl Engine {
             self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {reason}"));
             return;
         }
+        // The gate before the WATCH check: a write landing between the check and the run
+        // of the queue would otherwise be lost (optimistic locking must be atomic).
+        let Some(gate) = self.wait_gate(true, || false) else {
+            client.multi_error = false;
+            self.unwatch_all(client);
+            let busy = self.scripting.busy_error();
+            self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {busy}"));
+            return;
+        };
         if std::mem::take(&mut client.multi_error) {
             self.unwatch_all(client);
             self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");
@@ -676,7 +710,6 @@ impl Engine {
             return;
         }
         self.unwatch_all(client);
-        let gate = self.exec_gate.write();
         client.in_exec = true;
         out.array(queued.len());
         for command in &queued {
@@ -694,6 +727,11 @@ impl Engine {
         }
     }
 
+    fn queued_denies_oom(&self, command: &[Vec<u8>]) -> bool {
+        let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
+        matches!(self.table.resolve(&args), Resolved::Found(spec) if self.command_denies_oom(spec, &args))
+    }
+
     /// DISCARD (and RESET, disconnect): drops the queue and the watched keys.
     pub fn discard_transaction(&self, client: &mut Client) {
         client.multi = None;
@@ -703,10 +741,10 @@ impl Engine {
         self.unwatch_all(client);
     }
 
-    pub(crate) fn watch_key(&self, client: &mut Client, db: usize, key: &[u8], stale: bool) {
+    pub(crate) fn watch_key(&self, client: &mut Client, db: usize, key: &[u8], stale: bool, existed: bool) {
         let mut watches = self.watches.lock();
         watches.entry((db, key.into())).or_default().push(client.watch_dirty.clone());
-        client.watched.push(WatchedKey { db, key: key.into(), stale });
+        client.watched.push(WatchedKey { db, key: key.into(), stale, existed });
         self.watch_count.fetch_add(1, Ordering::SeqCst);
     }
 
@@ -715,7 +753,9 @@ impl Engine {
         let now = self.clock.now_ms();
         client.watched.iter().filter(|w| !w.stale).any(|w| {
             let shard = self.keyspace.shard_of(&w.key);
-            self.keyspace.lock(shard).dbs[w.db].is_stale(&w.key, now)
+            let db = &mut self.keyspace.lock(shard).dbs[w.db];
+            // A time before any TTL: looks the key up without expiring it.
+            db.is_stale(&w.key, now) || (w.existed && db.peek(&w.key, i64::MIN).is_none())
         })
     }
 
@@ -809,6 +849,17 @@ impl Engine {
             self.reject(Some(spec), out, "NOAUTH Authentication required.");
             return;
         }
+        // Over `maxmemory`: keys are evicted first (`out_of_memory`); commands that may grow
+        // memory are refused if that is not enough (not those EXEC or a script runs: the
+        // transaction or script was checked as a whole).
+        if !client.in_exec && !client.in_script && self.out_of_memory() && self.command_denies_oom(spec, args) {
+            self.reject(Some(spec), out, crate::evict::OOM_ERROR);
+            return;
+        }
+        if !client.in_exec && !client.in_script && !self.enough_good_replicas() && spec.has_flag("write") {
+            self.reject(Some(spec), out, crate::cmd::scripting::NOREPLICAS_ERROR);
+            return;
+        }
         // Checked when a command arrives, not for the commands EXEC runs (as Redis checks
         // in processCommand, not in call()).
         if !client.in_exec {
@@ -818,11 +869,6 @@ impl Engine {
             }
             if let Some(line) = self.state_refusal(spec) {
                 self.reject(Some(spec), out, &line);
-                return;
-            }
-            // Over `maxmemory`: evict first; refuse what may grow memory if that fails.
-            if self.hot.maxmemory.load(Ordering::Relaxed) > 0 && self.out_of_memory() && spec.has_flag("denyoom") {
-                self.reject(Some(spec), out, crate::evict::OOM_ERROR);
                 return;
             }
         }
@@ -839,8 +885,10 @@ impl Engine {
         shards.sort_unstable();
         shards.dedup();
         let start_us = self.clock.now_us();
-        let now_ms = start_us / 1000;
-        client.handle.last_interaction_ms.store(now_ms, Ordering::Relaxed);
+        // Inside a script time stands still at the script's start, as in Redis: a key
+        // can't expire half way through a script.
+        let now_ms = if client.in_script { self.scripting.time_snapshot_ms() } else { start_us / 1000 };
+        client.handle.last_interaction_ms.store(start_us / 1000, Ordering::Relaxed);
         let mut ready = Vec::new();
         // FLUSHDB, FLUSHALL and SWAPDB flag the watched keys they change: those that exist.
         let whole_db_watched = if self.watch_count.load(Ordering::SeqCst) > 0 {

@@ -122,6 +122,9 @@ pub struct HotConfig {
     /// `maxmemory` in bytes (0: no limit) and `maxmemory-policy`.
     pub maxmemory: AtomicU64,
     pub maxmemory_policy: parking_lot::RwLock<evict::Policy>,
+    /// `min-replicas-to-write` (with `min-replicas-max-lag`) asks for replicas: quince has
+    /// none, so writes are refused with NOREPLICAS.
+    pub writes_need_replicas: AtomicBool,
 }
 
 /// WATCHed keys: (db, key) to the dirty flags of the clients watching it.
@@ -189,6 +192,7 @@ impl Engine {
                 limits: parking_lot::RwLock::new(types::Limits::default()),
                 maxmemory: AtomicU64::new(0),
                 maxmemory_policy: parking_lot::RwLock::new(evict::Policy::NoEviction),
+                writes_need_replicas: AtomicBool::new(false),
             },
             clients: ClientRegistry::default(),
             observe: Observe::new(table_ids),
@@ -243,6 +247,8 @@ impl Engine {
         let maxmemory = int("maxmemory");
         self.hot.lfu.store(lfu, Ordering::Relaxed);
         self.hot.shared_integers.store(maxmemory == 0 || !(lfu || policy.contains("lru")), Ordering::Relaxed);
+        let need_replicas = int("min-replicas-to-write") > 0 && int("min-replicas-max-lag") > 0;
+        self.hot.writes_need_replicas.store(need_replicas, Ordering::Relaxed);
         self.hot.lfu_log_factor.store(int("lfu-log-factor") as u32, Ordering::Relaxed);
         self.hot.lfu_decay_time.store(int("lfu-decay-time") as u32, Ordering::Relaxed);
         *self.hot.limits.write() = types::Limits {

@@ -242,3 +242,71 @@ fn object_idletime_and_lfu_freq_follow_the_clock() {
     assert!(freq > 5, "frequent access raises the counter: {freq}");
     assert!(matches!(h.run(&["OBJECT", "IDLETIME", "f"]), Reply::Error(_)));
 }
+
+/// A watched key that expires counts as changed, whether it is deleted by the active
+/// expiry cycle or found expired at EXEC (Redis 7.0).
+#[test]
+fn watched_key_expiring_fails_exec() {
+    let mut h = Harness::new();
+    let mut other = h.engine.new_client();
+    for active in [true, false] {
+        h.run(&["SET", "x", "foo", "PX", "100"]);
+        assert_eq!(h.run(&["WATCH", "x"]), ok());
+        h.clock.advance_ms(200);
+        if active {
+            h.engine.active_expire_cycle(1_000_000);
+        } else {
+            // Another client's read deletes it lazily.
+            let mut out = ReplyBuilder::new();
+            h.engine.execute(&mut other, &[b"GET", b"x"], &mut out);
+        }
+        assert_eq!(h.run(&["MULTI"]), ok());
+        assert_eq!(h.run(&["PING"]), Reply::Simple("QUEUED".into()));
+        assert_eq!(h.run(&["EXEC"]), Reply::Null, "active expiry: {active}");
+    }
+    // A key missing when watched and still missing is no change.
+    assert_eq!(h.run(&["WATCH", "nothing"]), ok());
+    assert_eq!(h.run(&["MULTI"]), ok());
+    h.run(&["PING"]);
+    assert_eq!(h.run(&["EXEC"]), Reply::Array(vec![Reply::Simple("PONG".into())]));
+}
+
+/// Function libraries leave and come back through their code (FUNCTION DUMP / RESTORE and
+/// snapshots), all or nothing, under each restore policy.
+#[test]
+fn function_libraries_restore_from_code() {
+    use quince_engine::cmd::scripting::FunctionRestorePolicy as Policy;
+    let mut h = Harness::new();
+    let lib = |name: &str, func: &str, ret: i64| {
+        format!("#!lua name={name}\nredis.register_function('{func}', function() return {ret} end)")
+    };
+    assert_eq!(h.run(&["FUNCTION", "LOAD", &lib("a", "fa", 1)]), bulk("a"));
+    assert_eq!(h.run(&["FUNCTION", "LOAD", &lib("b", "fb", 2)]), bulk("b"));
+    let codes = h.engine.function_library_codes();
+    assert_eq!(codes.len(), 2);
+    assert_eq!(h.run(&["FUNCTION", "FLUSH"]), ok());
+    h.engine.restore_function_libraries(&codes, Policy::Append).unwrap();
+    assert_eq!(h.run(&["FCALL", "fb", "0"]), Reply::Integer(2));
+    assert_eq!(h.engine.restore_function_libraries(&codes, Policy::Append), Err("ERR Library a already exists".into()));
+    // A function name taken by another library: nothing changes.
+    let clash = vec![lib("c", "fa", 3).into_bytes()];
+    assert_eq!(
+        h.engine.restore_function_libraries(&clash, Policy::Replace),
+        Err("ERR Function fa already exists".into())
+    );
+    assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(1));
+    let newer = vec![lib("a", "fa", 10).into_bytes()];
+    h.engine.restore_function_libraries(&newer, Policy::Replace).unwrap();
+    assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(10));
+    assert_eq!(h.run(&["FCALL", "fb", "0"]), Reply::Integer(2));
+    h.engine.restore_function_libraries(&clash, Policy::Flush).unwrap();
+    assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(3));
+    assert_eq!(h.run(&["FCALL", "fb", "0"]), Reply::Error("ERR Function not found".into()));
+    let broken = vec![b"#!lua name=d\nthis is not lua".to_vec()];
+    assert!(h
+        .engine
+        .restore_function_libraries(&broken, Policy::Flush)
+        .unwrap_err()
+        .starts_with("ERR Error compiling"));
+    assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(3), "a failed restore changes nothing");
+}

@@ -8,6 +8,8 @@ use std::time::Instant;
 use mio::net::TcpStream;
 use quince_engine::{Client, Engine};
 use quince_resp::{Decoded, Encoder, RequestDecoder};
+
+use crate::worker::script_runner::Offload;
 use smallvec::SmallVec;
 
 /// Bytes asked of the kernel per read (Redis's PROTO_IOBUF_LEN is 16 KB).
@@ -37,6 +39,15 @@ pub struct Connection {
     /// Replies wait for the AOF to become durable; the worker flushes after one group
     /// commit for all its connections (`appendfsync always`).
     pub flush_deferred: bool,
+    /// This connection's slot in its worker (how a script runner's result finds it).
+    token: usize,
+    offload: Offload,
+    /// A script runner is running this client's command (see script_runner.rs): `client`
+    /// is a stale copy until it comes back, and further requests wait, like a blocked
+    /// client's.
+    pub script_running: bool,
+    /// The connection is to be closed (peer gone, killed) once its script comes back.
+    pub close_pending: bool,
 }
 
 /// What the worker should do with the connection after an event.
@@ -47,7 +58,7 @@ pub enum Next {
 }
 
 impl Connection {
-    pub fn new(stream: TcpStream, client: Client, max_bulk_len: i64) -> Self {
+    pub fn new(stream: TcpStream, client: Client, max_bulk_len: i64, token: usize, offload: Offload) -> Self {
         Self {
             stream,
             client,
@@ -62,6 +73,10 @@ impl Connection {
             last_interaction: Instant::now(),
             wants_writable: false,
             paused: false,
+            token,
+            offload,
+            script_running: false,
+            close_pending: false,
         }
     }
 
@@ -134,7 +149,7 @@ impl Connection {
 
     /// Executes all complete requests in the read buffer.
     fn execute_buffered(&mut self, engine: &Engine) {
-        while !self.closing && self.client.blocked.is_none() {
+        while !self.closing && self.client.blocked.is_none() && !self.script_running {
             let pending = &self.read_buf[self.read_start..self.read_end];
             match self.decoder.decode(pending) {
                 Ok(Decoded::Request { len }) => {
@@ -148,6 +163,14 @@ impl Connection {
                     // CLIENT LIST's qbuf: what is buffered, including this command.
                     self.client.handle.qbuf.store(pending.len(), Ordering::Relaxed);
                     self.client.handle.qbuf_free.store(self.read_buf.len() - self.read_end, Ordering::Relaxed);
+                    if engine.runs_script(&self.client, &args) {
+                        // Off the event loop; the rest of the pipeline waits for its reply.
+                        let owned = args.iter().map(|a| a.to_vec()).collect();
+                        self.read_start += len;
+                        self.script_running = true;
+                        self.offload.submit(self.token, self.client.clone(), owned);
+                        break;
+                    }
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
                     engine.execute(&mut self.client, &args, &mut out);
                     self.read_start += len;
@@ -199,6 +222,23 @@ impl Connection {
         let next = self.flush(engine);
         let deadline = self.client.blocked.as_ref().and_then(|w| w.deadline_ms);
         (next, deadline)
+    }
+
+    /// A script runner finished this client's command: takes the client back, sends the
+    /// reply and goes on with the buffered requests.
+    pub fn finish_script(&mut self, engine: &Engine, client: Client, reply: &[u8]) -> Next {
+        self.client = client;
+        self.script_running = false;
+        self.queue_output(reply);
+        if self.client.close_after_reply {
+            self.closing = true;
+        }
+        if self.close_pending {
+            let _ = self.flush(engine);
+            return Next::Close;
+        }
+        self.execute_buffered(engine);
+        self.flush(engine)
     }
 
     pub fn is_blocked(&self) -> bool {

@@ -17,6 +17,9 @@ use quince_engine::{ConnInfo, Engine};
 use crate::connection::{Connection, Next};
 use crate::log::{log, Level};
 
+pub mod script_runner;
+use script_runner::{Finished, Offload};
+
 /// Listener tokens come after every possible connection token.
 const LISTENER_BASE: usize = usize::MAX / 2;
 /// Woken by other threads: a connection of ours was killed or has pushed output.
@@ -61,6 +64,8 @@ impl Worker {
             poll.registry().register(listener, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<Finished>();
+        let offload = Offload { engine: Arc::clone(&self.engine), done: done_tx, waker: Arc::clone(&waker) };
         let mut events = Events::with_capacity(1024);
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();
@@ -88,11 +93,23 @@ impl Worker {
             for event in events.iter() {
                 let token = event.token().0;
                 if event.token() == WAKER {
+                    // Scripts first: a killed client gets its script's reply before closing.
+                    for done in done_rx.try_iter() {
+                        let Some(conn) = conns.get_mut(done.token) else { continue };
+                        let next = conn.finish_script(&self.engine, done.client, &done.reply);
+                        if conn.paused && !paused.contains(&done.token) {
+                            paused.push(done.token);
+                        }
+                        if conn.is_blocked() && !blocked.contains(&done.token) {
+                            blocked.push(done.token);
+                        }
+                        self.settle(&poll, &mut conns, done.token, next);
+                    }
                     self.serve_wakeups(&poll, &mut conns);
                     continue;
                 }
                 if token >= LISTENER_BASE {
-                    self.accept_all(token - LISTENER_BASE, &poll, &mut conns, &limits, &waker);
+                    self.accept_all(token - LISTENER_BASE, &poll, &mut conns, &limits, &offload);
                     continue;
                 }
                 let Some(conn) = conns.get_mut(token) else { continue };
@@ -196,6 +213,12 @@ impl Worker {
     /// Re-arms interest after an event, or closes the connection.
     fn settle(&self, poll: &Poll, conns: &mut Slab<Connection>, token: usize, next: Next) {
         let conn = &mut conns[token];
+        if next == Next::Close && conn.script_running {
+            // The runner owns the client: close when it hands it back (finish_script).
+            conn.close_pending = true;
+            conn.closing = true;
+            return;
+        }
         if next == Next::Close {
             let _ = poll.registry().deregister(&mut conn.stream);
             self.engine.unregister_client(&conn.client);
@@ -213,7 +236,7 @@ impl Worker {
         poll: &Poll,
         conns: &mut Slab<Connection>,
         limits: &Limits,
-        waker: &Arc<Waker>,
+        offload: &Offload,
     ) {
         loop {
             let (mut stream, peer) = match self.listeners[listener].accept() {
@@ -246,11 +269,11 @@ impl Worker {
                 fd: std::os::fd::AsRawFd::as_raw_fd(&stream),
             };
             let client = self.engine.register_client(conn_info);
-            let waker = waker.clone();
+            let waker = offload.waker.clone();
             client.handle.set_waker(Box::new(move || {
                 let _ = waker.wake();
             }));
-            entry.insert(Connection::new(stream, client, limits.max_bulk_len));
+            entry.insert(Connection::new(stream, client, limits.max_bulk_len, token, offload.clone()));
             log(Level::Verbose, &format!("Accepted {peer} on worker {}", self.index));
         }
     }

@@ -439,6 +439,30 @@ fn notifications_streams() {
     );
 }
 
+/// Consumers created implicitly (XREADGROUP, XCLAIM, XAUTOCLAIM) are notified too.
+#[test]
+fn notifications_stream_consumers_created_implicitly() {
+    notifications(
+        "stream consumers",
+        "KEA",
+        &[
+            Call(0, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]),
+            Call(0, &["XGROUP", "CREATECONSUMER", "s", "g", "Bob"]),
+            Call(0, &["XADD", "s", "1-1", "f", "A"]),
+            Call(0, &["XREADGROUP", "GROUP", "g", "Alice", "STREAMS", "s", ">"]),
+            Call(0, &["XREADGROUP", "GROUP", "g", "Alice", "STREAMS", "s", ">"]),
+            Call(0, &["XREADGROUP", "GROUP", "g", "Carol", "STREAMS", "s", "0"]),
+            Call(0, &["XCLAIM", "s", "g", "Mike", "0", "1-1", "FORCE"]),
+            Call(0, &["XCLAIM", "s", "g", "Mike", "0", "1-1"]),
+            Call(0, &["XGROUP", "DELCONSUMER", "s", "g", "Lee"]),
+            Call(0, &["XAUTOCLAIM", "s", "g", "Bob", "0", "0"]),
+            Call(0, &["XAUTOCLAIM", "s", "g", "Zed", "0", "0"]),
+            Call(0, &["XAUTOCLAIM", "s", "g", "Yan", "999999999", "0"]),
+            Call(0, &["XGROUP", "DELCONSUMER", "s", "g", "Bob"]),
+        ],
+    );
+}
+
 #[test]
 fn notifications_masks() {
     let commands = [

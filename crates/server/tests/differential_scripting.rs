@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use quince_test_util::{start_quince, Differential, Step};
+use quince_test_util::{start_quince, Compare, Differential, Step};
 
 const QUINCE: &str = env!("CARGO_BIN_EXE_quince-server");
 
@@ -210,6 +210,291 @@ fn libraries_cjson_bit() {
             eval("math.randomseed(42) return {math.random(1000), math.random(1000)}", &["0"]),
             eval("return string.format('%d-%s', 5, 'x')", &["0"]),
             eval("return table.concat({'a','b'}, ',')", &["0"]),
+            // Numbers within 2^-52 of an integer keep their value (mlua would round them).
+            eval("return cjson.encode({1e-20, 3.5, 0.9999999999999999, {a = 1e-30}})", &["0"]),
+            eval("redis.call('set', 'x', 1e-20) return redis.call('get', 'x')", &["0"]),
+            eval("redis.call('set', 'x', 0.9999999999999999) return redis.call('get', 'x')", &["0"]),
+            eval("return redis.call('echo', 12345678901234567890)", &["0"]),
+            eval("local t = {} for i = 1, 10000 do t['k' .. i] = i end return #cjson.encode(t)", &["0"]),
+            eval("return cjson.encode()", &["0"]),
+            eval("return cjson.encode(1, 2)", &["0"]),
+            eval("return cjson.decode()", &["0"]),
+            eval("return cjson.decode({})", &["0"]),
+            eval("return cjson.encode_max_depth(5, 6)", &["0"]),
+            eval("return cjson.encode_max_depth('x')", &["0"]),
+            eval("return cjson.encode_max_depth(0)", &["0"]),
+            eval("return {cjson.encode_invalid_numbers('null'), cjson.encode({0/0, 1/0})}", &["0"]),
+            eval("return cjson.encode_invalid_numbers('x')", &["0"]),
+            eval("return {cjson.encode_invalid_numbers(true), cjson.encode({0/0, -1/0})}", &["0"]),
+            eval("return {cjson.encode_invalid_numbers('off'), cjson.encode_invalid_numbers()}", &["0"]),
+        ],
+    );
+}
+
+/// cmsgpack: every MessagePack type both ways, the array/map choice, nesting limits,
+/// unpack_one / unpack_limit offsets, and the error texts (lauxlib's argument errors name
+/// the function as called).
+#[test]
+fn library_cmsgpack() {
+    let hex = "local function hex(s) return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end)) end ";
+    let packed = |expr: &str| eval(&format!("{hex}return hex(cmsgpack.pack({expr}))"), &["0"]);
+    run(
+        "cmsgpack",
+        &[
+            packed("0, 1, 127, 128, 255, 256, 65535, 65536, 4294967295, 4294967296, 2^53"),
+            packed("-1, -32, -33, -128, -129, -32768, -32769, -2147483648, -2147483649, -2^63"),
+            packed("0.5, 1.5, 0.1, -2.25, 1e300, 1/0, -1/0, 2^63, 2^64, 3.4e38, 3.5e38"),
+            packed("'', 'x', string.rep('a', 31), string.rep('b', 32), string.rep('c', 255), string.rep('d', 256)"),
+            packed("true, false, nil, cjson.null, redis.call"),
+            packed("1e-30, -2e-17, 7.724474214491728e-39, {1e-300, x = 1e-20}"),
+            packed("{1, 2, 3}, {}, {[1] = 1, [2] = 2}, {[1] = 1, [3] = 3}, {[0] = 1}, {[1.5] = 1}, {x = {y = {1}}}"),
+            packed("{a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7, h = 8}"),
+            eval(&format!("{hex}local t = {{}} for i = 1, 20 do t[i] = i end return hex(cmsgpack.pack(t))"), &["0"]),
+            eval(&format!("{hex}local t = {{}} for i = 1, 70000 do t[i] = 1 end return string.sub(hex(cmsgpack.pack(t)), 1, 12)"), &["0"]),
+            eval(&format!("{hex}local t = {{}} for i = 1, 20 do t['k' .. i] = i end return hex(cmsgpack.pack(t))"), &["0"]),
+            eval(&format!("{hex}local t = {{}} t[1] = t return hex(cmsgpack.pack(t))"), &["0"]),
+            eval(
+                &format!("{hex}local t = setmetatable({{}}, {{__index = function(t, k) return k * 2 end}}) t[1] = 1 t[2] = 2 return hex(cmsgpack.pack(t))"),
+                &["0"],
+            ),
+            eval("return cmsgpack.pack()", &["0"]),
+            eval("local p = cmsgpack.pack return p()", &["0"]),
+            eval("local ok, e = pcall(cmsgpack.pack) return e", &["0"]),
+            eval("local t = {} for i = 1, 4001 do t[i] = i end return cmsgpack.pack(unpack(t))", &["0"]),
+            eval("return {cmsgpack.unpack(cmsgpack.pack(1, -1, 300, -300, 70000, -70000, 2^40, -2^40, 'x', true, false))}", &["0"]),
+            eval("local v = {cmsgpack.unpack(cmsgpack.pack(0.5, 0.1, 1e300, nil, 7))} return {tostring(v[1]), tostring(v[2]), tostring(v[3]), tostring(v[4]), v[5]}", &["0"]),
+            eval("local t = cmsgpack.unpack(cmsgpack.pack({a = {b = {1, 2, {c = 'd'}}}})) return t.a.b[3].c", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0xcf, 255, 255, 255, 255, 255, 255, 255, 255))", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0xcc, 200, 0xd0, 200, 0xcd, 1, 2, 0xd1, 255, 0, 0xce, 255, 255, 255, 255, 0xd2, 128, 0, 0, 0))", &["0"]),
+            eval("return {cmsgpack.unpack(string.char(0xcc, 200, 0xd0, 200, 0xcd, 1, 2, 0xd1, 255, 0, 0xce, 255, 255, 255, 255, 0xd2, 128, 0, 0, 0))}", &["0"]),
+            eval("return {cmsgpack.unpack(string.char(0xd9, 2, 104, 105, 0xda, 0, 1, 120, 0xdb, 0, 0, 0, 1, 121, 0xdc, 0, 1, 7, 0xde, 0, 1, 1, 2))}", &["0"]),
+            eval("return cmsgpack.unpack('')", &["0"]),
+            eval("return cmsgpack.unpack(12)", &["0"]),
+            eval("return cmsgpack.unpack()", &["0"]),
+            eval("return cmsgpack.unpack({})", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0xcd, 1))", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0x92, 1))", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0xc1))", &["0"]),
+            eval("return cmsgpack.unpack(string.char(0x81, 0xc0, 1))", &["0"]),
+            eval("return type(cmsgpack.unpack(string.rep(string.char(0x91), 3999) .. string.char(1)))", &["0"]),
+            eval("return cmsgpack.unpack(string.rep(string.char(0x91), 4000) .. string.char(1))", &["0"]),
+            eval("return cmsgpack.unpack(string.rep(string.char(0x81, 1), 4000) .. string.char(1))", &["0"]),
+            eval("local t = {} for i = 1, 4000 do t[i] = i end local s = cmsgpack.pack(unpack(t)) return cmsgpack.unpack(s .. s)", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3))}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 1)}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 2)}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 3)}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 4)}", &["0"]),
+            eval("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), -1)}", &["0"]),
+            eval("return {cmsgpack.unpack_one('ab', '1')}", &["0"]),
+            eval("return {cmsgpack.unpack_one('ab', 1.7)}", &["0"]),
+            eval("return {cmsgpack.unpack_one('ab', 'x')}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 0)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 0, 1)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 5, 1)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), -1)}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3))}", &["0"]),
+            eval("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 'x')}", &["0"]),
+            eval("return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION}", &["0"]),
+            eval("cmsgpack.pack = nil", &["0"]),
+            eval("return cmsgpack_safe", &["0"]),
+        ],
+    );
+}
+
+/// struct: every option, endianness, alignment, the C conversions of out-of-range
+/// numbers, positions, and the error texts.
+#[test]
+fn library_struct() {
+    let hex = "local function hex(s) return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end)) end ";
+    let packed = |fmt: &str, args: &str| eval(&format!("{hex}return hex(struct.pack('{fmt}', {args}))"), &["0"]);
+    run(
+        "struct",
+        &[
+            packed("bBhHlLTiI", "-1, 255, -2, 65535, -3, 4, 5, -6, 7"),
+            packed(">bBhHlLTiI", "-1, 255, -2, 65535, -3, 4, 5, -6, 7"),
+            packed("<i1i2i3i5i8i9i16I16", "-1, -2, -3, -5, -8, -9, -16, 16"),
+            packed(">i3 >I9", "-3, 9"),
+            packed("!bi!2bh!bdbd!4bd", "1, 2, 3, 4, 5, 6.5, 7, 8.5, 9, 10.5"),
+            packed("bxxbx", "1, 2"),
+            packed("c3c0sc", "'abcd', 'ef', 'gh', 'ij'"),
+            packed("c", "12"),
+            packed("b", "'12'"),
+            packed("f>fd>d", "1.5, 1.5, 0.1, 0.1"),
+            packed("LLLLLlll", "2^64, 2^63, 1e30, 0/0, -1, -2^64, 1/0, -1/0"),
+            packed("bbb", "1.5, -1.5, 300"),
+            packed("dfd>d", "1e-300, 1e-40, -2e-17, 5e-324"),
+            packed("", ""),
+            packed(" < > ", ""),
+            eval("return struct.pack('!3')", &["0"]),
+            eval("return struct.pack('i33', 1)", &["0"]),
+            eval("return struct.pack('i99999999999', 1)", &["0"]),
+            eval("return struct.pack('b', 'x')", &["0"]),
+            eval("return struct.pack('bb', 1)", &["0"]),
+            eval("return struct.pack('bbb', 1)", &["0"]),
+            eval("return struct.pack('c5', 'ab')", &["0"]),
+            eval("return struct.pack('s', {})", &["0"]),
+            eval("return struct.pack('b3', 1)", &["0"]),
+            eval("return struct.pack('z')", &["0"]),
+            eval("return struct.pack()", &["0"]),
+            eval("local p = struct.pack return p('b')", &["0"]),
+            eval("local ok, e = pcall(struct.pack, 'b') return e", &["0"]),
+            eval("return {struct.unpack('bBhHlLTiI', struct.pack('bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7))}", &["0"]),
+            eval("return {struct.unpack('>I3 <i3 i16 I16', 'abcdef' .. string.rep(string.char(255), 32))}", &["0"]),
+            eval("return {struct.unpack('>h', 'ab')}", &["0"]),
+            eval("return {struct.unpack('>h', 'abc', 2)}", &["0"]),
+            eval("return {struct.unpack('>h', 'ab', 2)}", &["0"]),
+            eval("return {struct.unpack('b', 'abc', 0)}", &["0"]),
+            eval("return {struct.unpack('b', 'abc', -1)}", &["0"]),
+            eval("return {struct.unpack('', 'abc', -1)}", &["0"]),
+            eval("return {struct.unpack('b', 'abc', 'x')}", &["0"]),
+            eval("return {struct.unpack('bc0', string.char(3) .. 'abcd')}", &["0"]),
+            eval("return {struct.unpack('c1c0', '3abcd')}", &["0"]),
+            eval("return {struct.unpack('c1c0', 'xabcd')}", &["0"]),
+            eval("return {struct.unpack('c0', 'abcd')}", &["0"]),
+            eval("return {struct.unpack('bc0', string.char(9) .. 'abcd')}", &["0"]),
+            eval("return {struct.unpack('ss', 'ab' .. string.char(0) .. 'cd' .. string.char(0))}", &["0"]),
+            eval("return {struct.unpack('s', 'ab')}", &["0"]),
+            eval("return {struct.unpack('!4bi', struct.pack('!4bi', 1, 2))}", &["0"]),
+            eval("return {struct.unpack('xxb', 'abc')}", &["0"]),
+            eval("local v = {struct.unpack('f d >f >d', struct.pack('f d >f >d', 1.5, 0.1, -2.5, 1e300))} return {tostring(v[1]), tostring(v[2]), tostring(v[3]), tostring(v[4]), v[5]}", &["0"]),
+            eval("return {struct.unpack('z', 'ab')}", &["0"]),
+            eval("return {struct.unpack('b')}", &["0"]),
+            eval("return {struct.unpack()}", &["0"]),
+            eval("return {struct.unpack('i0', 'ab')}", &["0"]),
+            eval("return {struct.size('bhilLTfdxc3i7'), struct.size('!bhilLTfdxc3i7'), struct.size('zq'), struct.size('b', 1)}", &["0"]),
+            eval("return struct.size('s')", &["0"]),
+            eval("return struct.size('c0')", &["0"]),
+            eval("return struct.size('%')", &["0"]),
+            eval("return struct.size('!5')", &["0"]),
+            eval("return struct.size()", &["0"]),
+            eval("struct.x = 1", &["0"]),
+        ],
+    );
+}
+
+/// calls/rejected_calls/failed_calls of some commands, from INFO commandstats (which also
+/// has timings that differ between servers).
+fn command_counts(names: &str) -> Step {
+    let script = "local out = {} \
+        local info = redis.call('INFO', 'commandstats') \
+        for _, name in ipairs(ARGV) do \
+          local line = string.match(info, 'cmdstat_' .. name .. ':[^\\r]*') or (name .. ': none') \
+          table.insert(out, (string.gsub(line, 'usec=%d+,usec_per_call=[%d.]+,', ''))) \
+        end \
+        return out";
+    let mut args = vec!["EVAL", script, "0"];
+    args.extend(names.split(' '));
+    Step::cmd(&args)
+}
+
+/// What a script's refused or failed commands count (error stats, rejected and failed calls),
+/// refusals over `maxmemory`, `min-replicas-to-write`, shebang flags, and DEBUG
+/// SET-DISABLE-DENY-SCRIPTS.
+#[test]
+fn script_refusals_and_stats() {
+    run(
+        "script refusals",
+        &[
+            cmd(&["CONFIG", "RESETSTAT"]),
+            eval("return redis.call('select', 99)", &["0"]),
+            cmd(&["EVAL_RO", "return redis.call('set', 'x', 'y')", "1", "x"]),
+            cmd(&["EVAL_RO", "local t = redis.pcall('set', 'x', 'y') return t['err']", "1", "x"]),
+            eval("return redis.pcall('nosuchcommand')", &["0"]),
+            eval("return redis.call('get')", &["0"]),
+            eval("return redis.call('set', {})", &["0"]),
+            eval("return redis.pcall('select', 99)", &["0"]),
+            eval("return redis.error_reply('MY_CODE custom')", &["0"]),
+            cmd(&["INFO", "errorstats"]),
+            command_counts("eval eval_ro select set get"),
+            eval("return redis.call('debug', 'sleep', 0)", &["0"]),
+            cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]),
+            eval("return redis.call('debug', 'protocol', 'attrib')", &["0"]),
+            eval("redis.setresp(3) return redis.call('debug', 'protocol', 'attrib')", &["0"]),
+            eval("redis.setresp(3) return redis.call('debug', 'protocol', 'bignum')", &["0"]),
+            cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]),
+            eval("return redis.call('debug', 'sleep', 0)", &["0"]),
+            eval("return redis.pcall('xread', 'BLOCK', 0, 'STREAMS', 's', '$')", &["1", "s"]),
+            eval("return redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', 's', '>')", &["1", "s"]),
+            cmd(&["SADD", "set", "c", "a", "b", "aa"]),
+            eval("return redis.call('sort', KEYS[1], 'by', 'nosort')", &["1", "set"]),
+            // Over maxmemory (1 byte: always).
+            cmd(&["SET", "x", "123"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "1"]),
+            cmd(&["CONFIG", "RESETSTAT"]),
+            eval("return redis.call('set', 'x', 1)", &["1", "x"]),
+            eval("local t = redis.pcall('set', 'x', 1) return t['err']", &["1", "x"]),
+            eval("return redis.pcall('set', 'x', 1)", &["1", "x"]),
+            eval("return redis.call('get', 'x')", &["1", "x"]),
+            eval("#!lua flags=\nreturn 1", &["0"]),
+            eval("#!lua\nreturn 1", &["0"]),
+            eval("#!lua flags=no-writes\nreturn redis.call('get', 'x')", &["1", "x"]),
+            eval("#!lua flags=allow-oom\nredis.call('set', 'x', 1) return redis.call('get', 'x')", &["1", "x"]),
+            cmd(&["INFO", "errorstats"]),
+            command_counts("eval set"),
+            cmd(&["SET", "y", "1"]),
+            cmd(&["GET", "x"]),
+            cmd(&["MULTI"]),
+            cmd(&["GET", "x"]),
+            cmd(&["EXEC"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "0"]),
+            cmd(&["MULTI"]),
+            cmd(&["GET", "x"]),
+            cmd(&["SET", "y", "2"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "1"]),
+            cmd(&["EXEC"]),
+            cmd(&["MULTI"]),
+            cmd(&["GET", "x"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "0"]),
+            cmd(&["EXEC"]),
+            cmd(&["MULTI"]),
+            eval("#!lua\nreturn 1", &["0"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "1"]),
+            cmd(&["EXEC"]),
+            cmd(&["CONFIG", "SET", "maxmemory", "0"]),
+            // Not enough replicas (quince has none; neither has this redis).
+            cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]),
+            cmd(&["SET", "x", "1"]),
+            cmd(&["GET", "x"]),
+            eval("return redis.call('get', 'x')", &["1", "x"]),
+            eval("#!lua flags=no-writes\nreturn redis.call('get', 'x')", &["1", "x"]),
+            eval("#!lua\nreturn redis.call('get', 'x')", &["1", "x"]),
+            eval("return redis.call('set', 'x', 1)", &["1", "x"]),
+            cmd(&["MULTI"]),
+            cmd(&["INCR", "x"]),
+            cmd(&["EXEC"]),
+            cmd(&["MULTI"]),
+            cmd(&["GET", "x"]),
+            cmd(&["EXEC"]),
+            cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]),
+            cmd(&["MULTI"]),
+            cmd(&["INCR", "x"]),
+            cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]),
+            cmd(&["EXEC"]),
+            cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]),
+            cmd(&["GET", "x"]),
+        ],
+    );
+}
+
+/// Time stands still inside a script: a key can't expire half way through it.
+#[test]
+fn script_time_is_frozen() {
+    run(
+        "script time",
+        &[
+            cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]),
+            eval("redis.call('SET', 'key', 'value', 'PX', '1') redis.call('DEBUG', 'SLEEP', 0.01) return redis.call('EXISTS', 'key')", &["0"]),
+            cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]),
+            cmd(&["EXISTS", "key"]),
+            cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+            cmd(&["SET", "key", "value", "PX", "1"]),
+            cmd(&["DEBUG", "SLEEP", "0.01"]),
+            cmd(&["DEBUG", "OBJECT", "key"]).compare(Compare::ErrorOrNot),
+            eval("return redis.call('EXISTS', 'key')", &["0"]),
+            cmd(&["EXISTS", "key"]),
+            cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]),
         ],
     );
 }

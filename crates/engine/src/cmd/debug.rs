@@ -156,6 +156,11 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         let on = parse_i64(args[2])? != 0;
         ctx.engine.hot.active_expire.store(on, Ordering::Relaxed);
         out.simple("OK");
+    } else if is(sub, "SET-DISABLE-DENY-SCRIPTS") && argc == 3 {
+        // atoi, as Redis: anything not a number is 0.
+        let on = std::str::from_utf8(args[2]).ok().and_then(|s| s.trim_start().parse::<i64>().ok()).unwrap_or(0) != 0;
+        ctx.engine.scripting.disable_deny.store(on, Ordering::Relaxed);
+        out.simple("OK");
     } else if is(sub, "CHANGE-REPL-ID") && argc == 2 {
         out.simple("OK");
     } else if is(sub, "OBJECT") && argc == 3 {
@@ -164,7 +169,9 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         let now = ctx.now_ms;
         let shard = ctx.engine.keyspace.shard_of(key);
         let mut guard = ctx.engine.keyspace.lock(shard);
-        let Some(entry) = guard.dbs[db].peek(key, now) else { return Err(CmdError::msg("ERR no such key")) };
+        // The raw lookup Redis does: a key whose TTL passed but that is not deleted yet is
+        // still there (a time before any TTL expires nothing).
+        let Some(entry) = guard.dbs[db].peek(key, i64::MIN) else { return Err(CmdError::msg("ERR no such key")) };
         let shared = matches!(&entry.value, Value::Str(StrValue::Int(n))
             if ctx.engine.hot.shared_integers.load(Ordering::Relaxed) && (0..crate::keyspace::SHARED_INTEGERS).contains(n));
         let line = format!(

@@ -158,13 +158,14 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             let system = total_system_memory();
             let maxmemory: u64 = config("maxmemory").parse().unwrap_or(0);
             let frag = if used > 0 { rss as f64 / used as f64 } else { 0.0 };
+            let (scripts, functions, libraries) = engine.scripting.counts();
             write!(
                 s,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
                  used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
                  used_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\ntotal_system_memory_human:{}\r\n\
-                 used_memory_lua:0\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:0\r\n\
-                 number_of_functions:0\r\nnumber_of_libraries:0\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\n\
+                 used_memory_lua:0\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{scripts}\r\n\
+                 number_of_functions:{functions}\r\nnumber_of_libraries:{libraries}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\n\
                  maxmemory_policy:{}\r\nmem_fragmentation_ratio:{frag:.2}\r\nmem_fragmentation_bytes:{}\r\n\
                  mem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
                 bytes_to_human(used),

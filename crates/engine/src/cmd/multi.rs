@@ -49,8 +49,9 @@ fn watch(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     for key in &args[1..] {
         if !ctx.client.watched.iter().any(|w| w.db == db && &w.key[..] == *key) {
             let stale = ctx.db(key).is_stale(key, now);
+            let existed = !stale && ctx.db(key).peek(key, now).is_some();
             let (engine, client) = (ctx.engine, &mut *ctx.client);
-            engine.watch_key(client, db, key, stale);
+            engine.watch_key(client, db, key, stale, existed);
         }
     }
     out.simple("OK");

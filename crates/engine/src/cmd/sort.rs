@@ -570,9 +570,9 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read
     lock_pattern_keys(ctx, key, &o);
     let source = read_source(ctx, key, true)?;
 
-    // A set has no native order: with STORE it is sorted ALPHA so the stored result (and
-    // what replicas see) is deterministic.
-    if o.dont_sort && matches!(source, Source::Set(_)) && o.store.is_some() {
+    // A set has no native order: with STORE, or inside a script, it is sorted ALPHA so the
+    // result (and what replicas see) is deterministic.
+    if o.dont_sort && matches!(source, Source::Set(_)) && (o.store.is_some() || ctx.client.in_script) {
         o.dont_sort = false;
         o.alpha = true;
         o.by = None;

@@ -391,6 +391,11 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
         let more = args.len() - 1 - i;
         let o = args[i];
         if is(o, "block") && more > 0 {
+            if ctx.client.in_script {
+                // As Redis: BLOCK makes no sense in a script, and is refused by name.
+                let name = String::from_utf8_lossy(args[0]);
+                return Err(CmdError::msg(format!("ERR {name} command is not allowed with BLOCK option from scripts")));
+            }
             i += 1;
             let ms = quince_resp::parse_i64_strict(args[i])
                 .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
@@ -516,8 +521,12 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
                 }
             }
             Some((group, consumer)) => {
-                let read = GroupRead { key, group, consumer, noack, now };
-                read_group(stream, &read, start, count, effects.as_mut())
+                let read = GroupRead { key, group, consumer, noack, now, created: std::cell::Cell::new(false) };
+                let result = read_group(stream, &read, start, count, effects.as_mut());
+                if read.created.get() {
+                    ctx.notify(crate::pubsub::notify::STREAM, "xgroup-createconsumer", key);
+                }
+                result
             }
         };
         if let Some(entries) = result {
@@ -586,6 +595,8 @@ struct GroupRead<'a> {
     consumer: &'a [u8],
     noack: bool,
     now: i64,
+    /// Set when the read created the consumer (Redis notifies `xgroup-createconsumer`).
+    created: std::cell::Cell<bool>,
 }
 
 /// Serves one stream of an XREADGROUP: new entries for `>`, else the consumer's history.
@@ -600,11 +611,11 @@ fn read_group(
     count: usize,
     effects: Option<&mut Vec<Vec<Vec<u8>>>>,
 ) -> Option<Served> {
-    let GroupRead { key, group, consumer, noack, now } = *read;
+    let (key, group, consumer, noack, now) = (read.key, read.group, read.consumer, read.noack, read.now);
     let g = stream.groups.get_mut(group).expect("group checked");
     match start {
         ReadFrom::After(gt) => {
-            touch_consumer(g, consumer, now);
+            read.created.set(touch_consumer(g, consumer, now));
             let lo = gt.incr().unwrap_or(StreamId::MAX);
             let g = stream.groups.get(group).expect("group");
             let ids: Vec<StreamId> = g.consumers[consumer]
@@ -632,6 +643,7 @@ fn read_group(
                 return None;
             }
             let created = touch_consumer(stream.groups.get_mut(group).expect("group"), consumer, now);
+            read.created.set(created);
             let lo = last.incr().unwrap_or(StreamId::MAX);
             let entries: Served = stream
                 .range(lo, StreamId::MAX, false, count)

@@ -255,13 +255,15 @@ fn int_with_msg(arg: &[u8], msg: &str) -> Result<i64, CmdError> {
 }
 
 /// Moves a pending entry to `consumer` (creating the consumer), as XCLAIM/XAUTOCLAIM do.
-fn assign(g: &mut Group, id: StreamId, consumer: &[u8], now: i64) {
-    match g.consumers.get_mut(consumer) {
-        Some(c) => c.seen_time = now,
-        None => {
-            g.create_consumer(consumer, now);
+/// True if the consumer had to be created (Redis then notifies `xgroup-createconsumer`).
+fn assign(g: &mut Group, id: StreamId, consumer: &[u8], now: i64) -> bool {
+    let created = match g.consumers.get_mut(consumer) {
+        Some(c) => {
+            c.seen_time = now;
+            false
         }
-    }
+        None => g.create_consumer(consumer, now),
+    };
     let nack = g.pel.get_mut(&id).expect("pending");
     if nack.consumer != consumer {
         let old = std::mem::replace(&mut nack.consumer, consumer.to_vec());
@@ -270,6 +272,7 @@ fn assign(g: &mut Group, id: StreamId, consumer: &[u8], now: i64) {
         }
         g.consumers.get_mut(consumer).expect("consumer").pel.insert(id);
     }
+    created
 }
 
 /// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-ms]
@@ -338,6 +341,7 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         delivery_time = now;
     }
     let mut claimed = Vec::new();
+    let mut created_consumer = false;
     for (index, id) in ids.into_iter().enumerate() {
         let id_arg = args[5 + index];
         let exists = stream.get(id).is_some();
@@ -363,7 +367,7 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         if !fresh && min_idle != 0 && now - nack.delivery_time < min_idle {
             continue;
         }
-        assign(g, id, consumer, now);
+        created_consumer |= assign(g, id, consumer, now);
         let nack = g.pel.get_mut(&id).expect("pending");
         nack.delivery_time = delivery_time;
         if retry_count >= 0 {
@@ -389,6 +393,9 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         } else {
             reply_entry(out, id, &stream.get(id).expect("exists"));
         }
+    }
+    if created_consumer {
+        ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
     ctx.dirty(dirty);
     ctx.propagate_nothing();
@@ -431,6 +438,7 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplyS
     let mut effects: Vec<Vec<Vec<u8>>> = Vec::new();
     let mut attempts = count.saturating_mul(10);
     let mut claimed = Vec::new();
+    let mut created_consumer = false;
     let mut deleted = Vec::new();
     let mut cursor = start;
     let mut last_seen: Option<StreamId> = None;
@@ -462,7 +470,7 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplyS
         if min_idle != 0 && now - g.pel[&id].delivery_time < min_idle {
             continue;
         }
-        assign(g, id, consumer, now);
+        created_consumer |= assign(g, id, consumer, now);
         let nack = g.pel.get_mut(&id).expect("pending");
         nack.delivery_time = now;
         if !justid {
@@ -499,6 +507,9 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplyS
     out.array(deleted.len());
     for id in deleted {
         reply_id(out, id);
+    }
+    if created_consumer {
+        ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
     ctx.dirty(dirty);
     ctx.propagate_nothing();

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 use parking_lot::Mutex;
 use quince_resp::{Encoder, Protocol};
 
@@ -29,6 +29,16 @@ use crate::reply::ReplySink;
 use crate::Engine;
 
 use super::{is, parse_i64};
+
+mod bit;
+mod cjson;
+mod cmsgpack;
+mod luaapi;
+mod structlib;
+use bit::bit_library;
+use cjson::cjson_library;
+use cmsgpack::cmsgpack_library;
+use structlib::struct_library;
 
 /// Script flags from a `#!lua flags=...` shebang.
 pub(crate) mod flag {
@@ -71,6 +81,11 @@ pub struct Scripting {
     fvm: Mutex<Option<Vm>>,
     libraries: Mutex<Libraries>,
     pub(crate) run: Arc<RunState>,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands.
+    pub(crate) disable_deny: AtomicBool,
+    /// Scripts in the EVAL cache (INFO's number_of_cached_scripts; a script calling INFO
+    /// holds the VM, so INFO can't count them there).
+    cached_scripts: std::sync::atomic::AtomicUsize,
 }
 
 struct Vm {
@@ -103,6 +118,11 @@ impl Scripting {
 
     pub fn running(&self) -> bool {
         self.run.running.load(Ordering::SeqCst)
+    }
+
+    /// When the running script started: the time its commands see.
+    pub fn time_snapshot_ms(&self) -> i64 {
+        self.run.start_ms.load(Ordering::SeqCst)
     }
 }
 
@@ -152,6 +172,70 @@ pub fn is_script_command(name: &[u8]) -> bool {
             && ["fcall", "fcall_ro"].iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }
 
+impl Engine {
+    /// Whether running `args` for `client` may run a script (EVAL, EVALSHA, FCALL and their
+    /// _RO forms outside MULTI, or EXEC of a transaction that queued one): a server runs
+    /// such commands off its event loop, so a long script never stalls other connections.
+    pub fn runs_script(&self, client: &Client, args: &[&[u8]]) -> bool {
+        let Some(&name) = args.first() else { return false };
+        match &client.multi {
+            None => is_script_command(name),
+            Some(queue) => {
+                !client.in_exec
+                    && name.eq_ignore_ascii_case(b"exec")
+                    && queue.iter().any(|cmd| cmd.first().is_some_and(|n| is_script_command(n)))
+            }
+        }
+    }
+}
+
+impl Scripting {
+    /// INFO memory: cached EVAL scripts, functions and libraries.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let scripts = self.cached_scripts.load(Ordering::Relaxed);
+        let (functions, libraries) =
+            self.libraries.try_lock().map(|l| (l.functions.len(), l.libs.len())).unwrap_or_default();
+        (scripts, functions, libraries)
+    }
+}
+
+/// The error of a command refused because used memory is over `maxmemory`.
+pub use crate::evict::OOM_ERROR;
+pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write.";
+
+impl Engine {
+    /// Whether the command may grow memory (Redis's CMD_DENYOOM). For scripts it comes from
+    /// the script's flags: a shebang script denies OOM unless `allow-oom` or `no-writes`;
+    /// an EVAL without shebang checks at its first write instead.
+    pub fn command_denies_oom(&self, spec: &CommandSpec, args: &[&[u8]]) -> bool {
+        if !is_script_command(args[0]) {
+            return spec.has_flag("denyoom");
+        }
+        let name = args[0].to_ascii_lowercase();
+        let flags = match name.as_slice() {
+            b"eval" | b"eval_ro" => args.get(1).and_then(|body| parse_shebang(body).ok()).map(|(f, _)| f),
+            b"evalsha" | b"evalsha_ro" => {
+                let sha = args.get(1).map(|s| String::from_utf8_lossy(s).to_ascii_lowercase());
+                // A running script holds the VM: its flags are not needed to wait for it.
+                let vm = self.scripting.vm.try_lock();
+                vm.as_ref().and_then(|vm| vm.as_ref()?.scripts.get(sha.as_deref()?).map(|s| s.flags))
+            }
+            _ => {
+                let key = args.get(1).map(|s| String::from_utf8_lossy(s).to_lowercase());
+                let libs = self.scripting.libraries.try_lock();
+                libs.as_ref().and_then(|libs| libs.functions.get(key.as_deref()?).map(|f| f.flags))
+            }
+        };
+        flags.is_some_and(|f| f & flag::EVAL_COMPAT == 0 && f & (flag::ALLOW_OOM | flag::NO_WRITES) == 0)
+    }
+
+    /// Redis's checkGoodReplicasStatus: `min-replicas-to-write` is met (quince has no
+    /// replicas yet, so any requirement fails).
+    pub(crate) fn enough_good_replicas(&self) -> bool {
+        !self.hot.writes_need_replicas.load(Ordering::Relaxed)
+    }
+}
+
 /// Redis's sha1hex: lowercase hex SHA1.
 pub fn sha1hex(data: &[u8]) -> String {
     sha1_smol::Sha1::from(data).digest().to_string()
@@ -165,7 +249,7 @@ pub fn sha1hex(data: &[u8]) -> String {
 /// sandbox. Its arguments are the Rust helpers; it returns the hooks table, the runner and
 /// the script environment.
 const PRELUDE: &str = r#"
-local hooks, sha1_impl, bit_lib, cjson_lib, math_random, math_randomseed, c_wrap = ...
+local hooks, sha1_impl, bit_lib, cjson_lib, cmsgpack_lib, struct_lib, math_random, math_randomseed, c_wrap = ...
 local dbg = debug
 debug = nil
 print = nil
@@ -184,22 +268,35 @@ local function clean(e)
   if tb then s = string.sub(s, 1, tb - 1) end
   return s
 end
--- Rust library functions raise their errors at the caller's line, as C functions do.
-local function wrap(f)
+-- Rust library functions raise their errors at the caller's line, as C functions do, and
+-- argument errors name the function as the caller called it (lauxlib's luaL_argerror).
+-- With `packed`, the function gets its arguments as a table and their count: Rust then
+-- reads numbers exactly (mlua turns a number within 2^-52 of an integer into it).
+local function wrap(f, packed)
   return c_wrap(function(...)
-    local res = {raw_pcall(f, ...)}
+    local res
+    if packed then res = {raw_pcall(f, {...}, select('#', ...))} else res = {raw_pcall(f, ...)} end
     if res[1] then return unpack(res, 2, table.maxn(res)) end
-    error(clean(res[2]), 3)
+    local e = clean(res[2])
+    if type(e) == 'string' and string.find(e, '\1', 1, true) then
+      local info = dbg.getinfo(2, 'n')
+      e = string.gsub(e, '\1', (info and info.name) or '?')
+    end
+    -- Errors the VM raises inside a C function (not luaL_error) carry no position.
+    if type(e) == 'string' and string.byte(e, 1) == 2 then error(string.sub(e, 2), 0) end
+    error(e, 3)
   end)
 end
-local function wrap_all(t)
+local function wrap_all(t, packed)
   for k, v in pairs(t) do
-    if type(v) == 'function' then t[k] = wrap(v) end
+    if type(v) == 'function' then t[k] = wrap(v, packed) end
   end
   return t
 end
 bit_lib = wrap_all(bit_lib)
-cjson_lib = wrap_all(cjson_lib)
+cjson_lib = wrap_all(cjson_lib, true)
+cmsgpack_lib = wrap_all(cmsgpack_lib, true)
+struct_lib = wrap_all(struct_lib, true)
 sha1_impl = wrap(sha1_impl)
 math_random = wrap(math_random)
 math_randomseed = wrap(math_randomseed)
@@ -251,17 +348,15 @@ local redis = {}
 -- redis.call and redis.pcall are C closures over these (so a tail call keeps the script's
 -- frame for error line numbers).
 local function call_impl(...)
-  local r = hooks.call(...)
+  local r = hooks.call({...}, select('#', ...))
   if type(r) == 'table' and r.__quince_err then
     r.__quince_err = nil
-    -- The failed command already counted this error in the error stats.
-    r.ignore_error_stats_update = true
     error(r)
   end
   return r
 end
 local function pcall_impl(...)
-  local r = hooks.call(...)
+  local r = hooks.call({...}, select('#', ...))
   if type(r) == 'table' then r.__quince_err = nil end
   return r
 end
@@ -352,6 +447,8 @@ end
 G.redis = protect(redis)
 G.bit = protect(bit_lib)
 G.cjson = protect(cjson_lib)
+G.cmsgpack = protect(cmsgpack_lib)
+G.struct = protect(struct_lib)
 G.string = protect(string)
 G.math = protect(math)
 G.table = protect(table)
@@ -550,11 +647,13 @@ impl Vm {
         })?;
         let bit = bit_library(&lua)?;
         let cjson = cjson_library(&lua)?;
+        let cmsgpack = cmsgpack_library(&lua)?;
+        let structlib = struct_library(&lua)?;
         // SAFETY: `c_wrap` only builds a closure over its argument (see `c_trampoline`).
         let wrap = unsafe { lua.create_c_function(c_wrap)? };
         let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
         let (hooks, runner, env, globals): (Table, Function, Table, Table) =
-            prelude.call((hooks, sha1, bit, cjson, random, randomseed, wrap))?;
+            prelude.call((hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap))?;
         Ok(Vm { lua, hooks, runner, env, globals, scripts: HashMap::new() })
     }
 
@@ -607,7 +706,8 @@ fn parse_shebang(body: &[u8]) -> Result<(u32, usize), String> {
     let mut flags = 0;
     for part in &parts[1..] {
         if let Some(list) = part.strip_prefix(b"flags=") {
-            for name in list.split(|&b| b == b',') {
+            // `flags=` alone: no flags (sdssplitlen of an empty string has no parts).
+            for name in list.split(|&b| b == b',').filter(|_| !list.is_empty()) {
                 match FLAG_NAMES.iter().find(|(n, _)| n.as_bytes() == name) {
                     Some((_, f)) => flags |= f,
                     None => {
@@ -711,6 +811,13 @@ fn resp_to_lua(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
             single("double", Value::Number(d))?
         }
         b'(' => single("big_number", Value::String(lua.create_string(line)?))?,
+        // Attributes are not shown to scripts: the reply that follows them is.
+        b'|' => {
+            for _ in 0..num().max(0) * 2 {
+                resp_to_lua(lua, buf, pos)?;
+            }
+            return resp_to_lua(lua, buf, pos);
+        }
         _ => Value::Nil,
     })
 }
@@ -738,7 +845,8 @@ fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8, depth: 
             }
         }
         Value::Integer(i) => out.integer(*i),
-        Value::Number(n) => out.integer(*n as i64),
+        // (long long) of the double, as x86-64 converts it (NaN and out of range: INT64_MIN).
+        Value::Number(n) => out.integer(luaapi::c_double_to_i64(*n)),
         Value::Table(t) => {
             if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
                 out.error(&replace_crlf(&e.as_bytes()));
@@ -820,12 +928,20 @@ struct Invocation<'a> {
     client: &'a mut Client,
     read_only: bool,
     resp: u8,
+    /// The script's `allow-oom` flag.
+    allow_oom: bool,
+    /// Used memory was over `maxmemory` when the script started.
+    oom_at_start: bool,
+    /// A write command ran (later writes can't be refused: the script is half done).
+    wrote: bool,
 }
 
 impl Invocation<'_> {
     /// redis.call / redis.pcall: runs one command; errors come back as `{err=...}` tables
     /// marked so redis.call raises them.
-    fn call(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<Value> {
+    fn call(&mut self, lua: &Lua, packed: Table, count: i64) -> mlua::Result<Value> {
+        // Packed by the prelude, so numbers are read exactly (see `exact_args`).
+        let args = luaapi::exact_args(&packed, count)?;
         let fail = |text: &str| -> mlua::Result<Value> {
             let t = err_table(lua, text)?;
             t.raw_set("__quince_err", true)?;
@@ -844,24 +960,46 @@ impl Invocation<'_> {
             }
         }
         let refs: Vec<&[u8]> = argv.iter().map(|a| &a[..]).collect();
+        // Refused before running (Redis's scriptCall checks): the error counts in the error
+        // stats and as a rejected call of the command, and the script's own error reply
+        // does not count it again.
+        let engine = self.engine;
+        let reject = |spec: Option<&CommandSpec>, text: &str| -> mlua::Result<Value> {
+            if let Some(spec) = spec {
+                engine.observe.commands[spec.id].rejected_calls.fetch_add(1, Ordering::Relaxed);
+            }
+            engine.observe.errors.record(text);
+            let t = err_table(lua, &format!("-{text}"))?;
+            t.raw_set("__quince_err", true)?;
+            t.raw_set("ignore_error_stats_update", true)?;
+            Ok(Value::Table(t))
+        };
         let spec = match self.engine.table.resolve(&refs) {
             Resolved::Found(spec) => spec,
-            _ => return fail("Unknown Redis command called from script"),
+            _ => return reject(None, "ERR Unknown Redis command called from script"),
         };
         let argc = refs.len() as i32;
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
-            return fail("Wrong number of args calling Redis command from script");
+            return reject(Some(spec), "ERR Wrong number of args calling Redis command from script");
         }
-        if spec.has_flag("noscript") {
-            return fail("This Redis command is not allowed from script");
+        if spec.has_flag("noscript") && !self.engine.scripting.disable_deny.load(Ordering::Relaxed) {
+            return reject(Some(spec), "ERR This Redis command is not allowed from script");
         }
         let writes = spec.has_flag("write");
         // Commands Redis flags MAY_REPLICATE count as writes here (COMMAND INFO never lists it).
         let may_replicate = matches!(spec.name.as_str(), "pfcount" | "publish" | "spublish");
         if self.read_only && (writes || may_replicate) {
-            return fail("Write commands are not allowed from read-only scripts.");
+            return reject(Some(spec), "ERR Write commands are not allowed from read-only scripts.");
+        }
+        // Once the script wrote, it can't stop half way for the server's state.
+        if writes && !self.wrote && !self.engine.enough_good_replicas() {
+            return reject(Some(spec), NOREPLICAS_ERROR);
+        }
+        if !self.allow_oom && !self.wrote && self.oom_at_start && spec.has_flag("denyoom") {
+            return reject(Some(spec), OOM_ERROR);
         }
         if writes {
+            self.wrote = true;
             self.engine.scripting.run.wrote.store(true, Ordering::SeqCst);
         }
         let protocol = if self.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
@@ -880,7 +1018,9 @@ impl Invocation<'_> {
         let value = resp_to_lua(lua, &buf, &mut pos)?;
         if buf[0] == b'-' {
             if let Value::Table(t) = &value {
+                // The command counted its error already.
                 t.raw_set("__quince_err", true)?;
+                t.raw_set("ignore_error_stats_update", true)?;
             }
         }
         Ok(value)
@@ -909,8 +1049,20 @@ fn run_script(
     read_only: bool,
     out: &mut dyn ReplySink,
 ) -> CmdResult {
-    if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES == 0 && read_only {
-        return Err(CmdError::msg("ERR Can not execute a script with write flag using *_ro command."));
+    let oom_at_start = ctx.engine.out_of_memory();
+    if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES == 0 {
+        // Only reachable inside MULTI: outside, the command was refused as DENYOOM.
+        if flags & flag::ALLOW_OOM == 0 && oom_at_start {
+            return Err(CmdError::msg(
+                "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+            ));
+        }
+        if read_only {
+            return Err(CmdError::msg("ERR Can not execute a script with write flag using *_ro command."));
+        }
+        if !ctx.engine.enough_good_replicas() {
+            return Err(CmdError::msg(NOREPLICAS_ERROR));
+        }
     }
     let read_only = read_only || (flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES != 0);
     let lua = &vm.lua;
@@ -960,12 +1112,22 @@ fn run_script(
     let was_in_exec = ctx.client.in_exec;
     ctx.client.reply_mode = crate::exec::ReplyMode::On;
     ctx.client.in_exec = true;
-    let invocation = std::cell::RefCell::new(Invocation { engine, client: &mut *ctx.client, read_only, resp: 2 });
+    let invocation = std::cell::RefCell::new(Invocation {
+        engine,
+        client: &mut *ctx.client,
+        read_only,
+        resp: 2,
+        allow_oom: flags & flag::ALLOW_OOM != 0,
+        oom_at_start,
+        wrote: false,
+    });
     let hooks = vm.hooks.clone();
     let runner = vm.runner.clone();
     let result: mlua::Result<(bool, Value, u8)> = lua.scope(|scope| {
-        hooks
-            .raw_set("call", scope.create_function(|lua, args: MultiValue| invocation.borrow_mut().call(lua, args))?)?;
+        hooks.raw_set(
+            "call",
+            scope.create_function(|lua, (args, n): (Table, i64)| invocation.borrow_mut().call(lua, args, n))?,
+        )?;
         hooks.raw_set(
             "setresp",
             scope.create_function(|_, v: i64| {
@@ -1004,10 +1166,15 @@ fn run_script(
         |text: String| -> String { text.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect() };
     match result {
         Ok((true, value, resp)) => {
-            // A returned error table is the script's error reply, counted in the error stats.
+            // A returned error table is the script's error reply, counted in the error stats
+            // unless the command that produced it counted it already.
             if let Value::Table(t) = &value {
                 if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
-                    return Err(CmdError::msg(clean(String::from_utf8_lossy(&e.as_bytes()).into_owned())));
+                    let text = clean(String::from_utf8_lossy(&e.as_bytes()).into_owned());
+                    if matches!(t.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true))) {
+                        return failed_uncounted(ctx, out, &text);
+                    }
+                    return Err(CmdError::msg(text));
                 }
             }
             lua_to_reply(&value, out, resp, 0);
@@ -1025,8 +1192,7 @@ fn run_script(
                 text.push_str(&format!(" script: {name}, on {}:{line}.", String::from_utf8_lossy(&source.as_bytes())));
             }
             if matches!(err.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true))) && !killed {
-                out.error(&clean(text));
-                return Ok(());
+                return failed_uncounted(ctx, out, &clean(text));
             }
             Err(CmdError::msg(clean(text)))
         }
@@ -1040,6 +1206,14 @@ fn run_script(
         }
         Err(e) => Err(CmdError::msg(clean(format!("ERR Error running script {name}, {}", lua_error_text(&e))))),
     }
+}
+
+/// The script fails with an error some command inside it already counted in the error
+/// stats: the script command counts as failed, the error is not counted twice.
+fn failed_uncounted(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, text: &str) -> CmdResult {
+    ctx.engine.observe.commands[ctx.spec.id].failed_calls.fetch_add(1, Ordering::Relaxed);
+    out.error(text);
+    Ok(())
 }
 
 fn with_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm) -> R) -> Result<R, CmdError> {
@@ -1086,6 +1260,7 @@ fn eval_generic(
         }
     } else {
         vm.create(&sha, args[1]).map_err(CmdError::msg)?;
+        engine.scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
     }
     let numkeys = numkeys as usize;
     let keys = &args[3..3 + numkeys];
@@ -1118,7 +1293,13 @@ fn evalsha_ro(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
 /// SCRIPT LOAD script — O(N) in the script's length.
 fn script_load(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let sha = sha1hex(args[2]);
-    with_vm(ctx.engine, |vm| vm.create(&sha, args[2]))?.map_err(CmdError::msg)?;
+    let scripting = &ctx.engine.scripting;
+    with_vm(ctx.engine, |vm| {
+        let created = vm.create(&sha, args[2]);
+        scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
+        created
+    })?
+    .map_err(CmdError::msg)?;
     out.bulk(sha.as_bytes());
     Ok(())
 }
@@ -1142,6 +1323,7 @@ fn script_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
         _ => return Err(CmdError::msg("ERR SCRIPT FLUSH only support SYNC|ASYNC option")),
     }
     *ctx.engine.scripting.vm.lock() = None;
+    ctx.engine.scripting.cached_scripts.store(0, Ordering::Relaxed);
     out.simple("OK");
     Ok(())
 }
@@ -1211,462 +1393,6 @@ fn script_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> 
 }
 
 // ---------------------------------------------------------------------------------------
-// bit and cjson
-// ---------------------------------------------------------------------------------------
-
-/// LuaBitOp's number normalisation: round to nearest, keep the low 32 bits.
-fn tobit(v: &Value) -> mlua::Result<i32> {
-    let n = match v {
-        Value::Integer(i) => *i as f64,
-        Value::Number(n) => *n,
-        Value::String(s) => s
-            .to_str()
-            .ok()
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .ok_or_else(|| lua_err("bad argument (number expected)"))?,
-        other => return Err(lua_err(format!("bad argument #1 (number expected, got {})", other.type_name()))),
-    };
-    let r = n.round_ties_even();
-    Ok(((r % 4294967296.0) as i64) as u32 as i32)
-}
-
-fn bit_library(lua: &Lua) -> mlua::Result<Table> {
-    let t = lua.create_table()?;
-    t.raw_set("tobit", lua.create_function(|_, v: Value| Ok(tobit(&v)? as f64))?)?;
-    t.raw_set("bnot", lua.create_function(|_, v: Value| Ok(!tobit(&v)? as f64))?)?;
-    fn fold(args: &Variadic<Value>, f: fn(i32, i32) -> i32) -> mlua::Result<f64> {
-        let mut acc = tobit(args.first().unwrap_or(&Value::Nil))?;
-        for v in args.iter().skip(1) {
-            acc = f(acc, tobit(v)?);
-        }
-        Ok(acc as f64)
-    }
-    t.raw_set("band", lua.create_function(|_, a: Variadic<Value>| fold(&a, |x, y| x & y))?)?;
-    t.raw_set("bor", lua.create_function(|_, a: Variadic<Value>| fold(&a, |x, y| x | y))?)?;
-    t.raw_set("bxor", lua.create_function(|_, a: Variadic<Value>| fold(&a, |x, y| x ^ y))?)?;
-    type Shift = fn(i32, u32) -> i32;
-    let shifts: [(&str, Shift); 5] = [
-        ("lshift", |x, n| ((x as u32) << n) as i32),
-        ("rshift", |x, n| ((x as u32) >> n) as i32),
-        ("arshift", |x, n| x >> n),
-        ("rol", |x, n| (x as u32).rotate_left(n) as i32),
-        ("ror", |x, n| (x as u32).rotate_right(n) as i32),
-    ];
-    for (name, f) in shifts {
-        t.raw_set(
-            name,
-            lua.create_function(move |_, (x, n): (Value, Value)| Ok(f(tobit(&x)?, (tobit(&n)? & 31) as u32) as f64))?,
-        )?;
-    }
-    t.raw_set("bswap", lua.create_function(|_, v: Value| Ok((tobit(&v)? as u32).swap_bytes() as i32 as f64))?)?;
-    t.raw_set(
-        "tohex",
-        lua.create_function(|_, (v, n): (Value, Option<Value>)| {
-            let x = tobit(&v)? as u32;
-            let n = match n {
-                Some(n) => tobit(&n)?,
-                None => 8,
-            };
-            let (upper, digits) = if n < 0 { (true, (-n) as usize) } else { (false, n as usize) };
-            let digits = digits.min(8);
-            let s = if upper { format!("{x:08X}") } else { format!("{x:08x}") };
-            Ok(s[8 - digits..].to_string())
-        })?,
-    )?;
-    Ok(t)
-}
-
-/// cjson.null: a light userdata NULL, as lua-cjson uses.
-fn cjson_null() -> Value {
-    Value::LightUserData(mlua::LightUserData(std::ptr::null_mut()))
-}
-
-fn json_escape(s: &[u8], out: &mut Vec<u8>) {
-    out.push(b'"');
-    for &b in s {
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'/' => out.extend_from_slice(b"\\/"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            8 => out.extend_from_slice(b"\\b"),
-            12 => out.extend_from_slice(b"\\f"),
-            0..=31 | 127 => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
-            _ => out.push(b),
-        }
-    }
-    out.push(b'"');
-}
-
-/// `%.14g`, lua-cjson's number format.
-fn json_number(n: f64, out: &mut Vec<u8>) -> mlua::Result<()> {
-    if n.is_nan() || n.is_infinite() {
-        return Err(lua_err("Cannot serialise number: must not be NaN or Inf"));
-    }
-    if n == n.trunc() && n.abs() < 1e14 {
-        out.extend_from_slice(format!("{}", n as i64).as_bytes());
-        return Ok(());
-    }
-    let sci = format!("{n:.13e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..14).contains(&exp) {
-        let m = mantissa.trim_end_matches('0').trim_end_matches('.');
-        out.extend_from_slice(format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()).as_bytes());
-    } else {
-        let s = format!("{:.*}", (13 - exp).max(0) as usize, n);
-        let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-        out.extend_from_slice(s.as_bytes());
-    }
-    Ok(())
-}
-
-/// lua-cjson's settings (encode_max_depth ...).
-#[derive(Clone, Copy)]
-struct JsonConfig {
-    encode_max_depth: usize,
-    decode_max_depth: usize,
-    encode_invalid_numbers: bool,
-}
-
-/// Nesting quince allows whatever the configured depth (each level recurses in Rust).
-const JSON_DEPTH_CAP: usize = 200;
-
-fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: JsonConfig) -> mlua::Result<()> {
-    let max = cfg.encode_max_depth.min(JSON_DEPTH_CAP);
-    if depth > max && matches!(v, Value::Table(_)) {
-        return Err(lua_err(format!("Cannot serialise, excessive nesting ({depth})")));
-    }
-    match v {
-        Value::Nil => out.extend_from_slice(b"null"),
-        Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
-        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Integer(i) => json_number(*i as f64, out)?,
-        Value::Number(n) if cfg.encode_invalid_numbers && (n.is_nan() || n.is_infinite()) => {
-            out.extend_from_slice(if n.is_nan() {
-                b"nan"
-            } else if *n > 0.0 {
-                b"inf"
-            } else {
-                b"-inf"
-            })
-        }
-        Value::Number(n) => json_number(*n, out)?,
-        Value::String(s) => json_escape(&s.as_bytes(), out),
-        Value::Table(t) => {
-            let pairs: Vec<(Value, Value)> = t.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-            let mut max = 0usize;
-            let mut is_array = true;
-            for (k, _) in &pairs {
-                let idx = match k {
-                    Value::Integer(i) if *i >= 1 => Some(*i as usize),
-                    Value::Number(n) if *n >= 1.0 && n.fract() == 0.0 => Some(*n as usize),
-                    _ => None,
-                };
-                match idx {
-                    Some(i) => max = max.max(i),
-                    None => {
-                        is_array = false;
-                        break;
-                    }
-                }
-            }
-            if is_array && !pairs.is_empty() {
-                if max > 10 && max > pairs.len() * 2 {
-                    return Err(lua_err("Cannot serialise table: excessively sparse array"));
-                }
-                out.push(b'[');
-                for i in 1..=max {
-                    if i > 1 {
-                        out.push(b',');
-                    }
-                    json_encode(&t.raw_get::<Value>(i)?, out, depth + 1, cfg)?;
-                }
-                out.push(b']');
-            } else {
-                out.push(b'{');
-                for (n, (k, v)) in pairs.iter().enumerate() {
-                    if n > 0 {
-                        out.push(b',');
-                    }
-                    match k {
-                        Value::String(s) => json_escape(&s.as_bytes(), out),
-                        Value::Integer(_) | Value::Number(_) => {
-                            let mut num = Vec::new();
-                            json_encode(k, &mut num, depth + 1, cfg)?;
-                            json_escape(&num, out);
-                        }
-                        _ => return Err(lua_err("Cannot serialise table: table key must be a number or string")),
-                    }
-                    out.push(b':');
-                    json_encode(v, out, depth + 1, cfg)?;
-                }
-                out.push(b'}');
-            }
-        }
-        other => return Err(lua_err(format!("Cannot serialise {}: type not supported", other.type_name()))),
-    }
-    Ok(())
-}
-
-struct JsonParser<'a> {
-    s: &'a [u8],
-    pos: usize,
-    max_depth: usize,
-}
-
-impl JsonParser<'_> {
-    fn ws(&mut self) {
-        while self.pos < self.s.len() && matches!(self.s[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
-            self.pos += 1;
-        }
-    }
-
-    fn fail<T>(&self, what: &str) -> mlua::Result<T> {
-        let rest = &self.s[self.pos.min(self.s.len())..];
-        let token = match rest.first() {
-            None => "T_END",
-            Some(b',') => "T_COMMA",
-            Some(b':') => "T_COLON",
-            Some(b'[') => "T_ARR_BEGIN",
-            Some(b']') => "T_ARR_END",
-            Some(b'{') => "T_OBJ_BEGIN",
-            Some(b'}') => "T_OBJ_END",
-            Some(b'"') => "T_STRING",
-            Some(b'-' | b'0'..=b'9') => "T_NUMBER",
-            _ if rest.starts_with(b"true") || rest.starts_with(b"false") => "T_BOOLEAN",
-            _ if rest.starts_with(b"null") => "T_NULL",
-            _ => "invalid token",
-        };
-        Err(lua_err(format!("Expected {what} but found {token} at character {}", self.pos + 1)))
-    }
-
-    fn value(&mut self, lua: &Lua, depth: usize) -> mlua::Result<Value> {
-        self.ws();
-        if depth > self.max_depth && matches!(self.s.get(self.pos), Some(b'{' | b'[')) {
-            return Err(lua_err(format!(
-                "Found too many nested data structures ({depth}) at character {}",
-                self.pos + 1
-            )));
-        }
-        self.ws();
-        let rest = &self.s[self.pos..];
-        match rest.first() {
-            Some(b'{') => {
-                self.pos += 1;
-                let t = lua.create_table()?;
-                self.ws();
-                if self.s.get(self.pos) == Some(&b'}') {
-                    self.pos += 1;
-                    return Ok(Value::Table(t));
-                }
-                loop {
-                    self.ws();
-                    if self.s.get(self.pos) != Some(&b'"') {
-                        return self.fail("object key string");
-                    }
-                    let k = self.string(lua)?;
-                    self.ws();
-                    if self.s.get(self.pos) != Some(&b':') {
-                        return self.fail("colon");
-                    }
-                    self.pos += 1;
-                    let v = self.value(lua, depth + 1)?;
-                    t.raw_set(k, v)?;
-                    self.ws();
-                    match self.s.get(self.pos) {
-                        Some(b',') => self.pos += 1,
-                        Some(b'}') => {
-                            self.pos += 1;
-                            return Ok(Value::Table(t));
-                        }
-                        _ => return self.fail("comma or object end"),
-                    }
-                }
-            }
-            Some(b'[') => {
-                self.pos += 1;
-                let t = lua.create_table()?;
-                self.ws();
-                if self.s.get(self.pos) == Some(&b']') {
-                    self.pos += 1;
-                    return Ok(Value::Table(t));
-                }
-                let mut i = 1;
-                loop {
-                    let v = self.value(lua, depth + 1)?;
-                    t.raw_set(i, v)?;
-                    i += 1;
-                    self.ws();
-                    match self.s.get(self.pos) {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(Value::Table(t));
-                        }
-                        _ => return self.fail("comma or array end"),
-                    }
-                }
-            }
-            Some(b'"') => Ok(Value::String(self.string(lua)?)),
-            _ if rest.starts_with(b"true") => {
-                self.pos += 4;
-                Ok(Value::Boolean(true))
-            }
-            _ if rest.starts_with(b"false") => {
-                self.pos += 5;
-                Ok(Value::Boolean(false))
-            }
-            _ if rest.starts_with(b"null") => {
-                self.pos += 4;
-                Ok(cjson_null())
-            }
-            Some(b'-' | b'0'..=b'9') => {
-                let end = rest
-                    .iter()
-                    .position(|b| !matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
-                    .unwrap_or(rest.len());
-                match std::str::from_utf8(&rest[..end]).ok().and_then(|s| s.parse::<f64>().ok()) {
-                    Some(n) => {
-                        self.pos += end;
-                        Ok(Value::Number(n))
-                    }
-                    None => self.fail("value"),
-                }
-            }
-            _ => self.fail("value"),
-        }
-    }
-
-    fn string(&mut self, lua: &Lua) -> mlua::Result<mlua::String> {
-        self.pos += 1;
-        let mut buf = Vec::new();
-        loop {
-            let Some(&b) = self.s.get(self.pos) else {
-                return Err(lua_err(format!(
-                    "Expected value but found unexpected end of string at character {}",
-                    self.pos + 1
-                )));
-            };
-            self.pos += 1;
-            match b {
-                b'"' => break,
-                b'\\' => {
-                    let Some(&e) = self.s.get(self.pos) else { return self.fail("value") };
-                    self.pos += 1;
-                    match e {
-                        b'n' => buf.push(b'\n'),
-                        b't' => buf.push(b'\t'),
-                        b'r' => buf.push(b'\r'),
-                        b'b' => buf.push(8),
-                        b'f' => buf.push(12),
-                        b'u' => {
-                            let hex = self.s.get(self.pos..self.pos + 4).and_then(|h| std::str::from_utf8(h).ok());
-                            let Some(mut cp) = hex.and_then(|h| u32::from_str_radix(h, 16).ok()) else {
-                                return self.fail("value");
-                            };
-                            self.pos += 4;
-                            if (0xD800..0xDC00).contains(&cp) && self.s.get(self.pos..self.pos + 2) == Some(b"\\u") {
-                                let low = self
-                                    .s
-                                    .get(self.pos + 2..self.pos + 6)
-                                    .and_then(|h| std::str::from_utf8(h).ok())
-                                    .and_then(|h| u32::from_str_radix(h, 16).ok());
-                                if let Some(low) = low.filter(|l| (0xDC00..0xE000).contains(l)) {
-                                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                                    self.pos += 6;
-                                }
-                            }
-                            let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
-                            let mut tmp = [0u8; 4];
-                            buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-                        }
-                        other => buf.push(other),
-                    }
-                }
-                _ => buf.push(b),
-            }
-        }
-        lua.create_string(&buf)
-    }
-}
-
-fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
-    let cfg = Arc::new(Mutex::new(JsonConfig {
-        encode_max_depth: 1000,
-        decode_max_depth: 1000,
-        encode_invalid_numbers: false,
-    }));
-    let t = lua.create_table()?;
-    let c = cfg.clone();
-    t.raw_set(
-        "encode",
-        lua.create_function(move |lua, v: Value| {
-            let mut out = Vec::new();
-            let cfg = *c.lock();
-            json_encode(&v, &mut out, 1, cfg)?;
-            lua.create_string(&out)
-        })?,
-    )?;
-    let c = cfg.clone();
-    t.raw_set(
-        "decode",
-        lua.create_function(move |lua, s: mlua::String| {
-            let bytes = s.as_bytes();
-            let max_depth = c.lock().decode_max_depth.min(JSON_DEPTH_CAP);
-            let mut p = JsonParser { s: &bytes, pos: 0, max_depth };
-            let v = p.value(lua, 1)?;
-            p.ws();
-            if p.pos < bytes.len() {
-                return p.fail("the end");
-            }
-            Ok(v)
-        })?,
-    )?;
-    let c = cfg.clone();
-    t.raw_set(
-        "encode_max_depth",
-        lua.create_function(move |_, n: Option<i64>| {
-            let mut cfg = c.lock();
-            if let Some(n) = n {
-                cfg.encode_max_depth = n.max(1) as usize;
-            }
-            Ok(cfg.encode_max_depth)
-        })?,
-    )?;
-    let c = cfg.clone();
-    t.raw_set(
-        "decode_max_depth",
-        lua.create_function(move |_, n: Option<i64>| {
-            let mut cfg = c.lock();
-            if let Some(n) = n {
-                cfg.decode_max_depth = n.max(1) as usize;
-            }
-            Ok(cfg.decode_max_depth)
-        })?,
-    )?;
-    let c = cfg;
-    t.raw_set(
-        "encode_invalid_numbers",
-        lua.create_function(move |_, v: Option<Value>| {
-            let mut cfg = c.lock();
-            if let Some(v) = v {
-                cfg.encode_invalid_numbers = matches!(v, Value::Boolean(true))
-                    || matches!(&v, Value::String(s) if s.as_bytes().eq_ignore_ascii_case(b"on"));
-            }
-            Ok(cfg.encode_invalid_numbers)
-        })?,
-    )?;
-    for name in ["encode_keep_buffer", "encode_sparse_array", "decode_invalid_numbers", "encode_number_precision"] {
-        t.raw_set(name, lua.create_function(|_, _: MultiValue| Ok(()))?)?;
-    }
-    t.raw_set("null", cjson_null())?;
-    Ok(t)
-}
-
-// ---------------------------------------------------------------------------------------
 // Functions
 // ---------------------------------------------------------------------------------------
 
@@ -1677,6 +1403,67 @@ fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R)
     }
     let mut libs = engine.scripting.libraries.lock();
     Ok(f(guard.as_mut().expect("just created"), &mut libs))
+}
+
+/// What FUNCTION RESTORE (or loading a snapshot) does with libraries that already exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionRestorePolicy {
+    /// A library that exists already is an error (FUNCTION RESTORE's default).
+    Append,
+    /// Libraries of the payload replace those of the same name.
+    Replace,
+    /// Every existing library goes first.
+    Flush,
+}
+
+impl Engine {
+    /// The code of every loaded function library, in library name order: what FUNCTION
+    /// DUMP and a snapshot save (one RDB_OPCODE_FUNCTION2 string each).
+    pub fn function_library_codes(&self) -> Vec<Vec<u8>> {
+        self.scripting.libraries.lock().libs.values().map(|l| l.code.clone()).collect()
+    }
+
+    /// Loads function libraries from their code, all or nothing (FUNCTION RESTORE, loading
+    /// a snapshot), as Redis's functionRestoreCommand and libraryJoin do. The error is the
+    /// reply line (`ERR Library x already exists`, a compile error ...).
+    pub fn restore_function_libraries(&self, codes: &[Vec<u8>], policy: FunctionRestorePolicy) -> Result<(), String> {
+        let now_ms = self.clock.now_ms();
+        function_vm(self, |vm, libs| {
+            let mut fresh = Libraries::default();
+            for code in codes {
+                load_library(vm, &mut fresh, code, false, now_ms)?;
+            }
+            if policy == FunctionRestorePolicy::Flush {
+                *libs = fresh;
+                return Ok(());
+            }
+            let mut replaced = Vec::new();
+            for name in fresh.libs.keys() {
+                if libs.libs.contains_key(name) {
+                    if policy == FunctionRestorePolicy::Append {
+                        return Err(format!("ERR Library {name} already exists"));
+                    }
+                    replaced.push(name.clone());
+                }
+            }
+            for (fname, info) in &fresh.functions {
+                if libs.functions.get(fname).is_some_and(|f| !replaced.contains(&f.library)) {
+                    return Err(format!("ERR Function {} already exists", info.display));
+                }
+            }
+            for name in replaced {
+                if let Some(old) = libs.libs.remove(&name) {
+                    for f in old.functions {
+                        libs.functions.remove(&f);
+                    }
+                }
+            }
+            libs.libs.extend(fresh.libs);
+            libs.functions.extend(fresh.functions);
+            Ok(())
+        })
+        .map_err(|e| e.render("function"))?
+    }
 }
 
 /// Parses the `#!lua name=<lib>` first line of a library: (engine, name, code from the
@@ -2197,33 +1984,10 @@ mod tests {
             Ok((flag::NO_WRITES | flag::ALLOW_OOM, 31))
         );
         assert_eq!(parse_shebang(b"#!lua"), Err("ERR Invalid script shebang".into()));
+        assert_eq!(parse_shebang(b"#!lua flags=\nreturn 1"), Ok((0, 12)));
         assert_eq!(parse_shebang(b"#!lua flags=x\n"), Err("ERR Unexpected flag in script shebang: x".into()));
         assert_eq!(parse_shebang(b"#!py\n"), Err("ERR Unexpected engine in script shebang: #!py".into()));
         assert_eq!(parse_shebang(b"#!lua a=b\n"), Err("ERR Unknown lua shebang option: a=b".into()));
-    }
-
-    #[test]
-    fn cjson_number_format() {
-        let f = |n: f64| {
-            let mut out = Vec::new();
-            json_number(n, &mut out).unwrap();
-            String::from_utf8(out).unwrap()
-        };
-        assert_eq!(f(1.0), "1");
-        assert_eq!(f(1.5), "1.5");
-        assert_eq!(f(0.1), "0.1");
-        assert_eq!(f(1e20), "1e+20");
-        assert_eq!(f(-3.25e-7), "-3.25e-07");
-        assert_eq!(f(123456789012345.0), "1.2345678901234e+14");
-        assert!(json_number(f64::NAN, &mut Vec::new()).is_err());
-    }
-
-    #[test]
-    fn bit_normalisation() {
-        assert_eq!(tobit(&Value::Number(4294967296.0 + 5.0)).unwrap(), 5);
-        assert_eq!(tobit(&Value::Number(-1.0)).unwrap(), -1);
-        assert_eq!(tobit(&Value::Number(2147483648.0)).unwrap(), i32::MIN);
-        assert_eq!(tobit(&Value::Number(2.5)).unwrap(), 2);
     }
 
     #[test]
