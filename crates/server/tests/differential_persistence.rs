@@ -121,3 +121,51 @@ fn save_bgsave_and_debug_reload_keep_the_dataset() {
     let _ = std::fs::remove_dir_all(&qdir);
     let _ = std::fs::remove_dir_all(&rdir);
 }
+
+#[test]
+fn function_dump_and_restore_match_redis() {
+    let Some(mut diff) = Differential::start(env!("CARGO_BIN_EXE_quince-server")) else { return };
+    let lib1 = "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)";
+    let lib2 = "#!lua name=lib2\nredis.register_function{function_name='f2', callback=function() return 2 end, flags={'no-writes'}}";
+    diff.run(
+        "function dump/restore",
+        &[
+            cmd(&["FUNCTION", "FLUSH"]),
+            cmd(&["FUNCTION", "DUMP"]),
+            cmd(&["FUNCTION", "LOAD", lib1]),
+            // One library: the payload is byte for byte Redis's (LZF-compressed code).
+            cmd(&["FUNCTION", "DUMP"]),
+            cmd(&["FUNCTION", "RESTORE", "bogus"]),
+            cmd(&["FUNCTION", "RESTORE", "x", "SOMETIMES"]),
+            cmd(&["FUNCTION", "RESTORE", "x", "FLUSH", "extra"]),
+            cmd(&["FUNCTION", "FLUSH"]),
+            cmd(&["FUNCTION", "LOAD", lib2]),
+            cmd(&["FCALL", "f2", "0"]),
+        ],
+    );
+    // Cross-restore: each server restores the other's payload, under every policy.
+    for (from, to) in [(&diff.redis, &diff.quince), (&diff.quince, &diff.redis)] {
+        let (mut src, mut dst) = (from.client(), to.client());
+        src.call(&["FUNCTION", "FLUSH"]);
+        src.call(&["FUNCTION", "LOAD", lib1]);
+        src.call(&["FUNCTION", "LOAD", lib2]);
+        let payload = src.call(&["FUNCTION", "DUMP"]);
+        let payload = &payload[payload.iter().position(|&b| b == b'\n').unwrap() + 1..payload.len() - 2];
+        dst.call(&["FUNCTION", "FLUSH"]);
+        dst.call(&["FUNCTION", "LOAD", lib1]);
+        let name = format!("{} to {}", from.name, to.name);
+        let text = |r: Vec<u8>| String::from_utf8_lossy(&r).into_owned();
+        assert_eq!(
+            text(dst.call(&[&b"FUNCTION"[..], b"RESTORE", payload])),
+            "-ERR Library lib1 already exists\r\n",
+            "{name}"
+        );
+        assert_eq!(text(dst.call(&["FCALL", "f2", "0"])), "-ERR Function not found\r\n", "{name}: all or nothing");
+        assert_eq!(text(dst.call(&[&b"FUNCTION"[..], b"RESTORE", payload, b"REPLACE"])), "+OK\r\n", "{name}");
+        assert_eq!(text(dst.call(&["FCALL", "f2", "0"])), ":2\r\n", "{name}");
+        assert_eq!(text(dst.call(&[&b"FUNCTION"[..], b"RESTORE", payload, b"FLUSH"])), "+OK\r\n", "{name}");
+        assert_eq!(text(dst.call(&["FCALL", "f1", "0"])), ":1\r\n", "{name}");
+        dst.call(&["FUNCTION", "FLUSH"]);
+        src.call(&["FUNCTION", "FLUSH"]);
+    }
+}

@@ -1648,6 +1648,43 @@ fn function_delete(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
 }
 
 /// FUNCTION FLUSH [ASYNC|SYNC] — O(N) in the number of functions.
+/// FUNCTION DUMP — O(N) in the number of functions: every library in Redis's payload
+/// format (the persistence layer encodes it, as DUMP's).
+fn function_dump(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
+    let codes = ctx.engine.function_library_codes();
+    out.bulk(&layer.function_payload(ctx.engine, &codes));
+    Ok(())
+}
+
+/// FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE] — O(N) in the number of
+/// functions of the payload; all or nothing.
+fn function_restore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if args.len() > 4 {
+        return Err(CmdError::msg(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+            crate::error::truncate_c(args[1], 128)
+        )));
+    }
+    let policy = match args.get(3) {
+        None => FunctionRestorePolicy::Append,
+        Some(p) if p.eq_ignore_ascii_case(b"append") => FunctionRestorePolicy::Append,
+        Some(p) if p.eq_ignore_ascii_case(b"replace") => FunctionRestorePolicy::Replace,
+        Some(p) if p.eq_ignore_ascii_case(b"flush") => FunctionRestorePolicy::Flush,
+        Some(_) => {
+            return Err(CmdError::msg(
+                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            ))
+        }
+    };
+    let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
+    let codes = layer.function_payload_codes(args[2]).map_err(|e| CmdError::msg(format!("ERR {e}")))?;
+    ctx.engine.restore_function_libraries(&codes, policy).map_err(CmdError::msg)?;
+    ctx.dirty(1);
+    out.simple("OK");
+    Ok(())
+}
+
 fn function_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     match args {
         [_, _] => {}
@@ -1946,6 +1983,32 @@ pub fn register() -> Vec<CommandSpec> {
                     .doc("scripting", "7.0.0", "Delete a function by name", "O(1)")
                     .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
                     .args(vec![ArgDoc::new("library-name", ArgType::String)]),
+                CommandSpec::new("dump", 2, "noscript", "scripting", function_dump).doc(
+                    "scripting",
+                    "7.0.0",
+                    "Dump all functions into a serialized binary payload",
+                    "O(N) where N is the number of functions",
+                ),
+                CommandSpec::new("restore", -3, "noscript write denyoom", "scripting", function_restore)
+                    .doc(
+                        "scripting",
+                        "7.0.0",
+                        "Restore all the functions on the given payload",
+                        "O(N) where N is the number of functions on the payload",
+                    )
+                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                    .args(vec![
+                        ArgDoc::new("serialized-value", ArgType::String),
+                        ArgDoc::one_of(
+                            "policy",
+                            vec![
+                                ArgDoc::token("flush", "FLUSH"),
+                                ArgDoc::token("append", "APPEND"),
+                                ArgDoc::token("replace", "REPLACE"),
+                            ],
+                        )
+                        .optional(),
+                    ]),
                 CommandSpec::new("flush", -2, "noscript write", "scripting", function_flush)
                     .doc("scripting", "7.0.0", "Deleting all functions", "O(N) where N is the number of functions deleted")
                     .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
