@@ -543,7 +543,7 @@ impl Engine {
     /// would wait for it get BUSY instead, and those flagged `allow_busy` (SCRIPT KILL,
     /// SHUTDOWN NOSAVE...) run at once without the gate. None: BUSY was replied.
     fn enter_gate(&self, args: &[&[u8]], out: &mut dyn ReplySink) -> Option<Gate<'_>> {
-        let exclusive = crate::cmd::scripting::is_script_command(args[0]) || runs_exclusively(args[0]);
+        let exclusive = crate::cmd::scripting::is_script_command(args[0]) || runs_exclusively(args);
         let resolved = || match self.table.resolve(args) {
             Resolved::Found(spec) => Some(spec),
             _ => None,
@@ -1438,7 +1438,12 @@ impl Engine {
 /// relative to every other write), SAVE, BGSAVE, BGREWRITEAOF and DEBUG (a snapshot, a
 /// reload, or a fork needs a point where no command is half done) and SHUTDOWN (its final
 /// save).
-fn runs_exclusively(name: &[u8]) -> bool {
+/// CONFIG SET too: turning `appendonly` on forks the first rewrite at once, as Redis does.
+fn runs_exclusively(args: &[&[u8]]) -> bool {
     const NAMES: [&str; 8] = ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug", "shutdown"];
+    let name = args[0];
+    if name.eq_ignore_ascii_case(b"config") {
+        return args.get(1).is_some_and(|sub| sub.eq_ignore_ascii_case(b"set"));
+    }
     (4..=12).contains(&name.len()) && NAMES.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }

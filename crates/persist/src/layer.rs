@@ -868,7 +868,20 @@ impl Persistence for Layer {
         }
         let state = self.state.lock().aof;
         match (on, state) {
-            (true, AofState::Off) => self.state.lock().aof_start_pending = true,
+            // CONFIG SET holds the gate exclusively: the first rewrite forks right away (as
+            // Redis's startAppendOnly), unless a child runs already (then at the next cron).
+            (true, AofState::Off) => {
+                let mut state = self.state.lock();
+                if state.child.is_some() || self.loading.load(Ordering::SeqCst) {
+                    state.aof_start_pending = true;
+                } else {
+                    state.aof = AofState::WaitRewrite;
+                    if let Err(e) = self.start_rewrite(engine, &mut state) {
+                        self.log(LogLevel::Warning, &format!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: {e}"));
+                        state.aof_start_pending = true;
+                    }
+                }
+            }
             (false, AofState::On | AofState::WaitRewrite) => self.stop_aof(),
             _ => {}
         }
