@@ -1439,8 +1439,10 @@ impl Engine {
 /// reload, or a fork needs a point where no command is half done) and SHUTDOWN (its final
 /// save).
 /// CONFIG SET too: turning `appendonly` on forks the first rewrite at once, as Redis does.
+/// SYNC: its snapshot and the stream that follows must meet at one point.
 fn runs_exclusively(args: &[&[u8]]) -> bool {
-    const NAMES: [&str; 8] = ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug", "shutdown"];
+    const NAMES: [&str; 9] =
+        ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug", "shutdown", "sync"];
     let name = args[0];
     if name.eq_ignore_ascii_case(b"config") {
         return args.get(1).is_some_and(|sub| sub.eq_ignore_ascii_case(b"set"));

@@ -42,8 +42,9 @@ pub trait Persistence: Send + Sync + 'static {
     fn config_changed(&self, engine: &Engine);
 
     /// DEBUG RELOAD: save (unless `!save`), empty the dataset (unless `!flush`), load the
-    /// snapshot. Runs with the transaction gate held exclusively.
-    fn debug_reload(&self, engine: &Engine, save: bool, flush: bool) -> Result<(), String>;
+    /// snapshot; with `merge`, keys and libraries already present are replaced instead of
+    /// failing the load. Runs with the transaction gate held exclusively.
+    fn debug_reload(&self, engine: &Engine, save: bool, flush: bool, merge: bool) -> Result<(), String>;
 
     /// Before exiting (SHUTDOWN, SIGTERM): stop children, write the AOF out, save an RDB when
     /// `save` says so (None: when save points are configured). Runs with the gate held

@@ -27,6 +27,12 @@ pub fn commands() -> Vec<CommandSpec> {
             "Asynchronously rewrite the append-only file",
             "O(1)",
         ),
+        CommandSpec::new("sync", 1, "no_async_loading admin no_multi noscript", "", sync).doc(
+            "server",
+            "1.0.0",
+            "Internal command used for replication",
+            "",
+        ),
     ]);
     all
 }
@@ -58,5 +64,18 @@ fn bgsave(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
 fn bgrewriteaof(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let status = layer(ctx)?.bgrewriteaof(ctx.engine).map_err(CmdError::msg)?;
     out.simple(status);
+    Ok(())
+}
+
+/// SYNC — O(N): the dataset as an RDB bulk, then the stream of every write's effects (the
+/// replication stream; no replica side yet). Runs with the gate held exclusively, so the
+/// snapshot and the stream meet exactly.
+fn sync(ctx: &mut Ctx<'_>, _args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResult {
+    let layer = layer(ctx)?;
+    let mut snapshot = Vec::new();
+    let options = crate::rdb::SaveOptions::from_config(ctx.engine, false);
+    crate::rdb::write_snapshot(ctx.engine, &mut snapshot, &options)
+        .map_err(|e| CmdError::msg(format!("ERR can't build the snapshot: {e}")))?;
+    layer.replicas.attach(ctx.client.handle.clone(), &snapshot);
     Ok(())
 }

@@ -87,6 +87,8 @@ pub struct Layer {
     loading: AtomicBool,
     /// Writes are refused (MISCONF); the reason is in `State`.
     refusing: AtomicBool,
+    /// Connections that asked for the replication stream (SYNC).
+    pub replicas: crate::replica::Replicas,
     logger: Logger,
 }
 
@@ -145,6 +147,7 @@ impl Layer {
             logging: AtomicBool::new(false),
             loading: AtomicBool::new(false),
             refusing: AtomicBool::new(false),
+            replicas: crate::replica::Replicas::default(),
             logger,
         })
     }
@@ -202,7 +205,7 @@ impl Layer {
             let path = p.dir.join(&p.dbfilename);
             match std::fs::metadata(&path) {
                 Err(_) => Ok(()),
-                Ok(_) => snapshot::load_file(engine, &path, false, &mut |l, m| self.log(l, m)).map(|keys| {
+                Ok(_) => snapshot::load_file(engine, &path, false, false, &mut |l, m| self.log(l, m)).map(|keys| {
                     self.log(
                         LogLevel::Notice,
                         &format!("DB loaded from disk: {:.3} seconds ({keys} keys)", start.elapsed().as_secs_f64()),
@@ -252,7 +255,7 @@ impl Layer {
             }
             if aof_load::is_rdb(&path).map_err(|e| format!("Can't read {}: {e}", file.name))? {
                 self.log(LogLevel::Notice, "Reading RDB base file on AOF loading...");
-                snapshot::load_file(engine, &path, true, &mut |l, m| self.log(l, m))
+                snapshot::load_file(engine, &path, true, false, &mut |l, m| self.log(l, m))
                     .map_err(|e| format!("Error reading the RDB base file {}, AOF loading aborted: {e}", file.name))?;
                 done += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
                 continue;
@@ -767,12 +770,17 @@ impl Persistence for Layer {
     }
 
     fn wants_effects(&self) -> bool {
-        self.logging.load(Ordering::Relaxed)
+        self.logging.load(Ordering::Relaxed) || !self.replicas.is_empty()
     }
 
     fn feed(&self, effects: &Effects) {
-        if let Some(writer) = self.aof.read().as_ref() {
-            writer.append(effects);
+        if self.logging.load(Ordering::Relaxed) {
+            if let Some(writer) = self.aof.read().as_ref() {
+                writer.append(effects);
+            }
+        }
+        if !self.replicas.is_empty() {
+            self.replicas.feed(effects);
         }
     }
 
@@ -934,7 +942,7 @@ impl Persistence for Layer {
         result
     }
 
-    fn debug_reload(&self, engine: &Engine, save: bool, flush: bool) -> Result<(), String> {
+    fn debug_reload(&self, engine: &Engine, save: bool, flush: bool, merge: bool) -> Result<(), String> {
         if save {
             self.save_now(engine)?;
         }
@@ -943,7 +951,7 @@ impl Persistence for Layer {
         }
         let p = paths(engine);
         self.set_loading(engine, true);
-        let result = snapshot::load_file(engine, &p.dir.join(&p.dbfilename), false, &mut |l, m| self.log(l, m));
+        let result = snapshot::load_file(engine, &p.dir.join(&p.dbfilename), false, merge, &mut |l, m| self.log(l, m));
         self.set_loading(engine, false);
         result.map_err(|e| {
             self.log(LogLevel::Warning, &e);

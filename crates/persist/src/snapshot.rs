@@ -52,11 +52,13 @@ fn finish(out: BufWriter<File>) -> Result<(), String> {
 
 /// Loads an RDB file into the engine; the number of keys loaded. An AOF base keeps keys
 /// whose TTL passed (they expire later, as Redis loads an RDB preamble); a snapshot skips
-/// them, as a master does.
+/// them, as a master does. With `merge` (DEBUG RELOAD MERGE) keys and function libraries
+/// already present are replaced instead of failing the load.
 pub fn load_file(
     engine: &Engine,
     path: &Path,
     aof_base: bool,
+    merge: bool,
     log: &mut dyn FnMut(LogLevel, &str),
 ) -> Result<u64, String> {
     let file = File::open(path).map_err(|e| format!("Fatal error loading the DB: {e}. Exiting."))?;
@@ -71,7 +73,7 @@ pub fn load_file(
             log(LogLevel::Notice, &format!("Loading RDB: {keys} keys, {bytes} of {size} bytes ({pct}%)"));
         }
     };
-    let options = rdb::LoadOptions { skip_expired: !aof_base, ..rdb::LoadOptions::default() };
+    let options = rdb::LoadOptions { skip_expired: !aof_base, allow_duplicates: merge, ..rdb::LoadOptions::default() };
     let keys = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(String::from)?.keys_loaded;
     log(
         LogLevel::Verbose,

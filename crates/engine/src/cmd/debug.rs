@@ -246,9 +246,11 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         return debug_protocol(args[2], out);
     } else if is(sub, "RELOAD") {
         // DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
-        let (mut save, mut flush) = (true, true);
+        let (mut save, mut flush, mut merge) = (true, true, false);
         for opt in &args[2..] {
-            if is(opt, "MERGE") || is(opt, "NOFLUSH") {
+            if is(opt, "MERGE") {
+                merge = true;
+            } else if is(opt, "NOFLUSH") {
                 flush = false;
             } else if is(opt, "NOSAVE") {
                 save = false;
@@ -257,7 +259,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
             }
         }
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
-        layer.debug_reload(ctx.engine, save, flush).map_err(CmdError::msg)?;
+        layer.debug_reload(ctx.engine, save, flush, merge).map_err(CmdError::msg)?;
         out.simple("OK");
     } else if is(sub, "LOADAOF") && argc == 2 {
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;

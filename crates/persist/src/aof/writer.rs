@@ -83,27 +83,12 @@ impl AofWriter {
         }
     }
 
-    /// Buffers one write's effects, with a SELECT first when the database changes and a
-    /// MULTI/EXEC around a transaction's or script's several commands (as Redis 7.0's
-    /// feedAppendOnlyFile and propagatePendingCommands write them).
+    /// Buffers one write's effects (see `encode_effects`).
     pub fn append(&self, effects: &Effects) {
         let mut pending = self.pending.lock();
         let before = pending.buf.len();
-        let wrap = effects.needs_wrap();
-        for (index, (db, command)) in effects.ops().enumerate() {
-            if pending.selected_db != Some(db) {
-                let db_text = db.to_string();
-                quince_resp::encode_command(&mut pending.buf, &[&b"SELECT"[..], db_text.as_bytes()]);
-                pending.selected_db = Some(db);
-            }
-            if wrap && index == 0 {
-                quince_resp::encode_command(&mut pending.buf, &[&b"MULTI"[..]]);
-            }
-            pending.buf.extend_from_slice(command);
-        }
-        if wrap {
-            quince_resp::encode_command(&mut pending.buf, &[&b"EXEC"[..]]);
-        }
+        let Pending { buf, selected_db } = &mut *pending;
+        encode_effects(effects, selected_db, buf);
         let added = (pending.buf.len() - before) as u64;
         self.appended.fetch_add(added, Ordering::SeqCst);
     }
@@ -242,6 +227,27 @@ impl AofWriter {
 
     pub fn pending_fsync(&self) -> bool {
         self.synced.load(Ordering::SeqCst) < self.written.load(Ordering::SeqCst)
+    }
+}
+
+/// Appends one write's effects as a command stream (the AOF's and the replication
+/// stream's format): SELECT when the database differs from `selected_db`, and MULTI/EXEC
+/// around a transaction's or script's several commands, the SELECT of the first before
+/// MULTI (as Redis 7.0's feedAppendOnlyFile and propagatePendingCommands write them).
+pub fn encode_effects(effects: &Effects, selected_db: &mut Option<usize>, out: &mut Vec<u8>) {
+    let wrap = effects.needs_wrap();
+    for (index, (db, command)) in effects.ops().enumerate() {
+        if *selected_db != Some(db) {
+            quince_resp::encode_command(out, &[&b"SELECT"[..], db.to_string().as_bytes()]);
+            *selected_db = Some(db);
+        }
+        if wrap && index == 0 {
+            quince_resp::encode_command(out, &[&b"MULTI"[..]]);
+        }
+        out.extend_from_slice(command);
+    }
+    if wrap {
+        quince_resp::encode_command(out, &[&b"EXEC"[..]]);
     }
 }
 
