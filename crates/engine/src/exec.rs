@@ -1026,6 +1026,10 @@ impl Engine {
                 let now = self.clock.now_ms();
                 let exists = {
                     let mut guard = self.keyspace.lock(shard);
+                    if self.effects_wanted() {
+                        let table = &mut guard.dbs[db];
+                        table.set_collect_events(table.collect_events | crate::keyspace::EVENT_EXPIRED_LOG);
+                    }
                     let exists = guard.dbs[db].contains(&key, now);
                     // A key found expired here is logged as deleted now, under its lock.
                     if guard.dbs[db].has_expired_log() {

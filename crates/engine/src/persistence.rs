@@ -7,7 +7,10 @@ use std::any::Any;
 
 use crate::Engine;
 
-/// What the engine asks of a persistence layer.
+/// What the engine asks of a persistence layer. Only `as_any`, `wants_effects` and `feed`
+/// are required: the rest default to a layer with no files (nothing saved, nothing to wait
+/// for; the file commands answer that persistence is not available), which is what a
+/// recorder of effects in tests needs.
 pub trait Persistence: Send + Sync + 'static {
     /// For the persistence layer's own commands to reach their state (downcast).
     fn as_any(&self) -> &dyn Any;
@@ -22,49 +25,73 @@ pub trait Persistence: Send + Sync + 'static {
     fn feed(&self, effects: &Effects);
 
     /// The `# Persistence` section of INFO, without its header line.
-    fn info_fields(&self, engine: &Engine) -> String;
+    fn info_fields(&self, _engine: &Engine) -> String {
+        String::new()
+    }
 
     /// LASTSAVE: Unix seconds of the last successful save.
-    fn lastsave(&self) -> i64;
+    fn lastsave(&self) -> i64 {
+        0
+    }
 
     /// Why writes are refused right now (a `-MISCONF ...` line without the dash), if they are.
-    fn write_refusal(&self) -> Option<String>;
+    fn write_refusal(&self) -> Option<String> {
+        None
+    }
 
     /// Whether replies about to be sent may depend on writes that are not yet as durable
     /// as `appendfsync` promises; cheap (the server asks before every flush).
-    fn durability_pending(&self) -> bool;
+    fn durability_pending(&self) -> bool {
+        false
+    }
 
     /// Makes every write fed so far durable per `appendfsync` (group commit: one call can
     /// cover the writes of many clients).
-    fn make_durable(&self);
+    fn make_durable(&self) {}
 
     /// The configuration changed (CONFIG SET): react to `appendonly`, `appendfsync`...
-    fn config_changed(&self, engine: &Engine);
+    fn config_changed(&self, _engine: &Engine) {}
 
     /// DEBUG RELOAD: save (unless `!save`), empty the dataset (unless `!flush`), load the
     /// snapshot; with `merge`, keys and libraries already present are replaced instead of
     /// failing the load. Runs with the transaction gate held exclusively.
-    fn debug_reload(&self, engine: &Engine, save: bool, flush: bool, merge: bool) -> Result<(), String>;
+    fn debug_reload(&self, _engine: &Engine, _save: bool, _flush: bool, _merge: bool) -> Result<(), String> {
+        Err(NO_FILES.into())
+    }
 
     /// Before exiting (SHUTDOWN, SIGTERM): stop children, write the AOF out, save an RDB when
     /// `save` says so (None: when save points are configured). Runs with the gate held
     /// exclusively (or with no command running).
-    fn prepare_shutdown(&self, engine: &Engine, save: Option<bool>) -> Result<(), String>;
+    fn prepare_shutdown(&self, _engine: &Engine, save: Option<bool>) -> Result<(), String> {
+        match save {
+            Some(true) => Err(NO_FILES.into()),
+            _ => Ok(()),
+        }
+    }
 
     /// FLUSHALL emptied the dataset: stop a snapshot child and, with save points configured,
     /// save the empty dataset (as Redis's flushAllDataAndResetRDB). Gate held exclusively.
-    fn after_flushall(&self, engine: &Engine);
+    fn after_flushall(&self, _engine: &Engine) {}
 
     /// FUNCTION DUMP: the payload holding these library codes.
-    fn function_payload(&self, engine: &Engine, codes: &[Vec<u8>]) -> Vec<u8>;
+    fn function_payload(&self, _engine: &Engine, _codes: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+        Err(NO_FILES.into())
+    }
 
     /// FUNCTION RESTORE: the library codes in a payload, or the error text (without `ERR `).
-    fn function_payload_codes(&self, payload: &[u8]) -> Result<Vec<Vec<u8>>, String>;
+    fn function_payload_codes(&self, _payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        Err(NO_FILES.into())
+    }
 
     /// DEBUG LOADAOF: write out the AOF, empty the dataset, load the AOF again. Runs with the
     /// transaction gate held exclusively.
-    fn debug_loadaof(&self, engine: &Engine) -> Result<(), String>;
+    fn debug_loadaof(&self, _engine: &Engine) -> Result<(), String> {
+        Err(NO_FILES.into())
+    }
 }
+
+/// What the file commands answer when the layer has no files.
+const NO_FILES: &str = "ERR persistence is not enabled";
 
 /// The write effects of one command, or of a whole transaction or script: commands in
 /// RESP, each with the database it applies to. Reused between commands (no allocation on

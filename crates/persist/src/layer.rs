@@ -897,9 +897,9 @@ impl Persistence for Layer {
         self.refresh_refusal(engine);
     }
 
-    fn function_payload(&self, engine: &Engine, codes: &[Vec<u8>]) -> Vec<u8> {
+    fn function_payload(&self, engine: &Engine, codes: &[Vec<u8>]) -> Result<Vec<u8>, String> {
         let compress = engine.config.read().get_bool("rdbcompression");
-        crate::rdb::function_payload(codes, compress)
+        Ok(crate::rdb::function_payload(codes, compress))
     }
 
     fn function_payload_codes(&self, payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {

@@ -48,48 +48,6 @@ impl Persistence for Recorder {
             log.push((last_db, vec![b"EXEC".to_vec()]));
         }
     }
-
-    fn info_fields(&self, _engine: &Engine) -> String {
-        String::new()
-    }
-
-    fn write_refusal(&self) -> Option<String> {
-        None
-    }
-
-    fn lastsave(&self) -> i64 {
-        0
-    }
-
-    fn durability_pending(&self) -> bool {
-        false
-    }
-
-    fn make_durable(&self) {}
-
-    fn config_changed(&self, _engine: &Engine) {}
-
-    fn debug_reload(&self, _engine: &Engine, _save: bool, _flush: bool) -> Result<(), String> {
-        Err("not supported by the recorder".into())
-    }
-
-    fn prepare_shutdown(&self, _engine: &Engine, _save: Option<bool>) -> Result<(), String> {
-        Ok(())
-    }
-
-    fn after_flushall(&self, _engine: &Engine) {}
-
-    fn function_payload(&self, _engine: &Engine, _codes: &[Vec<u8>]) -> Vec<u8> {
-        Vec::new()
-    }
-
-    fn function_payload_codes(&self, _payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
-        Err("not supported by the recorder".into())
-    }
-
-    fn debug_loadaof(&self, _engine: &Engine) -> Result<(), String> {
-        Err("not supported by the recorder".into())
-    }
 }
 
 fn decode_one(resp: &[u8]) -> Vec<Vec<u8>> {

@@ -1653,7 +1653,7 @@ fn function_delete(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
 fn function_dump(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
     let codes = ctx.engine.function_library_codes();
-    out.bulk(&layer.function_payload(ctx.engine, &codes));
+    out.bulk(&layer.function_payload(ctx.engine, &codes).map_err(CmdError::msg)?);
     Ok(())
 }
 
