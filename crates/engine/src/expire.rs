@@ -32,6 +32,9 @@ impl Engine {
         if !self.hot.active_expire.load(Ordering::Relaxed) {
             return report;
         }
+        // Not while a script or transaction runs (they hold the gate exclusively): as in
+        // Redis, no key expires under them (a script sees time stand still).
+        let Some(_gate) = self.exec_gate.try_read() else { return report };
         let shards = self.keyspace.shard_count();
         let dbs = self.keyspace.databases();
         let first = self.expire_cursor.fetch_add(1, Ordering::Relaxed);

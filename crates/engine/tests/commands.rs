@@ -310,3 +310,16 @@ fn function_libraries_restore_from_code() {
         .starts_with("ERR Error compiling"));
     assert_eq!(h.run(&["FCALL", "fa", "0"]), Reply::Integer(3), "a failed restore changes nothing");
 }
+
+/// The active expiry cycle never runs while a script or transaction holds the gate: no key
+/// expires under them.
+#[test]
+fn active_expiry_waits_for_scripts_and_transactions() {
+    let mut h = Harness::new();
+    h.run(&["SET", "k", "v", "PX", "10"]);
+    h.clock.advance_ms(20);
+    let gate = h.engine.exclusive();
+    assert_eq!(h.engine.active_expire_cycle(1_000_000).expired, 0);
+    drop(gate);
+    assert_eq!(h.engine.active_expire_cycle(1_000_000).expired, 1);
+}

@@ -593,3 +593,53 @@ fn busy_script_and_script_kill() {
     let unkillable = String::from_utf8(other.call(&["SCRIPT", "KILL"])).unwrap();
     assert!(unkillable.starts_with("-UNKILLABLE Sorry the script already executed write commands"), "{unkillable}");
 }
+
+/// FUNCTION DUMP / RESTORE: payloads cross between quince and redis-server both ways
+/// (Redis compresses long libraries with LZF, quince does not: both read both), and the
+/// policies and errors match.
+#[test]
+fn function_dump_restore() {
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    let lib = |name: &str, func: &str| {
+        format!("#!lua name={name}\nredis.register_function('{func}', function() return '{}' end)", "x".repeat(60))
+    };
+    for redis_to_quince in [true, false] {
+        let (mut q, mut r) = (diff.quince.client(), diff.redis.client());
+        let (from, to) = if redis_to_quince { (&mut r, &mut q) } else { (&mut q, &mut r) };
+        from.call(&["FUNCTION", "FLUSH"]);
+        to.call(&["FUNCTION", "FLUSH"]);
+        assert_eq!(from.call(&["FUNCTION", "LOAD", &lib("liba", "fa")]), b"$4\r\nliba\r\n");
+        assert_eq!(from.call(&["FUNCTION", "LOAD", &lib("libb", "fb")]), b"$4\r\nlibb\r\n");
+        let dump = from.call(&["FUNCTION", "DUMP"]);
+        let payload = &dump[dump.iter().position(|&b| b == b'\n').unwrap() + 1..dump.len() - 2];
+        assert_eq!(to.call(&[&b"FUNCTION"[..], b"RESTORE", payload]), b"+OK\r\n");
+        assert_eq!(to.call(&["FCALL", "fb", "0"]), format!("$60\r\n{}\r\n", "x".repeat(60)).into_bytes());
+        let again = to.call(&[&b"FUNCTION"[..], b"RESTORE", payload]);
+        assert!(again.starts_with(b"-ERR Library lib"), "{}", String::from_utf8_lossy(&again));
+        assert_eq!(to.call(&[&b"FUNCTION"[..], b"RESTORE", payload, b"REPLACE"]), b"+OK\r\n");
+        assert_eq!(to.call(&[&b"FUNCTION"[..], b"RESTORE", payload, b"FLUSH"]), b"+OK\r\n");
+        // FUNCTION LIST's order is the server's own: compare what the functions answer.
+        assert_eq!(from.call(&["FCALL", "fa", "0"]), to.call(&["FCALL", "fa", "0"]));
+        assert_eq!(
+            to.call(&["FUNCTION", "LIST", "LIBRARYNAME", "libb"]),
+            from.call(&["FUNCTION", "LIST", "LIBRARYNAME", "libb"])
+        );
+    }
+    let mut diff = diff;
+    diff.run(
+        "function restore errors",
+        &[
+            cmd(&["FUNCTION", "RESTORE", "bad payload"]),
+            cmd(&["FUNCTION", "RESTORE", "x"]),
+            cmd(&["FUNCTION", "RESTORE", "x", "SOMETHING"]),
+            cmd(&["FUNCTION", "RESTORE", "x", "FLUSH", "extra"]),
+            cmd(&["FUNCTION", "RESTORE"]),
+            cmd(&["FUNCTION", "DUMP", "extra"]),
+            cmd(&["FUNCTION", "FLUSH"]),
+            cmd(&["FUNCTION", "DUMP"]),
+            Step::bytes(&[b"FUNCTION", b"RESTORE", b"\xf5\x0c#!lua name=a\n\x0a\x00\x33\x9b\x1a\x62\x0e\x9a\xc4\xe3"])
+                .compare(Compare::ErrorOrNot),
+            cmd(&["FUNCTION", "HELP"]),
+        ],
+    );
+}

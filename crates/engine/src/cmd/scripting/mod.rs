@@ -33,6 +33,7 @@ use super::{is, parse_i64};
 mod bit;
 mod cjson;
 mod cmsgpack;
+mod dump;
 mod luaapi;
 mod structlib;
 use bit::bit_library;
@@ -1427,43 +1428,100 @@ impl Engine {
     /// a snapshot), as Redis's functionRestoreCommand and libraryJoin do. The error is the
     /// reply line (`ERR Library x already exists`, a compile error ...).
     pub fn restore_function_libraries(&self, codes: &[Vec<u8>], policy: FunctionRestorePolicy) -> Result<(), String> {
+        self.restore_functions_then(codes, None, policy)
+    }
+
+    /// As `restore_function_libraries`; `trailing` is an error met reading the payload
+    /// after `codes`, reported unless compiling one of `codes` failed first (Redis loads a
+    /// payload's libraries one by one as it reads them).
+    fn restore_functions_then(
+        &self,
+        codes: &[Vec<u8>],
+        trailing: Option<String>,
+        policy: FunctionRestorePolicy,
+    ) -> Result<(), String> {
         let now_ms = self.clock.now_ms();
         function_vm(self, |vm, libs| {
             let mut fresh = Libraries::default();
             for code in codes {
                 load_library(vm, &mut fresh, code, false, now_ms)?;
             }
+            if let Some(e) = trailing {
+                return Err(format!("ERR {e}"));
+            }
             if policy == FunctionRestorePolicy::Flush {
                 *libs = fresh;
                 return Ok(());
             }
-            let mut replaced = Vec::new();
-            for name in fresh.libs.keys() {
-                if libs.libs.contains_key(name) {
-                    if policy == FunctionRestorePolicy::Append {
-                        return Err(format!("ERR Library {name} already exists"));
-                    }
-                    replaced.push(name.clone());
-                }
-            }
-            for (fname, info) in &fresh.functions {
-                if libs.functions.get(fname).is_some_and(|f| !replaced.contains(&f.library)) {
-                    return Err(format!("ERR Function {} already exists", info.display));
-                }
-            }
-            for name in replaced {
-                if let Some(old) = libs.libs.remove(&name) {
-                    for f in old.functions {
-                        libs.functions.remove(&f);
-                    }
-                }
-            }
-            libs.libs.extend(fresh.libs);
-            libs.functions.extend(fresh.functions);
-            Ok(())
+            join_libraries(libs, fresh, policy == FunctionRestorePolicy::Replace)
         })
         .map_err(|e| e.render("function"))?
     }
+}
+
+/// Redis's libraryJoin: adds `fresh` to `libs`, all or nothing. A library that exists is
+/// an error unless `replace`; a function name another library owns always is.
+fn join_libraries(libs: &mut Libraries, fresh: Libraries, replace: bool) -> Result<(), String> {
+    let mut replaced = Vec::new();
+    for name in fresh.libs.keys() {
+        if libs.libs.contains_key(name) {
+            if !replace {
+                return Err(format!("ERR Library {name} already exists"));
+            }
+            replaced.push(name.clone());
+        }
+    }
+    for (fname, info) in &fresh.functions {
+        if libs.functions.get(fname).is_some_and(|f| !replaced.contains(&f.library)) {
+            return Err(format!("ERR Function {} already exists", info.display));
+        }
+    }
+    for name in replaced {
+        if let Some(old) = libs.libs.remove(&name) {
+            for f in old.functions {
+                libs.functions.remove(&f);
+            }
+        }
+    }
+    libs.libs.extend(fresh.libs);
+    libs.functions.extend(fresh.functions);
+    Ok(())
+}
+
+/// FUNCTION DUMP — O(N) in the number of functions.
+fn function_dump(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    out.bulk(&dump::dump_payload(&ctx.engine.function_library_codes()));
+    Ok(())
+}
+
+/// FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE] — O(N) in the number of
+/// functions in the payload.
+fn function_restore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if args.len() > 4 {
+        return Err(CmdError::msg(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+            crate::error::truncate_c(args[1], 128)
+        )));
+    }
+    let policy = match args.get(3) {
+        None => FunctionRestorePolicy::Append,
+        Some(p) if is(p, "append") => FunctionRestorePolicy::Append,
+        Some(p) if is(p, "replace") => FunctionRestorePolicy::Replace,
+        Some(p) if is(p, "flush") => FunctionRestorePolicy::Flush,
+        Some(_) => {
+            return Err(CmdError::msg(
+                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            ))
+        }
+    };
+    if !dump::payload_valid(args[2]) {
+        return Err(CmdError::msg("ERR DUMP payload version or checksum are wrong"));
+    }
+    let (codes, trailing) = dump::payload_codes(args[2]);
+    ctx.engine.restore_functions_then(&codes, trailing, policy).map_err(CmdError::msg)?;
+    ctx.dirty(1);
+    out.simple("OK");
+    Ok(())
 }
 
 /// Parses the `#!lua name=<lib>` first line of a library: (engine, name, code from the
@@ -1979,6 +2037,27 @@ pub fn register() -> Vec<CommandSpec> {
                     .doc("scripting", "7.0.0", "Create a function with the given arguments (name, code, description)", "O(1) (considering compilation time is redundant)")
                     .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
                     .args(vec![ArgDoc::token("replace", "REPLACE").optional(), ArgDoc::new("function-code", ArgType::String)]),
+                CommandSpec::new("dump", 2, "noscript", "scripting", function_dump).doc(
+                    "scripting",
+                    "7.0.0",
+                    "Dump all functions into a serialized binary payload",
+                    "O(N) where N is the number of functions",
+                ),
+                CommandSpec::new("restore", -3, "noscript write denyoom", "scripting", function_restore)
+                    .doc("scripting", "7.0.0", "Restore all the functions on the given payload", "O(N) where N is the number of functions on the payload")
+                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                    .args(vec![
+                        ArgDoc::new("serialized-value", ArgType::String),
+                        ArgDoc::one_of(
+                            "policy",
+                            vec![
+                                ArgDoc::token("flush", "FLUSH"),
+                                ArgDoc::token("append", "APPEND"),
+                                ArgDoc::token("replace", "REPLACE"),
+                            ],
+                        )
+                        .optional(),
+                    ]),
                 CommandSpec::new("delete", 3, "noscript write", "scripting", function_delete)
                     .doc("scripting", "7.0.0", "Delete a function by name", "O(1)")
                     .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
