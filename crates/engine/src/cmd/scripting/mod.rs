@@ -33,7 +33,6 @@ use super::{is, parse_i64};
 mod bit;
 mod cjson;
 mod cmsgpack;
-mod dump;
 mod luaapi;
 mod structlib;
 use bit::bit_library;
@@ -1488,42 +1487,6 @@ fn join_libraries(libs: &mut Libraries, fresh: Libraries, replace: bool) -> Resu
     Ok(())
 }
 
-/// FUNCTION DUMP — O(N) in the number of functions.
-fn function_dump(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    out.bulk(&dump::dump_payload(&ctx.engine.function_library_codes()));
-    Ok(())
-}
-
-/// FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE] — O(N) in the number of
-/// functions in the payload.
-fn function_restore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    if args.len() > 4 {
-        return Err(CmdError::msg(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
-            crate::error::truncate_c(args[1], 128)
-        )));
-    }
-    let policy = match args.get(3) {
-        None => FunctionRestorePolicy::Append,
-        Some(p) if is(p, "append") => FunctionRestorePolicy::Append,
-        Some(p) if is(p, "replace") => FunctionRestorePolicy::Replace,
-        Some(p) if is(p, "flush") => FunctionRestorePolicy::Flush,
-        Some(_) => {
-            return Err(CmdError::msg(
-                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
-            ))
-        }
-    };
-    if !dump::payload_valid(args[2]) {
-        return Err(CmdError::msg("ERR DUMP payload version or checksum are wrong"));
-    }
-    let (codes, trailing) = dump::payload_codes(args[2]);
-    ctx.engine.restore_functions_then(&codes, trailing, policy).map_err(CmdError::msg)?;
-    ctx.dirty(1);
-    out.simple("OK");
-    Ok(())
-}
-
 /// Parses the `#!lua name=<lib>` first line of a library: (engine, name, code from the
 /// line feed on).
 /// A library's engine, name and code.
@@ -2037,27 +2000,6 @@ pub fn register() -> Vec<CommandSpec> {
                     .doc("scripting", "7.0.0", "Create a function with the given arguments (name, code, description)", "O(1) (considering compilation time is redundant)")
                     .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
                     .args(vec![ArgDoc::token("replace", "REPLACE").optional(), ArgDoc::new("function-code", ArgType::String)]),
-                CommandSpec::new("dump", 2, "noscript", "scripting", function_dump).doc(
-                    "scripting",
-                    "7.0.0",
-                    "Dump all functions into a serialized binary payload",
-                    "O(N) where N is the number of functions",
-                ),
-                CommandSpec::new("restore", -3, "noscript write denyoom", "scripting", function_restore)
-                    .doc("scripting", "7.0.0", "Restore all the functions on the given payload", "O(N) where N is the number of functions on the payload")
-                    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
-                    .args(vec![
-                        ArgDoc::new("serialized-value", ArgType::String),
-                        ArgDoc::one_of(
-                            "policy",
-                            vec![
-                                ArgDoc::token("flush", "FLUSH"),
-                                ArgDoc::token("append", "APPEND"),
-                                ArgDoc::token("replace", "REPLACE"),
-                            ],
-                        )
-                        .optional(),
-                    ]),
                 CommandSpec::new("delete", 3, "noscript write", "scripting", function_delete)
                     .doc("scripting", "7.0.0", "Delete a function by name", "O(1)")
                     .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
