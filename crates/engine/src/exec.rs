@@ -469,10 +469,15 @@ impl Engine {
 
     /// Why the server's state refuses `spec` right now: writes (and PING, as Redis counts
     /// it) while persistence fails (MISCONF), anything not flagged `loading` while loading.
-    fn state_refusal(&self, spec: &CommandSpec) -> Option<String> {
+    fn state_refusal(&self, spec: &CommandSpec, obey: bool) -> Option<String> {
         if let Some(layer) = self.persistence() {
             if spec.has_flag("write") || spec.name == "ping" {
                 if let Some(line) = layer.write_refusal() {
+                    return Some(line);
+                }
+            }
+            if !obey {
+                if let Some(line) = layer.role_refusal(self, spec.has_flag("write"), spec.has_flag("stale")) {
                     return Some(line);
                 }
             }
@@ -486,7 +491,7 @@ impl Engine {
     /// Why EXEC must abort though every command queued: the state refuses writes (MISCONF)
     /// and the transaction writes, or memory is out and it may grow it (processCommand's
     /// checks on EXEC with the transaction's flags).
-    fn exec_refusal(&self, queued: &[Vec<Vec<u8>>]) -> Option<String> {
+    fn exec_refusal(&self, queued: &[Vec<Vec<u8>>], obey: bool) -> Option<String> {
         let flag_of = |name: &str| {
             queued.iter().any(|command| {
                 let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
@@ -496,6 +501,16 @@ impl Engine {
         let writes = flag_of("write");
         if writes {
             if let Some(line) = self.persistence().and_then(|p| p.write_refusal()) {
+                return Some(line);
+            }
+        }
+        // Any queued command not allowed on a stale replica makes the whole EXEC stale.
+        let stale_ok = !queued.iter().any(|command| {
+            let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
+            matches!(self.table.resolve(&args), Resolved::Found(spec) if !spec.has_flag("stale"))
+        });
+        if !obey {
+            if let Some(line) = self.persistence().and_then(|p| p.role_refusal(self, writes, stale_ok)) {
                 return Some(line);
             }
         }
@@ -660,7 +675,7 @@ impl Engine {
             self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
             return true;
         }
-        if let Some(line) = self.state_refusal(spec) {
+        if let Some(line) = self.state_refusal(spec, client.must_obey) {
             client.multi_error = true;
             self.reject(Some(spec), out, &line);
             return true;
@@ -684,7 +699,7 @@ impl Engine {
         let queued = client.multi.take().unwrap_or_default();
         client.handle.set_flag(crate::clients::flag::MULTI, false);
         // The server's state is checked first, as Redis's processCommand runs before EXEC.
-        if let Some(reason) = self.exec_refusal(&queued) {
+        if let Some(reason) = self.exec_refusal(&queued, client.must_obey) {
             client.multi_error = false;
             self.unwatch_all(client);
             self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {reason}"));
@@ -867,7 +882,7 @@ impl Engine {
                 self.reject(Some(spec), out, &line);
                 return;
             }
-            if let Some(line) = self.state_refusal(spec) {
+            if let Some(line) = self.state_refusal(spec, client.must_obey) {
                 self.reject(Some(spec), out, &line);
                 return;
             }

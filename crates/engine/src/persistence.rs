@@ -39,6 +39,19 @@ pub trait Persistence: Send + Sync + 'static {
         None
     }
 
+    /// Why a command is refused because of the replication role: READONLY for a write on
+    /// a replica, MASTERDOWN for a command not flagged `stale` while the link to the master
+    /// is down and `replica-serve-stale-data` is no. Never for the master's own stream.
+    fn role_refusal(&self, _engine: &Engine, _write: bool, _stale_ok: bool) -> Option<String> {
+        None
+    }
+
+    /// The `# Replication` section of INFO without its header, when the layer describes it
+    /// (a replica); None for the engine's master section.
+    fn replication_info(&self) -> Option<String> {
+        None
+    }
+
     /// Whether replies about to be sent may depend on writes that are not yet as durable
     /// as `appendfsync` promises; cheap (the server asks before every flush).
     fn durability_pending(&self) -> bool {

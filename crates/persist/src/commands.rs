@@ -2,7 +2,7 @@
 //! `EngineOptions::extra_commands`. SAVE, BGSAVE and BGREWRITEAOF run with the transaction
 //! gate held exclusively (the engine's `runs_exclusively`), so they see a consistent dataset.
 
-use quince_engine::command::ArgDoc;
+use quince_engine::command::{ArgDoc, ArgType};
 use quince_engine::{CmdError, CmdResult, CommandSpec, Ctx, ReplySink};
 
 use crate::Layer;
@@ -27,6 +27,8 @@ pub fn commands() -> Vec<CommandSpec> {
             "Asynchronously rewrite the append-only file",
             "O(1)",
         ),
+        replicaof_spec("replicaof", "5.0.0"),
+        replicaof_spec("slaveof", "1.0.0").deprecated("5.0.0", "`REPLICAOF`"),
         CommandSpec::new("sync", 1, "no_async_loading admin no_multi noscript", "", sync).doc(
             "server",
             "1.0.0",
@@ -77,5 +79,37 @@ fn sync(ctx: &mut Ctx<'_>, _args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResu
     crate::rdb::write_snapshot(ctx.engine, &mut snapshot, &options)
         .map_err(|e| CmdError::msg(format!("ERR can't build the snapshot: {e}")))?;
     layer.replicas.attach(ctx.client.handle.clone(), &snapshot);
+    Ok(())
+}
+
+fn replicaof_spec(name: &str, since: &'static str) -> CommandSpec {
+    CommandSpec::new(name, 3, "no_async_loading admin noscript stale", "", replicaof)
+        .doc("server", since, "Make the server a replica of another instance, or promote it as master.", "O(1)")
+        .args(vec![ArgDoc::one_of(
+            "args",
+            vec![
+                ArgDoc::block(
+                    "host-port",
+                    vec![ArgDoc::new("host", ArgType::String), ArgDoc::new("port", ArgType::Integer)],
+                ),
+                ArgDoc::block("no-one", vec![ArgDoc::token("no", "NO"), ArgDoc::token("one", "ONE")]),
+            ],
+        )])
+}
+
+/// REPLICAOF host port | NO ONE — O(1): follow a master (the link syncs in the background)
+/// or become a master again.
+fn replicaof(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let layer = layer(ctx)?;
+    let target = if args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one") {
+        None
+    } else {
+        let port = quince_resp::parse_i64_strict(args[2])
+            .filter(|p| (0..=65535).contains(p))
+            .ok_or_else(|| CmdError::msg("ERR Invalid master port"))?;
+        Some((String::from_utf8_lossy(args[1]).into_owned(), port as u16))
+    };
+    let status = layer.replicaof(target).map_err(CmdError::msg)?;
+    out.simple(status);
     Ok(())
 }

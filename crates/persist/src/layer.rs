@@ -89,6 +89,10 @@ pub struct Layer {
     refusing: AtomicBool,
     /// Connections that asked for the replication stream (SYNC).
     pub replicas: crate::replica::Replicas,
+    /// The link to our master when we are a replica (REPLICAOF).
+    master: Mutex<Option<crate::master_link::MasterLink>>,
+    /// The engine, for threads the layer starts (the link to a master).
+    engine: std::sync::OnceLock<std::sync::Weak<Engine>>,
     logger: Logger,
 }
 
@@ -148,8 +152,46 @@ impl Layer {
             loading: AtomicBool::new(false),
             refusing: AtomicBool::new(false),
             replicas: crate::replica::Replicas::default(),
+            master: Mutex::new(None),
+            engine: std::sync::OnceLock::new(),
             logger,
         })
+    }
+
+    /// Gives the layer the engine it serves, for the threads it starts.
+    pub fn attach_engine(&self, engine: &Arc<Engine>) {
+        let _ = self.engine.set(Arc::downgrade(engine));
+    }
+
+    /// REPLICAOF host port: follow that master (the status line), or REPLICAOF NO ONE
+    /// (`None`): become a master again.
+    pub fn replicaof(&self, target: Option<(String, u16)>) -> Result<&'static str, String> {
+        let mut master = self.master.lock();
+        let Some((host, port)) = target else {
+            if let Some(link) = master.take() {
+                link.stop();
+                self.log(LogLevel::Notice, "MASTER MODE enabled (user request)");
+            }
+            return Ok("OK");
+        };
+        if master.as_ref().is_some_and(|m| m.host.eq_ignore_ascii_case(&host) && m.port == port) {
+            self.log(
+                LogLevel::Notice,
+                "REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.",
+            );
+            return Ok("OK Already connected to specified master");
+        }
+        let engine = self.engine.get().cloned().ok_or("ERR replication is not available")?;
+        if let Some(old) = master.take() {
+            old.stop();
+        }
+        // Our own replicas must resync with the new history (Redis's disconnectSlaves).
+        self.replicas.disconnect_all();
+        let logger = self.logger.clone();
+        let log: Arc<dyn Fn(LogLevel, &str) + Send + Sync> = Arc::new(move |l, m: &str| logger(l, m));
+        *master = Some(crate::master_link::MasterLink::start(engine, host.clone(), port, log));
+        self.log(LogLevel::Notice, &format!("REPLICAOF {host}:{port} enabled (user request)"));
+        Ok("OK")
     }
 
     /// The layer installed in `engine`, if it is this type.
@@ -834,6 +876,39 @@ impl Persistence for Layer {
 
     fn lastsave(&self) -> i64 {
         self.state.lock().lastsave_s
+    }
+
+    fn role_refusal(&self, engine: &Engine, write: bool, stale_ok: bool) -> Option<String> {
+        let master = self.master.lock();
+        let link = master.as_ref()?;
+        let (read_only, serve_stale) = {
+            let config = engine.config.read();
+            (config.get_bool("replica-read-only"), config.get_bool("replica-serve-stale-data"))
+        };
+        if write && read_only {
+            return Some("READONLY You can't write against a read only replica.".into());
+        }
+        if !stale_ok && !serve_stale && !link.up.load(Ordering::SeqCst) {
+            return Some("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.".into());
+        }
+        None
+    }
+
+    fn replication_info(&self) -> Option<String> {
+        let master = self.master.lock();
+        let link = master.as_ref()?;
+        let up = link.up.load(Ordering::SeqCst);
+        Some(format!(
+            "role:slave\r\nmaster_host:{}\r\nmaster_port:{}\r\nmaster_link_status:{}\r\n\
+             master_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:0\r\nslave_read_repl_offset:0\r\n\
+             slave_repl_offset:0\r\nslave_priority:100\r\nslave_read_only:1\r\nreplica_announced:1\r\n\
+             connected_slaves:{}\r\nmaster_failover_state:no-failover\r\n",
+            link.host,
+            link.port,
+            if up { "up" } else { "down" },
+            if up { 0 } else { -1 },
+            self.replicas.len(),
+        ))
     }
 
     fn write_refusal(&self) -> Option<String> {

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod dump;
 pub mod fork;
 pub mod layer;
+pub mod master_link;
 pub mod rdb;
 pub mod replica;
 pub mod snapshot;

@@ -36,6 +36,15 @@ impl Replicas {
         self.count.store(list.len(), std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// Closes every replica's connection (they must sync again).
+    pub fn disconnect_all(&self) {
+        let mut list = self.list.lock();
+        for replica in list.drain(..) {
+            replica.handle.kill();
+        }
+        self.count.store(0, std::sync::atomic::Ordering::SeqCst);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.count.load(std::sync::atomic::Ordering::Relaxed) == 0
     }

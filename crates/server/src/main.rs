@@ -83,6 +83,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         log::log(level, message);
     }));
     engine.set_persistence(layer.clone());
+    layer.attach_engine(&engine);
     // Clients may connect while the dataset loads: they get -LOADING until it is done.
     engine.set_loading(true);
 

@@ -74,15 +74,31 @@ pub struct ServerProcess {
     child: Child,
     pub port: u16,
     pub name: &'static str,
+    /// Its own working directory (`--dir`), so snapshots it writes never land in the source
+    /// tree nor get loaded by another test's server; removed when dropped.
+    pub dir: PathBuf,
+}
+
+/// A fresh directory for one server's files.
+fn server_dir(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("quince-test-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a server directory");
+    dir
 }
 
 impl ServerProcess {
     /// Starts `program args... ` with `--port` and `--bind 127.0.0.1` added, and waits until
     /// it accepts connections.
     pub fn spawn(name: &'static str, program: &Path, extra_args: &[&str]) -> std::io::Result<Self> {
+        let dir = server_dir(name);
         for _attempt in 0..5 {
             let port = free_port();
             let mut cmd = Command::new(program);
+            // `--dir` first: a test's own `--dir` among `extra_args` wins.
+            cmd.args(["--dir", dir.to_str().expect("utf-8 temp dir")]);
             cmd.args(extra_args).args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
             cmd.stdout(Stdio::null()).stderr(Stdio::null());
             let mut child = cmd.spawn()?;
@@ -95,7 +111,7 @@ impl ServerProcess {
                         Some(pid) if pid != child.id() => break,
                         _ => {
                             wait_until_loaded(port, deadline);
-                            return Ok(Self { child, port, name });
+                            return Ok(Self { child, port, name, dir });
                         }
                     }
                 }
@@ -140,6 +156,7 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -225,6 +225,10 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 load(&engine.observe.errors.total),
             )
         }
+        "replication" if engine.persistence().and_then(|p| p.replication_info()).is_some() => {
+            let fields = engine.persistence().and_then(|p| p.replication_info()).unwrap_or_default();
+            write!(s, "# Replication\r\n{fields}")
+        }
         "replication" => write!(
             s,
             "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n\
