@@ -187,9 +187,7 @@ impl Layer {
         }
         // Our own replicas must resync with the new history (Redis's disconnectSlaves).
         self.replicas.disconnect_all();
-        let logger = self.logger.clone();
-        let log: Arc<dyn Fn(LogLevel, &str) + Send + Sync> = Arc::new(move |l, m: &str| logger(l, m));
-        *master = Some(crate::master_link::MasterLink::start(engine, host.clone(), port, log));
+        *master = Some(crate::master_link::MasterLink::start(engine, host.clone(), port, self.logger.clone()));
         self.log(LogLevel::Notice, &format!("REPLICAOF {host}:{port} enabled (user request)"));
         Ok("OK")
     }

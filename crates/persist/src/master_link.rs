@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use quince_engine::{Engine, NullSink};
 
-use crate::layer::LogLevel;
+use crate::layer::{LogLevel, Logger};
 
 /// A running link to a master.
 pub struct MasterLink {
@@ -26,12 +26,7 @@ pub struct MasterLink {
 
 impl MasterLink {
     /// Starts following `host:port`.
-    pub fn start(
-        engine: Weak<Engine>,
-        host: String,
-        port: u16,
-        log: Arc<dyn Fn(LogLevel, &str) + Send + Sync>,
-    ) -> MasterLink {
+    pub fn start(engine: Weak<Engine>, host: String, port: u16, log: Logger) -> MasterLink {
         let up = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let (thread_up, thread_stop, address) = (up.clone(), stop.clone(), format!("{host}:{port}"));
