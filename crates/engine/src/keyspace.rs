@@ -288,12 +288,15 @@ impl Db {
 
     /// SWAPDB: exchanges the keys (and their TTLs) with `other`; the clients blocked in
     /// each database stay there. Returns the keys with waiters that now exist, per side.
-    pub fn swap_data(&mut self, other: &mut Db, now_ms: i64) -> (Vec<Key>, Vec<Key>) {
+    /// A key that is present but expired counts as ready too, as in Redis's
+    /// scanDatabaseForReadyKeys: serving then finds it expired and deletes it (and logs the
+    /// DEL after the SWAPDB).
+    pub fn swap_data(&mut self, other: &mut Db) -> (Vec<Key>, Vec<Key>) {
         std::mem::swap(&mut self.map, &mut other.map);
         std::mem::swap(&mut self.expires, &mut other.expires);
         let ready = |db: &mut Db| -> Vec<Key> {
             let keys: Vec<Key> = db.blocked.keys().cloned().collect();
-            keys.into_iter().filter(|k| db.contains(k, now_ms)).collect()
+            keys.into_iter().filter(|k| db.map.contains_key(k)).collect()
         };
         (ready(self), ready(other))
     }

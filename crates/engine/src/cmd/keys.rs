@@ -497,7 +497,6 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     // tables hold the other database.
     let mut expired: Vec<(usize, Key)> = Vec::new();
     if a != b {
-        let now = ctx.now_ms;
         let mut all = ctx.engine.keyspace.lock_all();
         for shard in all.iter_mut() {
             for index in [a, b] {
@@ -505,7 +504,7 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
             }
             let (low, high) = (a.min(b), a.max(b));
             let (left, right) = shard.dbs.split_at_mut(high);
-            let (ready_low, ready_high) = left[low].swap_data(&mut right[0], now);
+            let (ready_low, ready_high) = left[low].swap_data(&mut right[0]);
             ready.extend(ready_low.into_iter().map(|k| (low, k)));
             ready.extend(ready_high.into_iter().map(|k| (high, k)));
         }
