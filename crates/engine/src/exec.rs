@@ -409,19 +409,23 @@ impl<'a> Ctx<'a> {
         for (_, guard) in self.locked.iter_mut() {
             for (index, db) in guard.dbs.iter_mut().enumerate() {
                 if db.has_events() {
-                    events.extend(db.take_events().into_iter().map(|(e, k)| (index, e, k)));
+                    events.extend(db.take_events().into_iter().map(|(seq, e, k)| (seq, index, e, k)));
                 }
             }
         }
-        for (db, event, key) in events {
+        events.sort_unstable_by_key(|e| e.0);
+        for (_, db, event, key) in events {
             self.engine.notify_keyspace_event(self.notify_flags, event, &key, db);
         }
     }
 
-    /// Counts a keyspace hit or miss, as Redis's lookupKeyRead does (a key of another type
-    /// is a hit).
-    pub fn hit(&self, found: bool) {
+    /// Counts a keyspace hit or miss for a read of `key`, as Redis's lookupKeyRead does (a
+    /// key of another type is a hit); a miss is a `keymiss` event.
+    pub fn hit(&mut self, key: &[u8], found: bool) {
         count_hit(self.engine, found);
+        if !found {
+            self.notify(crate::pubsub::notify::KEY_MISS, "keymiss", key);
+        }
     }
 }
 
@@ -1270,6 +1274,9 @@ pub(crate) fn db_event_mask(flags: i64) -> u8 {
     }
     if flags & notify::NEW != 0 {
         mask |= crate::keyspace::EVENT_NEW;
+    }
+    if flags & notify::KEY_MISS != 0 {
+        mask |= crate::keyspace::EVENT_KEYMISS;
     }
     mask
 }

@@ -72,7 +72,7 @@ impl Engine {
                     (sampled, expired, if table.has_events() { table.take_events() } else { Vec::new() })
                 };
                 // Published with the shard unlocked: subscribers never wait on the keyspace.
-                for (event, key) in events {
+                for (_, event, key) in events {
                     self.notify_keyspace_event(notify_flags, event, &key, db);
                 }
                 report.sampled += sampled;

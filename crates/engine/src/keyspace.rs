@@ -243,7 +243,7 @@ pub struct Db {
     /// Which keyspace events this table records (`EVENT_*`); set by the executor.
     pub collect_events: u8,
     /// Recorded `expired` and `new` events, for the executor to publish (the table can't).
-    events: Vec<(&'static str, Key)>,
+    events: Vec<(u64, &'static str, Key)>,
     /// Keys deleted by expiry, recorded under `EVENT_EXPIRED_LOG` for the executor to log
     /// as DELs (the append-only file must see them before the write that noticed them).
     expired_log: Vec<Key>,
@@ -252,11 +252,19 @@ pub struct Db {
     pub expiry_suspended: bool,
 }
 
+/// Orders events recorded in different tables during one command.
+fn next_event_seq() -> u64 {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// `Db::collect_events` bits.
 pub const EVENT_EXPIRED: u8 = 1;
 pub const EVENT_NEW: u8 = 2;
 /// Record expired keys for the persistence layer (`take_expired_log`).
 pub const EVENT_EXPIRED_LOG: u8 = 4;
+/// Record `keymiss` events (reads that found no key, `get_read`).
+pub const EVENT_KEYMISS: u8 = 8;
 
 impl Db {
     /// Marks `key` as ready if clients wait on it: the executor serves them after the
@@ -304,7 +312,7 @@ impl Db {
     /// Records which events to keep from now on; dropping any kept while nobody listens.
     pub fn set_collect_events(&mut self, mask: u8) {
         self.collect_events = mask;
-        if mask & (EVENT_EXPIRED | EVENT_NEW) == 0 && !self.events.is_empty() {
+        if mask & (EVENT_EXPIRED | EVENT_NEW | EVENT_KEYMISS) == 0 && !self.events.is_empty() {
             self.events.clear();
         }
         if mask & EVENT_EXPIRED_LOG == 0 && !self.expired_log.is_empty() {
@@ -313,7 +321,9 @@ impl Db {
     }
 
     /// The recorded keyspace events, oldest first.
-    pub fn take_events(&mut self) -> Vec<(&'static str, Key)> {
+    /// The recorded events in the order they happened (a command touching several tables
+    /// merges them by the sequence number).
+    pub fn take_events(&mut self) -> Vec<(u64, &'static str, Key)> {
         std::mem::take(&mut self.events)
     }
 
@@ -324,7 +334,7 @@ impl Db {
     fn note_expired(&mut self, key: &[u8]) {
         self.expired_keys += 1;
         if self.collect_events & EVENT_EXPIRED != 0 {
-            self.events.push(("expired", key.into()));
+            self.events.push((next_event_seq(), "expired", key.into()));
         }
         if self.collect_events & EVENT_EXPIRED_LOG != 0 {
             self.expired_log.push(key.into());
@@ -342,7 +352,7 @@ impl Db {
 
     fn note_new(&mut self, key: &[u8]) {
         if self.collect_events & EVENT_NEW != 0 {
-            self.events.push(("new", key.into()));
+            self.events.push((next_event_seq(), "new", key.into()));
         }
     }
 
@@ -384,6 +394,39 @@ impl Db {
             }
         };
         Some(entry)
+    }
+
+    /// A read lookup (Redis's lookupKeyRead): as `get`, and a miss is recorded as a
+    /// `keymiss` event when those are collected.
+    pub fn get_read(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
+        self.expire_if_due(key, now_ms);
+        let mode = self.access_mode;
+        match self.map.get_mut(key) {
+            Some(entry) => {
+                entry.access = match mode {
+                    AccessMode::Lru => lru_clock(now_ms),
+                    AccessMode::Lfu { log_factor, decay_minutes } => {
+                        let counter = lfu_decayed(entry.access, now_ms, decay_minutes);
+                        let counter = lfu_log_incr(counter, log_factor, &mut self.rng);
+                        (lfu_minutes(now_ms) << 8) | counter
+                    }
+                };
+                Some(entry)
+            }
+            None => {
+                if self.collect_events & EVENT_KEYMISS != 0 {
+                    self.events.push((next_event_seq(), "keymiss", key.into()));
+                }
+                None
+            }
+        }
+    }
+
+    /// Records a read that found no key (for lookups not made through `get_read`).
+    pub fn note_keymiss(&mut self, key: &[u8]) {
+        if self.collect_events & EVENT_KEYMISS != 0 {
+            self.events.push((next_event_seq(), "keymiss", key.into()));
+        }
     }
 
     /// Looks a key up without recording an access (Redis's LOOKUP_NOTOUCH).

@@ -88,6 +88,8 @@ pub struct Stats {
     pub dirty: AtomicU64,
     /// Keys removed by `maxmemory` eviction.
     pub evicted_keys: AtomicU64,
+    /// Child processes forked (snapshots, AOF rewrites), counted by the persistence layer.
+    pub total_forks: AtomicU64,
 }
 
 /// Facts about the hosting process that INFO reports; set once by the server.

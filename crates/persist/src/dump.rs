@@ -69,7 +69,7 @@ fn dump(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     let options = dump_options(ctx);
     let now = ctx.now_ms;
     let payload = ctx.db(args[1]).get(args[1], now).map(|e| create_payload(&e.value, &options));
-    ctx.hit(payload.is_some());
+    ctx.hit(args[1], payload.is_some());
     match payload {
         Some(p) => out.bulk(&p),
         None => out.null(),

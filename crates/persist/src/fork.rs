@@ -36,7 +36,10 @@ pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::
             // SAFETY: ends the child without running the parent's exit handlers.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) }
         }
-        pid => Ok(ChildPid(pid)),
+        pid => {
+            engine.stats.total_forks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(ChildPid(pid))
+        }
     }
 }
 

@@ -59,11 +59,16 @@ impl Drop for Server {
 
 /// Starts `binary` on `dir` with the AOF on; None if it exits instead (refused to load).
 fn start(binary: &Path, dir: &Path) -> Option<Server> {
+    start_with(binary, dir, &["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"])
+}
+
+/// Starts `binary` on `dir` with `args`; None if it exits instead (refused to load).
+fn start_with(binary: &Path, dir: &Path, args: &[&str]) -> Option<Server> {
     let port = free_port();
     let log = dir.join("server.log");
     let mut child = Command::new(binary)
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-        .args(["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always"])
+        .args(args)
         .args(["--dir", dir.to_str().unwrap(), "--logfile", log.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -273,4 +278,78 @@ fn describe(outcome: &Option<BTreeMap<Vec<u8>, String>>) -> &'static str {
     } else {
         "refused it"
     }
+}
+
+#[test]
+fn truncated_and_corrupted_rdb_files_get_the_same_outcome_as_redis() {
+    let Some(redis) = redis_binary() else { return };
+    let quince = quince_binary();
+    let golden = temp_dir("rdb-golden");
+    let rdb_args = ["--appendonly", "no"];
+    drop({
+        let server = start_with(&redis, &golden, &rdb_args).expect("redis starts");
+        run_workload(server.port);
+        let mut client = RawClient::connect(server.port);
+        for i in 0..200 {
+            client.call(&["HSET", "big-hash", &format!("field-{i}"), &"v".repeat(i % 70)]);
+            client.call(&["ZADD", "big-zset", &i.to_string(), &format!("member-{i}")]);
+        }
+        assert_eq!(client.call(&["SAVE"]), b"+OK\r\n");
+        server
+    });
+    let original = std::fs::read(golden.join("dump.rdb")).unwrap();
+    // The undamaged file loads into quince with Redis's contents.
+    let expected = {
+        let server = start_with(&redis, &golden, &rdb_args).expect("redis reloads its RDB");
+        contents(server.port)
+    };
+    let copy = temp_dir("rdb-copy");
+    std::fs::copy(golden.join("dump.rdb"), copy.join("dump.rdb")).unwrap();
+    let server = start_with(&quince, &copy, &rdb_args).expect("quince loads redis's RDB");
+    assert_eq!(contents(server.port), expected);
+    drop(server);
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let (mut loaded, mut refused) = (0, 0);
+    for case in 0..CASES {
+        let mut mutated = original.clone();
+        let what = if case % 2 == 0 {
+            let at = next(original.len() as u64) as usize;
+            mutated.truncate(at);
+            format!("truncated at {at}")
+        } else {
+            let at = next(original.len() as u64) as usize;
+            let bit = 1u8 << next(8);
+            mutated[at] ^= bit;
+            format!("byte {at} xor {bit:#x}")
+        };
+        let mut outcomes = Vec::new();
+        for (name, binary) in [("redis", &redis), ("quince", &quince)] {
+            let dir = temp_dir(&format!("rdb-case-{case}-{name}"));
+            std::fs::write(dir.join("dump.rdb"), &mutated).unwrap();
+            outcomes.push(start_with(binary, &dir, &rdb_args).map(|server| contents(server.port)));
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        assert_eq!(
+            outcomes[0].is_some(),
+            outcomes[1].is_some(),
+            "{what}: redis {} but quince {}",
+            describe(&outcomes[0]),
+            describe(&outcomes[1])
+        );
+        assert_eq!(outcomes[0], outcomes[1], "{what}: different contents after loading");
+        if outcomes[0].is_some() {
+            loaded += 1;
+        } else {
+            refused += 1;
+        }
+    }
+    eprintln!("{CASES} damaged RDB files: {loaded} loaded alike, {refused} refused alike");
+    let _ = std::fs::remove_dir_all(&golden);
+    let _ = std::fs::remove_dir_all(&copy);
 }

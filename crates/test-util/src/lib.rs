@@ -97,9 +97,11 @@ impl ServerProcess {
         for _attempt in 0..5 {
             let port = free_port();
             let mut cmd = Command::new(program);
-            // `--dir` first: a test's own `--dir` among `extra_args` wins.
-            cmd.args(["--dir", dir.to_str().expect("utf-8 temp dir")]);
+            // After `extra_args` (a config file must come first), unless the test chose its own.
             cmd.args(extra_args).args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
+            if !extra_args.contains(&"--dir") {
+                cmd.args(["--dir", dir.to_str().expect("utf-8 temp dir")]);
+            }
             cmd.stdout(Stdio::null()).stderr(Stdio::null());
             let mut child = cmd.spawn()?;
             let deadline = Instant::now() + Duration::from_secs(10);

@@ -90,7 +90,7 @@ fn lookup_read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, CmdError> {
         Some(Value::ZSet(_)) => Ok(true),
         Some(_) => Err(CmdError::WrongType),
     };
-    ctx.hit(found != Ok(false));
+    ctx.hit(key, found != Ok(false));
     found
 }
 

@@ -26,7 +26,7 @@ fn hash_of(entry: &Entry) -> Result<&HashValue, CmdError> {
 /// lookupKeyRead for a hash: records the access and a keyspace hit or miss.
 fn read_hash<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Result<Option<&'c HashValue>, CmdError> {
     let (engine, now) = (ctx.engine, ctx.now_ms);
-    let entry = ctx.db(key).get(key, now);
+    let entry = ctx.db(key).get_read(key, now);
     count_hit(engine, entry.is_some());
     entry.map(hash_of).transpose()
 }

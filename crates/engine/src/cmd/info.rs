@@ -204,8 +204,8 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
              instantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\n\
              expired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
-             pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\n\
-             tracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
+             pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:{}\r\n\
+             migrate_cached_sockets:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
              total_error_replies:{}\r\n",
                 load(&stats.total_connections_received),
                 load(&stats.total_commands_processed),
@@ -222,6 +222,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 engine.pubsub.count(crate::pubsub::Kind::Channel),
                 engine.pubsub.count(crate::pubsub::Kind::Pattern),
                 engine.pubsub.count(crate::pubsub::Kind::Shard),
+                engine.stats.total_forks.load(Ordering::Relaxed),
                 load(&engine.observe.errors.total),
             )
         }

@@ -77,9 +77,10 @@ fn normalize_index(index: i64, len: usize) -> Option<usize> {
     (0..len as i64).contains(&i).then_some(i as usize)
 }
 
-/// The list at `key` for reading (records the access), or WRONGTYPE.
-fn read<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ListValue>, CmdError> {
-    match db.get(key, now).map(|e| &e.value) {
+/// The value at `key` for reading (Redis's lookupKeyRead: the access recorded, a miss is
+/// a `keymiss` event), or WRONGTYPE.
+fn read_lookup<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ListValue>, CmdError> {
+    match db.get_read(key, now).map(|e| &e.value) {
         None => Ok(None),
         Some(Value::List(list)) => Ok(Some(list)),
         Some(_) => Err(CmdError::WrongType),
@@ -90,7 +91,7 @@ fn read<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ListValue
 /// another type is a hit).
 fn read_hit<'d>(ctx: &'d mut Ctx<'_>, key: &[u8]) -> Result<Option<&'d ListValue>, CmdError> {
     let (engine, now) = (ctx.engine, ctx.now_ms);
-    let list = read(ctx.db(key), key, now);
+    let list = read_lookup(ctx.db(key), key, now);
     crate::exec::count_hit(engine, !matches!(list, Ok(None)));
     list
 }

@@ -165,7 +165,7 @@ fn set_of(entry: &Entry) -> Result<&SetValue, CmdError> {
 /// lookupKeyRead for a set: records the access and a keyspace hit or miss.
 fn read_set<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Result<Option<&'c SetValue>, CmdError> {
     let (engine, now) = (ctx.engine, ctx.now_ms);
-    let entry = ctx.db(key).get(key, now);
+    let entry = ctx.db(key).get_read(key, now);
     count_hit(engine, entry.is_some());
     entry.map(set_of).transpose()
 }

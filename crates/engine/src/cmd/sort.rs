@@ -400,7 +400,7 @@ fn fetch(ctx: &mut Ctx<'_>, pattern: &[u8], element: &[u8]) -> Option<Found> {
         (Value::Hash(h), Some(f)) => h.iter().find(|(k, _)| *k == &f[..]).map(|(_, v)| Found::Bytes(v.to_vec())),
         _ => None,
     });
-    ctx.hit(found.is_some());
+    ctx.hit(&key, found.is_some());
     found.flatten()
 }
 
@@ -505,7 +505,7 @@ fn read_source(ctx: &mut Ctx<'_>, key: &[u8], record: bool) -> Result<Source, Cm
         Some(_) => Err(CmdError::WrongType),
     };
     if record {
-        ctx.hit(!matches!(source, Ok(Source::Missing)));
+        ctx.hit(key, !matches!(source, Ok(Source::Missing)));
     }
     source
 }

@@ -140,7 +140,7 @@ fn reply_get(ctx: &mut Ctx<'_>, key: &[u8], out: &mut dyn ReplySink) -> CmdResul
             true
         }
     };
-    ctx.hit(found);
+    ctx.hit(key, found);
     Ok(())
 }
 
@@ -270,7 +270,7 @@ fn getex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         None => None,
         Some(entry) => Some(as_str(entry)?.clone()),
     };
-    ctx.hit(value.is_some());
+    ctx.hit(key, value.is_some());
     let Some(value) = value else {
         out.null();
         return Ok(());
@@ -324,7 +324,7 @@ fn mget(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
                 false
             }
         };
-        ctx.hit(found);
+        ctx.hit(key, found);
     }
     Ok(())
 }
@@ -390,8 +390,10 @@ fn append(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
 
 /// STRLEN key — O(1).
 fn strlen(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let now = ctx.now_ms;
-    let len = match ctx.db(args[1]).get(args[1], now) {
+    let (engine, now) = (ctx.engine, ctx.now_ms);
+    let entry = ctx.db(args[1]).get_read(args[1], now);
+    crate::exec::count_hit(engine, entry.is_some());
+    let len = match entry {
         None => 0,
         Some(entry) => as_str(entry)?.len(),
     };
@@ -403,8 +405,10 @@ fn strlen(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
 fn getrange(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let mut start = parse_i64(args[2])?;
     let mut end = parse_i64(args[3])?;
-    let now = ctx.now_ms;
-    let Some(entry) = ctx.db(args[1]).get(args[1], now) else {
+    let (engine, now) = (ctx.engine, ctx.now_ms);
+    let entry = ctx.db(args[1]).get_read(args[1], now);
+    crate::exec::count_hit(engine, entry.is_some());
+    let Some(entry) = entry else {
         out.bulk(b"");
         return Ok(());
     };

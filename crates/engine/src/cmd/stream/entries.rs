@@ -454,7 +454,7 @@ fn xread_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, xre
     for (k, (&key, &id_arg)) in keys.iter().zip(id_args).enumerate() {
         let _ = k;
         let found = ctx.db(key).peek(key, now).is_some();
-        ctx.hit(found);
+        ctx.hit(key, found);
         let stream = match get(ctx.db(key), key, now) {
             Err(CmdError::WrongType) if serving && xreadgroup => {
                 return Err(CmdError::msg("UNBLOCKED the stream key no longer exists"));

@@ -61,7 +61,7 @@ fn get<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d mut Stream
 fn get_read<'d>(ctx: &'d mut Ctx<'_>, key: &[u8]) -> Result<Option<&'d mut StreamValue>, CmdError> {
     let now = ctx.now_ms;
     let found = ctx.db(key).peek(key, now).is_some();
-    ctx.hit(found);
+    ctx.hit(key, found);
     get(ctx.db(key), key, now)
 }
 

@@ -25,9 +25,10 @@ use crate::types::zset::{LexBound, LexRange, ScoreRange};
 use crate::types::ZSetValue;
 use quince_resp::Protocol;
 
-/// The sorted set at `key` for reading (records the access), or WRONGTYPE.
-fn read<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ZSetValue>, CmdError> {
-    match db.get(key, now).map(|e| &e.value) {
+/// The value at `key` for reading (Redis's lookupKeyRead: the access recorded, a miss is
+/// a `keymiss` event), or WRONGTYPE.
+fn read_lookup<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ZSetValue>, CmdError> {
+    match db.get_read(key, now).map(|e| &e.value) {
         None => Ok(None),
         Some(Value::ZSet(z)) => Ok(Some(z)),
         Some(_) => Err(CmdError::WrongType),
@@ -38,7 +39,7 @@ fn read<'d>(db: &'d mut Db, key: &[u8], now: i64) -> Result<Option<&'d ZSetValue
 /// another type is a hit).
 fn read_hit<'d>(ctx: &'d mut Ctx<'_>, key: &[u8]) -> Result<Option<&'d ZSetValue>, CmdError> {
     let (engine, now) = (ctx.engine, ctx.now_ms);
-    let zset = read(ctx.db(key), key, now);
+    let zset = read_lookup(ctx.db(key), key, now);
     crate::exec::count_hit(engine, !matches!(zset, Ok(None)));
     zset
 }

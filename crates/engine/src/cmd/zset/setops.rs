@@ -71,7 +71,7 @@ fn load(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<HashMap<Bytes, f64>, CmdError> 
         Some(Value::Set(s)) => s.iter().map(|m| (Bytes::from(&m[..]), 1.0)).collect(),
         Some(_) => return Err(CmdError::WrongType),
     };
-    ctx.hit(found);
+    ctx.hit(key, found);
     Ok(members)
 }
 
