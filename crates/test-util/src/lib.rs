@@ -51,6 +51,13 @@ fn answering_pid(port: u16) -> Option<u32> {
 
 /// Waits (until `deadline`) while the server on `port` answers `-LOADING` (it accepts
 /// connections before its dataset is loaded).
+/// For a server that doesn't say who it is: ours if our process is still running a moment
+/// later (a server that failed to bind exits at once).
+fn started_by_us(child: &mut Child) -> bool {
+    std::thread::sleep(Duration::from_millis(200));
+    matches!(child.try_wait(), Ok(None))
+}
+
 fn wait_until_loaded(port: u16, deadline: Instant) {
     while Instant::now() < deadline {
         let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return };
@@ -109,8 +116,12 @@ impl ServerProcess {
                 if TcpStream::connect(("127.0.0.1", port)).is_ok() {
                     // Another test's server may have taken the same "free" port first: make
                     // sure the one answering is ours before handing it out.
+                    // A server that doesn't answer INFO (a password) is taken for ours only
+                    // while our process lives: if it exited, the port was someone else's.
                     match answering_pid(port) {
                         Some(pid) if pid != child.id() => break,
+                        None if !matches!(child.try_wait(), Ok(None)) => break,
+                        None if !started_by_us(&mut child) => break,
                         _ => {
                             wait_until_loaded(port, deadline);
                             return Ok(Self { child, port, name, dir });
