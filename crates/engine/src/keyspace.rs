@@ -383,16 +383,8 @@ impl Db {
 
     pub fn get_mut(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
         self.expire_if_due(key, now_ms);
-        let mode = self.access_mode;
         let entry = self.map.get_mut(key)?;
-        entry.access = match mode {
-            AccessMode::Lru => lru_clock(now_ms),
-            AccessMode::Lfu { log_factor, decay_minutes } => {
-                let counter = lfu_decayed(entry.access, now_ms, decay_minutes);
-                let counter = lfu_log_incr(counter, log_factor, &mut self.rng);
-                (lfu_minutes(now_ms) << 8) | counter
-            }
-        };
+        entry.access = touched(entry.access, self.access_mode, now_ms, &mut self.rng);
         Some(entry)
     }
 
@@ -403,14 +395,7 @@ impl Db {
         let mode = self.access_mode;
         match self.map.get_mut(key) {
             Some(entry) => {
-                entry.access = match mode {
-                    AccessMode::Lru => lru_clock(now_ms),
-                    AccessMode::Lfu { log_factor, decay_minutes } => {
-                        let counter = lfu_decayed(entry.access, now_ms, decay_minutes);
-                        let counter = lfu_log_incr(counter, log_factor, &mut self.rng);
-                        (lfu_minutes(now_ms) << 8) | counter
-                    }
-                };
+                entry.access = touched(entry.access, mode, now_ms, &mut self.rng);
                 Some(entry)
             }
             None => {
@@ -722,6 +707,19 @@ impl Db {
             }
         }
         (sampled, expired)
+    }
+}
+
+/// A key's access field after an access: the LRU clock, or the LFU counter decayed and
+/// incremented (Redis's updateLFU).
+fn touched(access: u32, mode: AccessMode, now_ms: i64, rng: &mut Rng) -> u32 {
+    match mode {
+        AccessMode::Lru => lru_clock(now_ms),
+        AccessMode::Lfu { log_factor, decay_minutes } => {
+            let counter = lfu_decayed(access, now_ms, decay_minutes);
+            let counter = lfu_log_incr(counter, log_factor, rng);
+            (lfu_minutes(now_ms) << 8) | counter
+        }
     }
 }
 

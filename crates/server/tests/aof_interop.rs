@@ -217,7 +217,6 @@ fn each_server_loads_the_others_aof_with_the_same_contents() {
 #[test]
 fn truncated_and_corrupted_aofs_get_the_same_outcome_as_redis() {
     let Some(redis) = redis_binary() else { return };
-    let quince = quince_binary();
     let golden = temp_dir("golden");
     drop({
         let server = start(&redis, &golden).expect("redis starts");
@@ -225,54 +224,19 @@ fn truncated_and_corrupted_aofs_get_the_same_outcome_as_redis() {
         server
     });
     let original = std::fs::read(incr_file(&golden)).unwrap();
-    let mut rng = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |n: u64| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng % n
-    };
-    let (mut loaded, mut refused) = (0, 0);
-    for case in 0..CASES {
-        let mut mutated = original.clone();
-        let what = if case % 2 == 0 {
-            let at = next(original.len() as u64) as usize;
-            mutated.truncate(at);
-            format!("truncated at {at}")
-        } else {
-            let at = next(original.len() as u64) as usize;
-            let bit = 1u8 << next(8);
-            mutated[at] ^= bit;
-            format!("byte {at} xor {bit:#x}")
-        };
-        let mut outcomes = Vec::new();
-        for (name, binary) in [("redis", &redis), ("quince", &quince)] {
-            let dir = temp_dir(&format!("case-{case}-{name}"));
-            copy_dir(&golden, &dir);
-            std::fs::write(incr_file(&dir), &mutated).unwrap();
-            let outcome = start(binary, &dir).map(|server| contents(server.port));
-            outcomes.push(outcome);
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        assert_eq!(
-            outcomes[0].is_some(),
-            outcomes[1].is_some(),
-            "{what}: redis {} but quince {}",
-            describe(&outcomes[0]),
-            describe(&outcomes[1])
-        );
-        assert_eq!(outcomes[0], outcomes[1], "{what}: different contents after loading");
-        if outcomes[0].is_some() {
-            loaded += 1;
-        } else {
-            refused += 1;
-        }
-    }
+    let (loaded, refused) = compare_damaged(&original, 0x2545_f491_4f6c_dd1d, |case, mutated, name, binary| {
+        let dir = temp_dir(&format!("case-{case}-{name}"));
+        copy_dir(&golden, &dir);
+        std::fs::write(incr_file(&dir), mutated).unwrap();
+        let outcome = start(binary, &dir).map(|server| contents(server.port));
+        let _ = std::fs::remove_dir_all(&dir);
+        outcome
+    });
     eprintln!("{CASES} damaged AOFs: {loaded} loaded alike, {refused} refused alike");
     let _ = std::fs::remove_dir_all(&golden);
 }
 
-fn describe(outcome: &Option<BTreeMap<Vec<u8>, String>>) -> &'static str {
+fn describe(outcome: &Outcome) -> &'static str {
     if outcome.is_some() {
         "loaded it"
     } else {
@@ -308,7 +272,33 @@ fn truncated_and_corrupted_rdb_files_get_the_same_outcome_as_redis() {
     let server = start_with(&quince, &copy, &rdb_args).expect("quince loads redis's RDB");
     assert_eq!(contents(server.port), expected);
     drop(server);
-    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let (loaded, refused) = compare_damaged(&original, 0x9e37_79b9_7f4a_7c15, |case, mutated, name, binary| {
+        let dir = temp_dir(&format!("rdb-case-{case}-{name}"));
+        std::fs::write(dir.join("dump.rdb"), mutated).unwrap();
+        let outcome = start_with(binary, &dir, &rdb_args).map(|server| contents(server.port));
+        let _ = std::fs::remove_dir_all(&dir);
+        outcome
+    });
+    eprintln!("{CASES} damaged RDB files: {loaded} loaded alike, {refused} refused alike");
+    let _ = std::fs::remove_dir_all(&golden);
+    let _ = std::fs::remove_dir_all(&copy);
+}
+
+/// What a server made of a damaged file: its contents, or None when it refused to start.
+type Outcome = Option<BTreeMap<Vec<u8>, String>>;
+
+/// `CASES` damaged copies of `original` (half truncated at a random offset, half with one
+/// random bit flipped), each loaded by redis-server and by quince through `load(case, bytes,
+/// name, binary)`: both must refuse, or both load the same contents. Returns (loaded,
+/// refused) counts.
+fn compare_damaged(
+    original: &[u8],
+    seed: u64,
+    mut load: impl FnMut(usize, &[u8], &str, &Path) -> Outcome,
+) -> (usize, usize) {
+    let Some(redis) = redis_binary() else { return (0, 0) };
+    let quince = quince_binary();
+    let mut rng = seed;
     let mut next = |n: u64| {
         rng ^= rng << 13;
         rng ^= rng >> 7;
@@ -317,7 +307,7 @@ fn truncated_and_corrupted_rdb_files_get_the_same_outcome_as_redis() {
     };
     let (mut loaded, mut refused) = (0, 0);
     for case in 0..CASES {
-        let mut mutated = original.clone();
+        let mut mutated = original.to_vec();
         let what = if case % 2 == 0 {
             let at = next(original.len() as u64) as usize;
             mutated.truncate(at);
@@ -328,13 +318,10 @@ fn truncated_and_corrupted_rdb_files_get_the_same_outcome_as_redis() {
             mutated[at] ^= bit;
             format!("byte {at} xor {bit:#x}")
         };
-        let mut outcomes = Vec::new();
-        for (name, binary) in [("redis", &redis), ("quince", &quince)] {
-            let dir = temp_dir(&format!("rdb-case-{case}-{name}"));
-            std::fs::write(dir.join("dump.rdb"), &mutated).unwrap();
-            outcomes.push(start_with(binary, &dir, &rdb_args).map(|server| contents(server.port)));
-            let _ = std::fs::remove_dir_all(&dir);
-        }
+        let outcomes: Vec<Outcome> = [("redis", &redis), ("quince", &quince)]
+            .into_iter()
+            .map(|(name, binary)| load(case, &mutated, name, binary))
+            .collect();
         assert_eq!(
             outcomes[0].is_some(),
             outcomes[1].is_some(),
@@ -349,7 +336,5 @@ fn truncated_and_corrupted_rdb_files_get_the_same_outcome_as_redis() {
             refused += 1;
         }
     }
-    eprintln!("{CASES} damaged RDB files: {loaded} loaded alike, {refused} refused alike");
-    let _ = std::fs::remove_dir_all(&golden);
-    let _ = std::fs::remove_dir_all(&copy);
+    (loaded, refused)
 }
