@@ -91,6 +91,8 @@ pub struct Layer {
     pub replicas: crate::replica::Replicas,
     /// The link to our master when we are a replica (REPLICAOF).
     master: Mutex<Option<crate::master_link::MasterLink>>,
+    /// `master` is set: checked on every command before taking its lock.
+    is_replica: AtomicBool,
     /// The engine, for threads the layer starts (the link to a master).
     engine: std::sync::OnceLock<std::sync::Weak<Engine>>,
     logger: Logger,
@@ -153,6 +155,7 @@ impl Layer {
             refusing: AtomicBool::new(false),
             replicas: crate::replica::Replicas::default(),
             master: Mutex::new(None),
+            is_replica: AtomicBool::new(false),
             engine: std::sync::OnceLock::new(),
             logger,
         })
@@ -168,6 +171,7 @@ impl Layer {
     pub fn replicaof(&self, target: Option<(String, u16)>) -> Result<&'static str, String> {
         let mut master = self.master.lock();
         let Some((host, port)) = target else {
+            self.is_replica.store(false, Ordering::SeqCst);
             if let Some(link) = master.take() {
                 link.stop();
                 self.log(LogLevel::Notice, "MASTER MODE enabled (user request)");
@@ -188,6 +192,7 @@ impl Layer {
         // Our own replicas must resync with the new history (Redis's disconnectSlaves).
         self.replicas.disconnect_all();
         *master = Some(crate::master_link::MasterLink::start(engine, host.clone(), port, self.logger.clone()));
+        self.is_replica.store(true, Ordering::SeqCst);
         self.log(LogLevel::Notice, &format!("REPLICAOF {host}:{port} enabled (user request)"));
         Ok("OK")
     }
@@ -877,6 +882,9 @@ impl Persistence for Layer {
     }
 
     fn role_refusal(&self, engine: &Engine, write: bool, stale_ok: bool) -> Option<String> {
+        if !self.is_replica.load(Ordering::Relaxed) {
+            return None;
+        }
         let master = self.master.lock();
         let link = master.as_ref()?;
         let (read_only, serve_stale) = {
