@@ -56,6 +56,9 @@ pub struct Client {
     effects: Effects,
 }
 
+/// A command a handler recorded as its effect: database, arguments, for replicas only.
+type LoggedCommand = (usize, Vec<Vec<u8>>, bool);
+
 /// A key a client WATCHes.
 #[derive(Debug, Clone)]
 pub struct WatchedKey {
@@ -137,7 +140,7 @@ pub struct Ctx<'a> {
     /// A persistence layer records write effects (see `propagate_as`).
     propagating: bool,
     /// What to log instead of the command itself: (database, command) in order.
-    propagation: Option<Vec<(usize, Vec<Vec<u8>>)>>,
+    propagation: Option<Vec<LoggedCommand>>,
     /// Log the command even though it counted no change.
     force_propagation: bool,
     /// Some locked table has `expiry_suspended` set (an obeying client).
@@ -201,7 +204,17 @@ impl<'a> Ctx<'a> {
     pub fn propagate_in<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A]) {
         if self.propagating {
             let command = args.iter().map(|a| a.as_ref().to_vec()).collect();
-            self.propagation.get_or_insert_with(Vec::new).push((db, command));
+            self.propagation.get_or_insert_with(Vec::new).push((db, command, false));
+        }
+    }
+
+    /// Records `args` for the replication stream only, not the append-only file (PUBLISH,
+    /// as Redis's forceCommandPropagation(c, PROPAGATE_REPL)).
+    pub fn propagate_to_replicas<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        if self.propagating {
+            let db = self.client.db;
+            let command = args.iter().map(|a| a.as_ref().to_vec()).collect();
+            self.propagation.get_or_insert_with(Vec::new).push((db, command, true));
         }
     }
 
@@ -245,8 +258,12 @@ impl<'a> Ctx<'a> {
         let script = crate::cmd::scripting::is_script_command(args[0]);
         match self.propagation.take() {
             Some(commands) => {
-                for (db, command) in commands {
-                    effects.push(db, &command);
+                for (db, command, replicas_only) in commands {
+                    if replicas_only {
+                        effects.push_for_replicas(db, &command);
+                    } else {
+                        effects.push(db, &command);
+                    }
                 }
             }
             None if (wrote || self.force_propagation) && !script => effects.push(self.client.db, args),

@@ -112,8 +112,8 @@ const NO_FILES: &str = "ERR persistence is not enabled";
 #[derive(Debug, Default, Clone)]
 pub struct Effects {
     buf: Vec<u8>,
-    /// (database, end offset in `buf`) per command.
-    ops: Vec<(usize, usize)>,
+    /// (database, end offset in `buf`, for replicas only) per command.
+    ops: Vec<(usize, usize, bool)>,
     /// From a transaction or script: more than one op must be applied atomically (the
     /// layer wraps them in MULTI/EXEC, as Redis's propagatePendingCommands does).
     pub atomic: bool,
@@ -123,19 +123,32 @@ impl Effects {
     /// Appends one command for database `db`.
     pub fn push<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A]) {
         quince_resp::encode_command(&mut self.buf, args);
-        self.ops.push((db, self.buf.len()));
+        self.ops.push((db, self.buf.len(), false));
     }
 
-    /// The commands in order: (database, RESP bytes).
+    /// Appends a command only replicas get, not the append-only file (PUBLISH, as Redis's
+    /// PROPAGATE_REPL).
+    pub fn push_for_replicas<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A]) {
+        quince_resp::encode_command(&mut self.buf, args);
+        self.ops.push((db, self.buf.len(), true));
+    }
+
+    /// The commands for the append-only file, in order: (database, RESP bytes).
     pub fn ops(&self) -> impl Iterator<Item = (usize, &[u8])> {
+        self.all_ops().filter(|op| !op.2).map(|(db, bytes, _)| (db, bytes))
+    }
+
+    /// Every command, replicas-only ones included: (database, RESP bytes, replicas only).
+    pub fn all_ops(&self) -> impl Iterator<Item = (usize, &[u8], bool)> {
         let mut start = 0;
-        self.ops.iter().map(move |&(db, end)| {
+        self.ops.iter().map(move |&(db, end, replicas_only)| {
             let op = &self.buf[start..end];
             start = end;
-            (db, op)
+            (db, op, replicas_only)
         })
     }
 
+    /// Commands, replicas-only ones included.
     pub fn len(&self) -> usize {
         self.ops.len()
     }
@@ -144,7 +157,8 @@ impl Effects {
         self.ops.is_empty()
     }
 
-    /// Whether a consumer must wrap these in MULTI/EXEC.
+    /// Whether a consumer must wrap its commands in MULTI/EXEC: decided on all of them, for
+    /// the append-only file too (Redis's propagatePendingCommands counts every op).
     pub fn needs_wrap(&self) -> bool {
         self.atomic && self.ops.len() > 1
     }

@@ -61,7 +61,7 @@ impl Replicas {
         self.count.store(list.len(), std::sync::atomic::Ordering::SeqCst);
         for replica in list.iter_mut() {
             let mut out = Vec::new();
-            crate::aof::writer::encode_effects(effects, &mut replica.selected_db, &mut out);
+            crate::aof::writer::encode_effects_for_replicas(effects, &mut replica.selected_db, &mut out);
             replica.handle.push_output(&out);
         }
     }

@@ -136,6 +136,12 @@ const WORKLOAD: &[&[&str]] = &[
     &["HINCRBYFLOAT", "h", "g", "2.5"],
     &["ZADD", "z", "1", "a"],
     &["XADD", "x", "1-1", "f", "v"],
+    // PUBLISH reaches replicas (not the AOF), alone, in a transaction and in a script.
+    &["PUBLISH", "ch", "msg"],
+    &["MULTI"],
+    &["PUBLISH", "bla", "bla"],
+    &["EXEC"],
+    &["EVAL", "redis.call('set', KEYS[1], 'v'); redis.call('publish', 'ch', 'x'); return 1", "1", "p"],
     &["FLUSHDB"],
 ];
 

@@ -235,8 +235,22 @@ impl AofWriter {
 /// around a transaction's or script's several commands, the SELECT of the first before
 /// MULTI (as Redis 7.0's feedAppendOnlyFile and propagatePendingCommands write them).
 pub fn encode_effects(effects: &Effects, selected_db: &mut Option<usize>, out: &mut Vec<u8>) {
-    let wrap = effects.needs_wrap();
-    for (index, (db, command)) in effects.ops().enumerate() {
+    encode_ops(effects.ops(), effects.needs_wrap(), selected_db, out);
+}
+
+/// As `encode_effects`, for the replication stream: replicas-only commands (PUBLISH) too.
+pub fn encode_effects_for_replicas(effects: &Effects, selected_db: &mut Option<usize>, out: &mut Vec<u8>) {
+    let ops = effects.all_ops().map(|(db, bytes, _)| (db, bytes));
+    encode_ops(ops, effects.needs_wrap(), selected_db, out);
+}
+
+fn encode_ops<'a>(
+    ops: impl Iterator<Item = (usize, &'a [u8])>,
+    wrap: bool,
+    selected_db: &mut Option<usize>,
+    out: &mut Vec<u8>,
+) {
+    for (index, (db, command)) in ops.enumerate() {
         if *selected_db != Some(db) {
             quince_resp::encode_command(out, &[&b"SELECT"[..], db.to_string().as_bytes()]);
             *selected_db = Some(db);
