@@ -513,33 +513,34 @@ impl Engine {
     /// and the transaction writes, or memory is out and it may grow it (processCommand's
     /// checks on EXEC with the transaction's flags).
     fn exec_refusal(&self, queued: &[Vec<Vec<u8>>], obey: bool) -> Option<String> {
-        let flag_of = |name: &str| {
-            queued.iter().any(|command| {
-                let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
-                matches!(self.table.resolve(&args), Resolved::Found(spec) if spec.has_flag(name))
-            })
-        };
-        let writes = flag_of("write");
+        // The transaction's flags, in one pass (Redis keeps them while queueing): whether it
+        // writes, may grow memory, or holds a command not allowed on a stale replica.
+        let (mut writes, mut denies_oom, mut stale_ok) = (false, false, true);
+        for command in queued {
+            let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
+            if let Resolved::Found(spec) = self.table.resolve(&args) {
+                writes |= spec.has_flag("write");
+                denies_oom |= self.command_denies_oom(spec, &args);
+                stale_ok &= spec.has_flag("stale");
+            }
+        }
+        // Redis's processCommand order: OOM (evicting first, for every EXEC), MISCONF,
+        // NOREPLICAS, then the replica role (READONLY, MASTERDOWN).
+        if self.out_of_memory() && denies_oom {
+            return Some(crate::evict::OOM_ERROR.to_string());
+        }
         if writes {
             if let Some(line) = self.persistence().and_then(|p| p.write_refusal()) {
                 return Some(line);
             }
+            if !self.enough_good_replicas() {
+                return Some(crate::cmd::scripting::NOREPLICAS_ERROR.to_string());
+            }
         }
-        // Any queued command not allowed on a stale replica makes the whole EXEC stale.
-        let stale_ok = !queued.iter().any(|command| {
-            let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
-            matches!(self.table.resolve(&args), Resolved::Found(spec) if !spec.has_flag("stale"))
-        });
         if !obey {
             if let Some(line) = self.persistence().and_then(|p| p.role_refusal(self, writes, stale_ok)) {
                 return Some(line);
             }
-        }
-        if self.out_of_memory() && queued.iter().any(|cmd| self.queued_denies_oom(cmd)) {
-            return Some(crate::evict::OOM_ERROR.to_string());
-        }
-        if writes && !self.enough_good_replicas() {
-            return Some(crate::cmd::scripting::NOREPLICAS_ERROR.to_string());
         }
         None
     }
@@ -761,11 +762,6 @@ impl Engine {
             let _gate = self.exec_gate.read();
             self.serve_ready(ready);
         }
-    }
-
-    fn queued_denies_oom(&self, command: &[Vec<u8>]) -> bool {
-        let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
-        matches!(self.table.resolve(&args), Resolved::Found(spec) if self.command_denies_oom(spec, &args))
     }
 
     /// DISCARD (and RESET, disconnect): drops the queue and the watched keys.

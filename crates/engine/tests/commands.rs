@@ -282,7 +282,7 @@ fn function_libraries_restore_from_code() {
     };
     assert_eq!(h.run(&["FUNCTION", "LOAD", &lib("a", "fa", 1)]), bulk("a"));
     assert_eq!(h.run(&["FUNCTION", "LOAD", &lib("b", "fb", 2)]), bulk("b"));
-    let codes = h.engine.function_library_codes();
+    let codes = h.engine.scripting.library_codes();
     assert_eq!(codes.len(), 2);
     assert_eq!(h.run(&["FUNCTION", "FLUSH"]), ok());
     h.engine.restore_function_libraries(&codes, Policy::Append).unwrap();

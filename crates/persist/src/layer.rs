@@ -767,9 +767,9 @@ impl Layer {
         state.temp_incr = None;
     }
 
-    /// DEBUG LOADAOF / RELOAD: every key of every database and every function library
-    /// removed (Redis's emptyData without EMPTYDB_NOFUNCTIONS).
-    fn empty_dataset(engine: &Engine) {
+    /// DEBUG LOADAOF / RELOAD, a replica's full sync: every key of every database and every
+    /// function library removed (Redis's emptyData without EMPTYDB_NOFUNCTIONS).
+    pub(crate) fn empty_dataset(engine: &Engine) {
         for mut shard in engine.keyspace.lock_all() {
             for db in shard.dbs.iter_mut() {
                 db.clear();

@@ -93,12 +93,7 @@ fn follow(
     {
         // The dataset is replaced at one point: no command runs meanwhile.
         let _gate = engine.exclusive();
-        for mut shard in engine.keyspace.lock_all() {
-            for db in shard.dbs.iter_mut() {
-                db.clear();
-            }
-        }
-        engine.scripting.flush_libraries();
+        crate::layer::Layer::empty_dataset(engine);
         let options = crate::rdb::LoadOptions { skip_expired: false, ..crate::rdb::LoadOptions::default() };
         crate::rdb::load_snapshot(engine, &snapshot[..], &options, &mut |_, _| {})
             .map_err(|e| format!("loading the master's snapshot: {e}"))?;

@@ -1417,12 +1417,6 @@ pub enum FunctionRestorePolicy {
 }
 
 impl Engine {
-    /// The code of every loaded function library, in library name order: what FUNCTION
-    /// DUMP and a snapshot save (one RDB_OPCODE_FUNCTION2 string each).
-    pub fn function_library_codes(&self) -> Vec<Vec<u8>> {
-        self.scripting.libraries.lock().libs.values().map(|l| l.code.clone()).collect()
-    }
-
     /// Loads function libraries from their code, all or nothing (FUNCTION RESTORE, loading
     /// a snapshot), as Redis's functionRestoreCommand and libraryJoin do. The error is the
     /// reply line (`ERR Library x already exists`, a compile error ...).
@@ -1610,7 +1604,7 @@ fn load_library(
 
 impl Scripting {
     /// The code of every loaded function library (the `#!lua name=...` payload FUNCTION
-    /// LOAD was given), in library name order: what an RDB snapshot saves.
+    /// LOAD was given), in library name order: what FUNCTION DUMP and snapshots save.
     pub fn library_codes(&self) -> Vec<Vec<u8>> {
         self.libraries.lock().libs.values().map(|lib| lib.code.clone()).collect()
     }
@@ -1673,7 +1667,7 @@ fn function_delete(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
 /// format (the persistence layer encodes it, as DUMP's).
 fn function_dump(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
-    let codes = ctx.engine.function_library_codes();
+    let codes = ctx.engine.scripting.library_codes();
     out.bulk(&layer.function_payload(ctx.engine, &codes).map_err(CmdError::msg)?);
     Ok(())
 }
