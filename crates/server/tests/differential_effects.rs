@@ -40,7 +40,8 @@ impl Persistence for Recorder {
         let mut log = self.log.lock().unwrap();
         let ops: Vec<Logged> = effects.ops().map(|(db, resp)| (db, decode_one(resp))).collect();
         if effects.needs_wrap() {
-            log.push((ops[0].0, vec![b"MULTI".to_vec()]));
+            let first_db = effects.all_ops().next().map_or(0, |(db, _, _)| db);
+            log.push((first_db, vec![b"MULTI".to_vec()]));
         }
         let last_db = ops.last().map(|(db, _)| *db).unwrap_or(0);
         log.extend(ops);

@@ -93,13 +93,6 @@ impl AofWriter {
         self.appended.fetch_add(added, Ordering::SeqCst);
     }
 
-    /// Appends raw bytes (a command already encoded) without SELECT bookkeeping.
-    pub fn append_raw(&self, bytes: &[u8]) {
-        let mut pending = self.pending.lock();
-        pending.buf.extend_from_slice(bytes);
-        self.appended.fetch_add(bytes.len() as u64, Ordering::SeqCst);
-    }
-
     /// Whether a reply about to be sent may depend on writes not yet as durable as the
     /// policy promises (always: fsynced; otherwise: written to the kernel).
     pub fn behind(&self) -> bool {
@@ -232,32 +225,37 @@ impl AofWriter {
 
 /// Appends one write's effects as a command stream (the AOF's and the replication
 /// stream's format): SELECT when the database differs from `selected_db`, and MULTI/EXEC
-/// around a transaction's or script's several commands, the SELECT of the first before
-/// MULTI (as Redis 7.0's feedAppendOnlyFile and propagatePendingCommands write them).
+/// around a transaction's or script's several commands, MULTI after the SELECT of the first
+/// one (as Redis 7.0's feedAppendOnlyFile and propagatePendingCommands write them). The AOF
+/// leaves out replicas-only commands (PUBLISH) but not the MULTI/EXEC they count toward.
 pub fn encode_effects(effects: &Effects, selected_db: &mut Option<usize>, out: &mut Vec<u8>) {
-    encode_ops(effects.ops(), effects.needs_wrap(), selected_db, out);
+    encode_ops(effects, false, selected_db, out);
 }
 
-/// As `encode_effects`, for the replication stream: replicas-only commands (PUBLISH) too.
+/// As `encode_effects`, for the replication stream: replicas-only commands included.
 pub fn encode_effects_for_replicas(effects: &Effects, selected_db: &mut Option<usize>, out: &mut Vec<u8>) {
-    let ops = effects.all_ops().map(|(db, bytes, _)| (db, bytes));
-    encode_ops(ops, effects.needs_wrap(), selected_db, out);
+    encode_ops(effects, true, selected_db, out);
 }
 
-fn encode_ops<'a>(
-    ops: impl Iterator<Item = (usize, &'a [u8])>,
-    wrap: bool,
-    selected_db: &mut Option<usize>,
-    out: &mut Vec<u8>,
-) {
-    for (index, (db, command)) in ops.enumerate() {
+fn encode_ops(effects: &Effects, replicas: bool, selected_db: &mut Option<usize>, out: &mut Vec<u8>) {
+    let mut select = |db: usize, out: &mut Vec<u8>| {
         if *selected_db != Some(db) {
             quince_resp::encode_command(out, &[&b"SELECT"[..], db.to_string().as_bytes()]);
             *selected_db = Some(db);
         }
-        if wrap && index == 0 {
-            quince_resp::encode_command(out, &[&b"MULTI"[..]]);
+    };
+    let wrap = effects.needs_wrap();
+    if wrap {
+        if let Some((db, _, _)) = effects.all_ops().next() {
+            select(db, out);
         }
+        quince_resp::encode_command(out, &[&b"MULTI"[..]]);
+    }
+    for (db, command, replicas_only) in effects.all_ops() {
+        if replicas_only && !replicas {
+            continue;
+        }
+        select(db, out);
         out.extend_from_slice(command);
     }
     if wrap {
@@ -298,5 +296,22 @@ mod tests {
              *2\r\n$3\r\nDEL\r\n$1\r\nk\r\n*1\r\n$4\r\nEXEC\r\n"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn replicas_only_commands_skip_the_aof_but_count_for_the_wrap() {
+        let mut effects = Effects::default();
+        effects.atomic = true;
+        effects.push(0, &["SET", "k", "v"]);
+        effects.push_for_replicas(0, &["PUBLISH", "ch", "m"]);
+        let (mut aof, mut replica) = (Vec::new(), Vec::new());
+        encode_effects(&effects, &mut None, &mut aof);
+        encode_effects_for_replicas(&effects, &mut None, &mut replica);
+        let select = "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n";
+        let (multi, exec) = ("*1\r\n$5\r\nMULTI\r\n", "*1\r\n$4\r\nEXEC\r\n");
+        let set = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
+        let publish = "*3\r\n$7\r\nPUBLISH\r\n$2\r\nch\r\n$1\r\nm\r\n";
+        assert_eq!(String::from_utf8(aof).unwrap(), format!("{select}{multi}{set}{exec}"));
+        assert_eq!(String::from_utf8(replica).unwrap(), format!("{select}{multi}{set}{publish}{exec}"));
     }
 }
