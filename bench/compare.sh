@@ -5,52 +5,61 @@
 # on another (CLIENT_CPU, default 1) against each server alternately, one test at a time,
 # so each server's CPU time can be charged to the test that used it (from /proc/PID/stat).
 #
-# Usage: bench/compare.sh [-t set,get,incr] [-n 200000] [-c 50] [-P "1 16"] [-r ROUNDS]
+# Usage: bench/compare.sh [-t set,get,incr] [-n 200000] [-c 50] [-P "1 16"] [-r ROUNDS] [-o DIR]
 #   -t  redis-benchmark tests (comma separated)      default: set,get,incr
 #   -n  requests per test                            default: 200000
 #   -c  parallel connections                         default: 50
 #   -P  pipeline depths to run, space separated      default: "1 16"
 #   -r  alternating rounds per test (best is kept)   default: 1
-# Environment: QUINCE_THREADS (default 1, same core budget as redis), SERVER_CPU,
-# CLIENT_CPU, NO_BUILD=1 to reuse target/release/quince-server, SERVER_ARGS for settings
-# given to both servers (e.g. "--appendonly yes --appendfsync always"; each server gets its
-# own temporary --dir).
+#   -o  report directory, or "none" for no files     default: bench/results
+# Environment: QUINCE_BIN (default target/release/quince-server, built first unless
+# NO_BUILD=1; a QUINCE_BIN given explicitly is never built), QUINCE_THREADS (default 1, same
+# core budget as redis), SERVER_CPU, CLIENT_CPU, SERVER_ARGS for settings given to both
+# servers (e.g. "--appendonly yes --appendfsync always"; each server gets its own temporary
+# --dir).
 # Output: a Markdown table on stdout: rps, p50 and p99 (ms) per server, the quince/redis
 # throughput ratio, and server CPU microseconds per request with its quince/redis ratio.
+# Unless -o none, also DIR/YYYY-MM-DD-HHMM-compare.md (machine facts, settings, the table),
+# DIR/YYYY-MM-DD-HHMM-compare.svg (the two ratios as a bar chart, from bench/chart.py) and
+# DIR/LATEST.md linking the newest reports.
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
+CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_CPU CLIENT_CPU SERVER_ARGS" "$0" "$@")
 
-TESTS=set,get,incr; REQUESTS=200000; CLIENTS=50; PIPELINES="1 16"; ROUNDS=1
-while getopts "t:n:c:P:r:h" opt; do
+TESTS=set,get,incr; REQUESTS=200000; CLIENTS=50; PIPELINES="1 16"; ROUNDS=1; OUT=""
+while getopts "t:n:c:P:r:o:h" opt; do
   case $opt in
     t) TESTS=$OPTARG ;; n) REQUESTS=$OPTARG ;; c) CLIENTS=$OPTARG ;;
-    P) PIPELINES=$OPTARG ;; r) ROUNDS=$OPTARG ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    P) PIPELINES=$OPTARG ;; r) ROUNDS=$OPTARG ;; o) OUT=$OPTARG ;;
+    *) sed -n '2,24p' "$0"; exit 2 ;;
   esac
 done
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 QUINCE_THREADS=${QUINCE_THREADS:-1}
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-for tool in redis-server redis-benchmark redis-cli taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y redis-server redis-tools util-linux)" >&2; exit 1; }
-done
-if [ "${NO_BUILD:-0}" != 1 ]; then
-  (cd "$root" && cargo build --release -p quince-server >&2)
+need_tools redis-server redis-benchmark redis-cli taskset python3
+OUT=${OUT:-$root/bench/results}
+if [ -z "${QUINCE_BIN:-}" ]; then
+  QUINCE_BIN=$root/target/release/quince-server
+  if [ "${NO_BUILD:-0}" != 1 ]; then
+    (cd "$root" && cargo build --release -p quince-server >&2)
+  fi
 fi
-QUINCE_BIN=$root/target/release/quince-server
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ready() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "server on $1 did not start" >&2; exit 1; }
+quince_bin_check "$QUINCE_BIN"
+if [ "$OUT" != none ]; then mkdir -p "$OUT"; fi
 
 QPORT=$(free_port); RPORT=$(free_port)
-QDIR=$(mktemp -d); RDIR=$(mktemp -d)
+QDIR=$(mktemp -d); RDIR=$(mktemp -d); WORK=$(mktemp -d)
+QPID=""; RPID=""
+trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR" "$WORK"' EXIT
 read -r -a EXTRA <<< "${SERVER_ARGS:-}"
 taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" "${EXTRA[@]}" >/dev/null 2>&1 &
 QPID=$!
 taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$RDIR" "${EXTRA[@]}" >/dev/null 2>&1 &
 RPID=$!
-trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR"' EXIT
 wait_ready "$QPORT"; wait_ready "$RPORT"
 
 TICK_US=$((1000000 / $(getconf CLK_TCK)))
@@ -69,13 +78,21 @@ run_one() {
 
 best() { sort -k1 -g -r | head -n 1; }
 
-echo "# quince vs redis-server ($(redis-server --version | awk '{print $3}'))"
+REDIS_VERSION=$(redis-server --version | awk '{print $3}' | sed 's/^v=//')
+SETTINGS="requests=$REQUESTS clients=$CLIENTS servers on cpu $SERVER_CPU (quince --threads $QUINCE_THREADS), redis-benchmark on cpu $CLIENT_CPU, best of $ROUNDS round(s)"
+if [ -n "${SERVER_ARGS:-}" ]; then SETTINGS="$SETTINGS, SERVER_ARGS: $SERVER_ARGS"; fi
+TABLE=$WORK/table.md; TSV=$WORK/ratios.tsv
+echo "# quince vs redis-server ($REDIS_VERSION)"
 echo
-echo "requests=$REQUESTS clients=$CLIENTS servers on cpu $SERVER_CPU (quince --threads $QUINCE_THREADS), redis-benchmark on cpu $CLIENT_CPU, best of $ROUNDS round(s)"
+echo "$SETTINGS"
 echo
-echo "| test | P | quince rps | redis rps | rps ratio | quince p50/p99 ms | redis p50/p99 ms | quince CPU us/req | redis CPU us/req | CPU ratio |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+{
+  echo "| test | P | quince rps | redis rps | rps ratio | quince p50/p99 ms | redis p50/p99 ms | quince CPU us/req | redis CPU us/req | CPU ratio |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+} | tee "$TABLE"
+printf 'test\tthroughput ratio quince/redis (higher: quince faster)\tCPU per request ratio quince/redis (lower: quince cheaper)\n' > "$TSV"
 for pipeline in $PIPELINES; do
+  if [ "$pipeline" = 1 ]; then printf '## no pipelining (P=1)\n' >> "$TSV"; else printf '## pipeline %s (P=%s)\n' "$pipeline" "$pipeline" >> "$TSV"; fi
   for test in ${TESTS//,/ }; do
     q=""; r=""
     for _ in $(seq "$ROUNDS"); do
@@ -85,9 +102,38 @@ for pipeline in $PIPELINES; do
     read -r qrps qp50 qp99 qcpu <<<"$(printf '%s' "$q" | best)"
     read -r rrps rp50 rp99 rcpu <<<"$(printf '%s' "$r" | best)"
     awk -v t="$test" -v p="$pipeline" -v qr="$qrps" -v rr="$rrps" -v q50="$qp50" -v q99="$qp99" \
-        -v r50="$rp50" -v r99="$rp99" -v qc="$qcpu" -v rc="$rcpu" 'BEGIN {
+        -v r50="$rp50" -v r99="$rp99" -v qc="$qcpu" -v rc="$rcpu" -v tsv="$TSV" 'BEGIN {
       cr = (rc > 0) ? sprintf("%.2f", qc / rc) : "n/a";
-      if (qr == 0 || rr == 0) { printf "| %s | %s | %s | %s | error | | | | | |\n", t, p, qr, rr; exit }
-      printf "| %s | %s | %.0f | %.0f | %.2f | %s / %s | %s / %s | %.2f | %.2f | %s |\n", t, p, qr, rr, qr / rr, q50, q99, r50, r99, qc, rc, cr }'
+      if (qr == 0 || rr == 0) {
+        printf "| %s | %s | %s | %s | error | | | | | |\n", t, p, qr, rr
+        printf "%s\tn/a\tn/a\n", t >> tsv
+        exit
+      }
+      printf "| %s | %s | %.0f | %.0f | %.2f | %s / %s | %s / %s | %.2f | %.2f | %s |\n", t, p, qr, rr, qr / rr, q50, q99, r50, r99, qc, rc, cr
+      printf "%s\t%.2f\t%s\n", t, qr / rr, cr >> tsv }' | tee -a "$TABLE"
   done
 done
+
+[ "$OUT" != none ] || exit 0
+base=$(stamp)-compare
+python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = same as redis-server" \
+  --title "quince vs redis-server $REDIS_VERSION: throughput and CPU per request" \
+  --subtitle "$SETTINGS" \
+  --note "CPU per request: server user+system time from /proc/PID/stat (10 ms ticks) over the requests of the test." \
+  "$TSV"
+{
+  echo "# quince vs redis-server $REDIS_VERSION: throughput, latency, CPU per request"
+  echo
+  machine_facts "$QUINCE_BIN"
+  echo
+  echo "Command: \`$CMDLINE\`"
+  echo
+  echo "Settings: $SETTINGS. Environment: QUINCE_BIN=$QUINCE_BIN QUINCE_THREADS=$QUINCE_THREADS SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU SERVER_ARGS=\"${SERVER_ARGS:-}\"."
+  echo "tests=$TESTS pipelines=\"$PIPELINES\". p50/p99 are redis-benchmark's latency percentiles; CPU us/req is the server's user+system time from /proc/PID/stat (10 ms ticks) divided by the requests of the test."
+  echo
+  cat "$TABLE"
+  echo
+  echo "![throughput and CPU-per-request ratios, quince/redis-server]($base.svg)"
+} > "$OUT/$base.md"
+write_latest "$OUT"
+echo "report: $OUT/$base.md, chart: $OUT/$base.svg" >&2

@@ -1,0 +1,82 @@
+# shellcheck shell=bash
+# Shared helpers for bench/compare.sh, bench/memory.sh and bench/scaling.sh (sourced, not run).
+# Expects $root (the repository root) to be set by the caller.
+: "${root:?set root before sourcing bench/lib.sh}"
+
+need_tools() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y redis-server redis-tools util-linux)" >&2; exit 1; }
+  done
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+wait_ready() {
+  local _
+  for _ in $(seq 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+  echo "server on $1 did not start" >&2; exit 1
+}
+
+_bench_quote() {
+  if [[ $1 =~ ^[A-Za-z0-9_./,:=+@%-]+$ ]]; then printf '%s' "$1"; else printf "'%s'" "${1//\'/\'\\\'\'}"; fi
+}
+
+# command_line "VAR1 VAR2" ARGS...: the command as typed, prefixed by those variables that
+# are set in the environment, quoted for a shell only where needed.
+command_line() {
+  local vars=$1 v out="" a; shift
+  for v in $vars; do
+    if [ -n "${!v+x}" ]; then out+="$v=$(_bench_quote "${!v}") "; fi
+  done
+  for a in "$@"; do out+="$(_bench_quote "$a") "; done
+  printf '%s' "${out% }"
+}
+
+# Report file stamp, UTC: YYYY-MM-DD-HHMM.
+stamp() { date -u +%Y-%m-%d-%H%M; }
+
+# quince_bin_check PATH: exit with a hint when the binary is missing.
+quince_bin_check() {
+  [ -x "$1" ] || { echo "quince binary $1 not found or not executable (build it or set QUINCE_BIN)" >&2; exit 1; }
+}
+
+# machine_facts QUINCE_BIN: a Markdown bullet list describing the machine and the binaries.
+machine_facts() {
+  local bin=$1 cpu commit
+  cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null || true)" ]; then commit="$commit (dirty)"; fi
+  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "- host: $(nproc) cpus, ${cpu:-unknown cpu}, kernel $(uname -r)"
+  echo "- redis-server: $(redis-server --version | awk '{print $3}' | sed 's/^v=//')"
+  echo "- quince: checkout at commit $commit; binary \`$bin\` (modified $(date -u -r "$bin" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$bin" | cut -c1-12))"
+}
+
+# write_latest DIR: (re)write DIR/LATEST.md linking the newest report of each kind in DIR.
+write_latest() {
+  local dir=$1 kind newest f
+  {
+    echo "# Latest benchmark reports"
+    echo
+    echo "Written by the scripts in \`bench/\` (see \`docs/benchmarks.md\`); newest of each kind in this directory."
+    echo
+    for kind in compare scaling memory; do
+      newest=""
+      for f in "$dir"/????-??-??-????-"$kind".md; do  # glob order is sorted: the last is the newest
+        [ -e "$f" ] && newest=${f##*/}
+      done
+      [ -n "$newest" ] || continue
+      case $kind in
+        compare) echo "- Throughput, latency and CPU per request vs redis-server (\`bench/compare.sh\`): [${newest}](${newest})" ;;
+        scaling) echo "- Throughput with 1 and 2 threads and load generators (\`bench/scaling.sh\`): [${newest}](${newest})" ;;
+        memory)  echo "- Memory per dataset vs redis-server (\`bench/memory.sh\`): [${newest}](${newest})" ;;
+      esac
+      if [ -f "$dir/${newest%.md}.svg" ]; then
+        echo
+        echo "  ![${kind} chart](${newest%.md}.svg)"
+        echo
+      fi
+    done
+  } > "$dir/LATEST.md"
+}
