@@ -33,7 +33,7 @@ while getopts "t:n:c:P:r:o:h" opt; do
   case $opt in
     t) TESTS=$OPTARG ;; n) REQUESTS=$OPTARG ;; c) CLIENTS=$OPTARG ;;
     P) PIPELINES=$OPTARG ;; r) ROUNDS=$OPTARG ;; o) OUT=$OPTARG ;;
-    *) sed -n '2,24p' "$0"; exit 2 ;;
+    *) usage ;;
   esac
 done
 SERVER_CPU=${SERVER_CPU:-0}

@@ -3,6 +3,9 @@
 # Expects $root (the repository root) to be set by the caller.
 : "${root:?set root before sourcing bench/lib.sh}"
 
+# usage: print the calling script's header comment (its help) and exit 2.
+usage() { awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 2; }
+
 need_tools() {
   local tool
   for tool in "$@"; do
