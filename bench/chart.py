@@ -9,10 +9,11 @@ Input (stdin or a file): tab-separated lines.
     above the groups that follow it).
 
 Usage: chart.py [--title T] [--subtitle S] [--ref 1.0 [--ref-label L]] [--format ratio|si]
-                [--note N]... [-o out.svg] [in.tsv]
+                [--note N]... [--per-section] [-o out.svg] [in.tsv]
   --ref     draw a dashed reference line at this value (e.g. 1.0 for ratios), named L in the legend
   --format  value labels: "ratio" (two decimals, default) or "si" (1.16M, 79.7k)
   --note    a line of text under the chart (repeatable)
+  --per-section  give every section its own value scale (e.g. unpipelined vs pipelined rps)
 """
 import argparse
 import math
@@ -76,7 +77,7 @@ def text(x, y, s, size=13, anchor="start", extra=""):
             f'stroke="white" stroke-width="3" paint-order="stroke" {extra}>{escape(s)}</text>')
 
 
-def render(series, items, title, subtitle, ref, ref_label, style, notes):
+def render(series, items, title, subtitle, ref, ref_label, style, notes, per_section=False):
     width = 960
     label_w = 170
     x0, x1 = label_w + 10, width - 70
@@ -103,55 +104,67 @@ def render(series, items, title, subtitle, ref, ref_label, style, notes):
             head.append(f'<line x1="{lx:.1f}" y1="{ly + 7}" x2="{lx + 14:.1f}" y2="{ly + 7}" stroke="{color}" stroke-width="2" stroke-dasharray="4,2"/>')
         head.append(text(lx + 19, ly + 12, name))
         lx += ew
-    axis_y = ly + 40  # tick labels above the plot
-    plot_top = axis_y + 6
-
-    values = [v for it in items if it[0] == "group" for v in it[2] if v is not None]
-    vmax = max(values + [ref or 0, 0.0]) or 1.0
-    if ref:
-        vmax = max(vmax, ref * 1.25)
-    step = nice_step(vmax * 1.08)
-    xmax = step * math.ceil(vmax * 1.08 / step)
-
-    def sx(v):
-        return x0 + (x1 - x0) * (v / xmax)
-
-    out = []
-    y = plot_top + 8
+    # Blocks: a section heading (or none) and its groups; each block gets its own axis labels
+    # and, with per_section, its own scale.
+    blocks = []
     for it in items:
-        if it[0] == "section":
-            out.append(text(10, y + 14, it[1], 14, extra='font-weight="bold"'))
+        if it[0] == "section" or not blocks:
+            blocks.append([it[1] if it[0] == "section" else None, []])
+        if it[0] == "group":
+            blocks[-1][1].append(it)
+
+    def scale_for(groups):
+        values = [v for g in groups for v in g[2] if v is not None]
+        vmax = max(values + [ref or 0, 0.0]) or 1.0
+        if ref:
+            vmax = max(vmax, ref * 1.25)
+        step = nice_step(vmax * 1.08)
+        return step, step * math.ceil(vmax * 1.08 / step)
+
+    global_scale = scale_for([g for blk in blocks for g in blk[1]])
+    out, grid = [], []
+    y = ly + 28
+    for bi, (heading, groups) in enumerate(blocks):
+        step, xmax = scale_for(groups) if per_section else global_scale
+
+        def sx(v, xmax=xmax):
+            return x0 + (x1 - x0) * (v / xmax)
+
+        if heading is not None:
+            out.append(text(10, y + 14, heading, 14, extra='font-weight="bold"'))
             out.append(f'<line x1="10" y1="{y + 19}" x2="{x1}" y2="{y + 19}" stroke="#999" stroke-width="0.8"/>')
             y += section_h
-            continue
-        _, label, vals = it
-        n = len(vals)
-        gh = n * bar_h + (n - 1) * bar_gap
-        out.append(text(label_w, y + gh / 2 + 5, label, 13, "end"))
-        for i, v in enumerate(vals):
-            by = y + i * (bar_h + bar_gap)
-            if v is None:
-                out.append(text(x0 + 4, by + bar_h - 3, "n/a", 11, extra='fill="#888"'))
-                continue
-            w = max(sx(v) - x0, 0.5)
-            out.append(f'<rect x="{x0}" y="{by}" width="{w:.1f}" height="{bar_h}" fill="{COLORS[i % len(COLORS)]}"/>')
-            out.append(text(x0 + w + 4, by + bar_h - 3, fmt(v, style), 11.5))
-        y += gh + group_gap
-    plot_bottom = y - group_gap + 8
-
-    grid = []
-    k = 0
-    while k * step <= xmax + 1e-9:
-        t = k * step
-        gx = sx(t)
-        grid.append(f'<line x1="{gx:.1f}" y1="{plot_top}" x2="{gx:.1f}" y2="{plot_bottom}" stroke="#e3e3e3" stroke-width="1"/>')
-        for ty in (axis_y, plot_bottom + 16):
-            grid.append(text(gx, ty, tick_label(t, style), 11, "middle", 'fill="#555"'))
-        k += 1
-    grid.append(f'<line x1="{x0}" y1="{plot_top}" x2="{x0}" y2="{plot_bottom}" stroke="#333" stroke-width="1"/>')
-    if ref:
-        rx = sx(ref)
-        grid.append(f'<line x1="{rx:.1f}" y1="{plot_top}" x2="{rx:.1f}" y2="{plot_bottom}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6,3"/>')
+        axis_y = y + 10  # tick labels above the block
+        block_top = axis_y + 6
+        y = block_top + 6
+        for _, label, vals in groups:
+            n = len(vals)
+            gh = n * bar_h + (n - 1) * bar_gap
+            out.append(text(label_w, y + gh / 2 + 5, label, 13, "end"))
+            for i, v in enumerate(vals):
+                by = y + i * (bar_h + bar_gap)
+                if v is None:
+                    out.append(text(x0 + 4, by + bar_h - 3, "n/a", 11, extra='fill="#888"'))
+                    continue
+                w = max(sx(v) - x0, 0.5)
+                out.append(f'<rect x="{x0}" y="{by}" width="{w:.1f}" height="{bar_h}" fill="{COLORS[i % len(COLORS)]}"/>')
+                out.append(text(x0 + w + 4, by + bar_h - 3, fmt(v, style), 11.5))
+            y += gh + group_gap
+        block_bottom = y - group_gap + 6
+        last = bi == len(blocks) - 1
+        k = 0
+        while k * step <= xmax + 1e-9:
+            gx = sx(k * step)
+            grid.append(f'<line x1="{gx:.1f}" y1="{block_top}" x2="{gx:.1f}" y2="{block_bottom}" stroke="#e3e3e3" stroke-width="1"/>')
+            for ty in (axis_y, block_bottom + 16) if last else (axis_y,):
+                grid.append(text(gx, ty, tick_label(k * step, style), 11, "middle", 'fill="#555"'))
+            k += 1
+        grid.append(f'<line x1="{x0}" y1="{block_top}" x2="{x0}" y2="{block_bottom}" stroke="#333" stroke-width="1"/>')
+        if ref:
+            rx = sx(ref)
+            grid.append(f'<line x1="{rx:.1f}" y1="{block_top}" x2="{rx:.1f}" y2="{block_bottom}" stroke="#c00" stroke-width="1.5" stroke-dasharray="6,3"/>')
+        y = block_bottom + (10 if not last else 0)
+    plot_bottom = y
 
     foot = []
     fy = plot_bottom + 40
@@ -176,6 +189,7 @@ def main():
     ap.add_argument("--ref-label", default="")
     ap.add_argument("--format", choices=("ratio", "si"), default="ratio")
     ap.add_argument("--note", action="append", default=[])
+    ap.add_argument("--per-section", action="store_true")
     a = ap.parse_args()
     if a.input:
         with open(a.input) as f:
@@ -183,7 +197,7 @@ def main():
     else:
         lines = sys.stdin.readlines()
     series, items = parse(lines)
-    svg = render(series, items, a.title, a.subtitle, a.ref, a.ref_label, a.format, a.note)
+    svg = render(series, items, a.title, a.subtitle, a.ref, a.ref_label, a.format, a.note, a.per_section)
     if a.output:
         with open(a.output, "w") as f:
             f.write(svg)
