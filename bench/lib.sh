@@ -58,11 +58,11 @@ machine_facts() {
 
 # write_latest DIR: (re)write DIR/LATEST.md linking the newest report of each kind in DIR.
 write_latest() {
-  local dir=$1 kind newest f
+  local dir=$1 kind newest f found=0 others=""
   {
     echo "# Latest benchmark reports"
     echo
-    echo "Written by the scripts in \`bench/\` (see \`docs/benchmarks.md\`); newest of each kind in this directory."
+    echo "Written by the scripts in \`bench/\` (see \`docs/benchmarks.md\`); the newest report of each kind in this directory."
     echo
     for kind in compare scaling memory; do
       newest=""
@@ -70,6 +70,7 @@ write_latest() {
         [ -e "$f" ] && newest=${f##*/}
       done
       [ -n "$newest" ] || continue
+      found=1
       case $kind in
         compare) echo "- Throughput, latency and CPU per request vs redis-server (\`bench/compare.sh\`): [${newest}](${newest})" ;;
         scaling) echo "- Throughput with 1 and 2 threads and load generators (\`bench/scaling.sh\`): [${newest}](${newest})" ;;
@@ -81,5 +82,17 @@ write_latest() {
         echo
       fi
     done
+    if [ "$found" = 0 ]; then
+      echo "No report from \`bench/compare.sh\`, \`bench/scaling.sh\` or \`bench/memory.sh\` yet."
+    fi
+    for f in "$dir"/*.md; do
+      [ -e "$f" ] || continue
+      case ${f##*/} in LATEST.md | ????-??-??-????-compare.md | ????-??-??-????-scaling.md | ????-??-??-????-memory.md) continue ;; esac
+      others+="[${f##*/}](${f##*/}), "
+    done
+    if [ -n "$others" ]; then
+      echo
+      echo "Earlier results, written by hand: ${others%, }."
+    fi
   } > "$dir/LATEST.md"
 }
