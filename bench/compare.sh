@@ -55,6 +55,7 @@ QPORT=$(free_port); RPORT=$(free_port)
 QDIR=$(mktemp -d); RDIR=$(mktemp -d); WORK=$(mktemp -d)
 QPID=""; RPID=""
 trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR" "$WORK"' EXIT
+trap 'exit 130' INT; trap 'exit 143' TERM
 read -r -a EXTRA <<< "${SERVER_ARGS:-}"
 taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" "${EXTRA[@]}" >/dev/null 2>&1 &
 QPID=$!

@@ -61,6 +61,7 @@ stop_servers() {
   rm -rf "$QDIR" "$RDIR"
 }
 trap 'stop_servers; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT; trap 'exit 143' TERM
 
 start_servers() {
   QPORT=$(free_port); RPORT=$(free_port)

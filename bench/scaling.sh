@@ -62,6 +62,7 @@ stop_server() {
   SDIR=""
 }
 trap 'stop_server; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT; trap 'exit 143' TERM
 
 # start_server CONFIG: sets PORT and SPID.
 start_server() {
