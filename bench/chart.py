@@ -9,11 +9,12 @@ Input (stdin or a file): tab-separated lines.
     above the groups that follow it).
 
 Usage: chart.py [--title T] [--subtitle S] [--ref 1.0 [--ref-label L]] [--format ratio|si]
-                [--note N]... [--per-section] [-o out.svg] [in.tsv]
+                [--note N]... [--per-section] [--max M] [-o out.svg] [in.tsv]
   --ref     draw a dashed reference line at this value (e.g. 1.0 for ratios), named L in the legend
   --format  value labels: "ratio" (two decimals, default) or "si" (1.16M, 79.7k)
   --note    a line of text under the chart (repeatable)
   --per-section  give every section its own value scale (e.g. unpipelined vs pipelined rps)
+  --max     end the value axis here at most; longer bars are cut (notched, value marked »)
 """
 import argparse
 import math
@@ -77,7 +78,7 @@ def text(x, y, s, size=13, anchor="start", extra=""):
             f'stroke="white" stroke-width="3" paint-order="stroke" {extra}>{escape(s)}</text>')
 
 
-def render(series, items, title, subtitle, ref, ref_label, style, notes, per_section=False):
+def render(series, items, title, subtitle, ref, ref_label, style, notes, per_section=False, cap=None):
     width = 960
     label_w = 170
     x0, x1 = label_w + 10, width - 70
@@ -116,6 +117,8 @@ def render(series, items, title, subtitle, ref, ref_label, style, notes, per_sec
     def scale_for(groups):
         values = [v for g in groups for v in g[2] if v is not None]
         vmax = max(values + [ref or 0, 0.0]) or 1.0
+        if cap:
+            vmax = min(vmax, cap)
         if ref:
             vmax = max(vmax, ref * 1.25)
         step = nice_step(vmax * 1.08)
@@ -146,9 +149,12 @@ def render(series, items, title, subtitle, ref, ref_label, style, notes, per_sec
                 if v is None:
                     out.append(text(x0 + 4, by + bar_h - 3, "n/a", 11, extra='fill="#888"'))
                     continue
-                w = max(sx(v) - x0, 0.5)
+                clipped = v > xmax
+                w = max(sx(min(v, xmax)) - x0, 0.5)
                 out.append(f'<rect x="{x0}" y="{by}" width="{w:.1f}" height="{bar_h}" fill="{COLORS[i % len(COLORS)]}"/>')
-                out.append(text(x0 + w + 4, by + bar_h - 3, fmt(v, style), 11.5))
+                if clipped:  # a white notch marks a bar cut at the axis end
+                    out.append(f'<path d="M{x0 + w - 14:.1f},{by - 1} l6,{bar_h + 2} M{x0 + w - 8:.1f},{by - 1} l6,{bar_h + 2}" stroke="white" stroke-width="2.5"/>')
+                out.append(text(x0 + w + 4, by + bar_h - 3, fmt(v, style) + (" »" if clipped else ""), 11.5, extra='font-weight="bold"' if clipped else ""))
             y += gh + group_gap
         block_bottom = y - group_gap + 6
         last = bi == len(blocks) - 1
@@ -190,6 +196,7 @@ def main():
     ap.add_argument("--format", choices=("ratio", "si"), default="ratio")
     ap.add_argument("--note", action="append", default=[])
     ap.add_argument("--per-section", action="store_true")
+    ap.add_argument("--max", type=float)
     a = ap.parse_args()
     if a.input:
         with open(a.input) as f:
@@ -197,7 +204,7 @@ def main():
     else:
         lines = sys.stdin.readlines()
     series, items = parse(lines)
-    svg = render(series, items, a.title, a.subtitle, a.ref, a.ref_label, a.format, a.note, a.per_section)
+    svg = render(series, items, a.title, a.subtitle, a.ref, a.ref_label, a.format, a.note, a.per_section, a.max)
     if a.output:
         with open(a.output, "w") as f:
             f.write(svg)

@@ -117,7 +117,7 @@ done
 
 [ "$OUT" != none ] || exit 0
 base=$(stamp)-compare
-python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = same as redis-server" \
+python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = same as redis-server" --max 2 \
   --title "quince vs redis-server $REDIS_VERSION: throughput and CPU per request" \
   --subtitle "$SETTINGS" \
   --note "CPU per request: server user+system time from /proc/PID/stat (10 ms ticks) over the requests of the test." \

@@ -94,5 +94,5 @@ write_latest() {
       echo
       echo "Earlier results, written by hand: ${others%, }."
     fi
-  } > "$dir/LATEST.md"
+  } | cat -s > "$dir/LATEST.md"
 }

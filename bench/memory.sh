@@ -214,7 +214,7 @@ fi
 
 [ "$OUT" != none ] || exit 0
 base=$(stamp)-memory
-python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = same as redis-server" \
+python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = same as redis-server" --max 8 \
   --title "quince vs redis-server $REDIS_VERSION: memory growth per dataset, quince/redis" \
   --subtitle "$SETTINGS" \
   --note "RSS: VmRSS from /proc/PID/status; used_memory: INFO memory. Growth = after loading - before, fresh servers per dataset." \
