@@ -41,6 +41,31 @@ pub const COMMAND_FLAG_NAMES: &[&str] = &[
     "allow_busy",
 ];
 
+/// Command flag bits, one per name of `COMMAND_FLAG_NAMES` in its order (a test checks),
+/// for `CommandSpec::has_flag` on the hot path without comparing names.
+pub mod flags {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const MODULE: u32 = 1 << 3;
+    pub const ADMIN: u32 = 1 << 4;
+    pub const PUBSUB: u32 = 1 << 5;
+    pub const NOSCRIPT: u32 = 1 << 6;
+    pub const BLOCKING: u32 = 1 << 7;
+    pub const LOADING: u32 = 1 << 8;
+    pub const STALE: u32 = 1 << 9;
+    pub const SKIP_MONITOR: u32 = 1 << 10;
+    pub const SKIP_SLOWLOG: u32 = 1 << 11;
+    pub const ASKING: u32 = 1 << 12;
+    pub const FAST: u32 = 1 << 13;
+    pub const NO_AUTH: u32 = 1 << 14;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 15;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 16;
+    pub const NO_MULTI: u32 = 1 << 17;
+    pub const MOVABLEKEYS: u32 = 1 << 18;
+    pub const ALLOW_BUSY: u32 = 1 << 19;
+}
+
 /// ACL categories, in Redis's order.
 pub const ACL_CATEGORY_NAMES: &[&str] = &[
     "keyspace",
@@ -500,8 +525,10 @@ impl CommandSpec {
         bits(KEY_FLAG_NAMES, names, "key flag")
     }
 
-    pub fn has_flag(&self, name: &str) -> bool {
-        self.flags & flag(name) != 0
+    /// `flag` is one of `flags::*` (or several or-ed: any of them).
+    #[inline]
+    pub fn has_flag(&self, flag: u32) -> bool {
+        self.flags & flag != 0
     }
 
     /// The legacy (first, last, step) triple of COMMAND INFO, merged from the key specs as
@@ -883,4 +910,39 @@ pub enum Resolved<'t> {
     Found(&'t CommandSpec),
     UnknownSubcommand(&'t CommandSpec),
     Unknown,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_constants_follow_the_flag_names() {
+        let constants = [
+            flags::WRITE,
+            flags::READONLY,
+            flags::DENYOOM,
+            flags::MODULE,
+            flags::ADMIN,
+            flags::PUBSUB,
+            flags::NOSCRIPT,
+            flags::BLOCKING,
+            flags::LOADING,
+            flags::STALE,
+            flags::SKIP_MONITOR,
+            flags::SKIP_SLOWLOG,
+            flags::ASKING,
+            flags::FAST,
+            flags::NO_AUTH,
+            flags::NO_MANDATORY_KEYS,
+            flags::NO_ASYNC_LOADING,
+            flags::NO_MULTI,
+            flags::MOVABLEKEYS,
+            flags::ALLOW_BUSY,
+        ];
+        assert_eq!(constants.len(), COMMAND_FLAG_NAMES.len());
+        for (constant, name) in constants.iter().zip(COMMAND_FLAG_NAMES) {
+            assert_eq!(*constant, flag(name), "{name}");
+        }
+    }
 }

@@ -164,12 +164,21 @@ impl<'a> Ctx<'a> {
     pub fn db_at(&mut self, key: &[u8], db: usize) -> &mut Db {
         let suspend = self.obeying();
         self.expiry_suspended |= suspend;
-        let shard = self.engine.keyspace.shard_of(key);
-        let (_, guard) = self
-            .locked
-            .iter_mut()
-            .find(|(s, _)| *s == shard)
-            .unwrap_or_else(|| panic!("command {} touched an undeclared key", self.spec.name));
+        // PERF: with one shard locked (most commands), a declared key can only be in it:
+        // no second slot hash per lookup.
+        let guard = if self.locked.len() == 1 {
+            debug_assert_eq!(self.locked[0].0, self.engine.keyspace.shard_of(key), "undeclared key");
+            &mut self.locked[0].1
+        } else {
+            let shard = self.engine.keyspace.shard_of(key);
+            let spec_name = &self.spec.name;
+            let (_, guard) = self
+                .locked
+                .iter_mut()
+                .find(|(s, _)| *s == shard)
+                .unwrap_or_else(|| panic!("command {spec_name} touched an undeclared key"));
+            guard
+        };
         let db = &mut guard.dbs[db];
         db.access_mode = self.access_mode;
         let log = if self.propagating { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
@@ -492,18 +501,22 @@ impl Engine {
     /// it) while persistence fails (MISCONF), anything not flagged `loading` while loading.
     fn state_refusal(&self, spec: &CommandSpec, obey: bool) -> Option<String> {
         if let Some(layer) = self.persistence() {
-            if spec.has_flag("write") || spec.name == "ping" {
+            if spec.has_flag(crate::command::flags::WRITE) || spec.name == "ping" {
                 if let Some(line) = layer.write_refusal() {
                     return Some(line);
                 }
             }
             if !obey {
-                if let Some(line) = layer.role_refusal(self, spec.has_flag("write"), spec.has_flag("stale")) {
+                if let Some(line) = layer.role_refusal(
+                    self,
+                    spec.has_flag(crate::command::flags::WRITE),
+                    spec.has_flag(crate::command::flags::STALE),
+                ) {
                     return Some(line);
                 }
             }
         }
-        if self.is_loading() && !spec.has_flag("loading") {
+        if self.is_loading() && !spec.has_flag(crate::command::flags::LOADING) {
             return Some("LOADING Redis is loading the dataset in memory".into());
         }
         None
@@ -519,9 +532,9 @@ impl Engine {
         for command in queued {
             let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
             if let Resolved::Found(spec) = self.table.resolve(&args) {
-                writes |= spec.has_flag("write");
+                writes |= spec.has_flag(crate::command::flags::WRITE);
                 denies_oom |= self.command_denies_oom(spec, &args);
-                stale_ok &= spec.has_flag("stale");
+                stale_ok &= spec.has_flag(crate::command::flags::STALE);
             }
         }
         // Redis's processCommand order: OOM (evicting first, for every EXEC), MISCONF,
@@ -585,7 +598,8 @@ impl Engine {
             Resolved::Found(spec) => Some(spec),
             _ => None,
         };
-        let gate = self.wait_gate(exclusive, || resolved().is_some_and(|spec| spec.has_flag("allow_busy")));
+        let gate = self
+            .wait_gate(exclusive, || resolved().is_some_and(|spec| spec.has_flag(crate::command::flags::ALLOW_BUSY)));
         if gate.is_none() {
             self.reject(resolved(), out, self.scripting.busy_error());
         }
@@ -597,10 +611,11 @@ impl Engine {
     fn wait_gate(&self, exclusive: bool, allow_busy: impl Fn() -> bool) -> Option<Gate<'_>> {
         let wait = std::time::Duration::from_millis(5);
         loop {
+            // PERF: the uncontended case first: the timed attempts read the clock.
             let gate = if exclusive {
-                self.exec_gate.try_write_for(wait).map(Gate::Exclusive)
+                self.exec_gate.try_write().or_else(|| self.exec_gate.try_write_for(wait)).map(Gate::Exclusive)
             } else {
-                self.exec_gate.try_read_for(wait).map(Gate::Shared)
+                self.exec_gate.try_read().or_else(|| self.exec_gate.try_read_for(wait)).map(Gate::Shared)
             };
             if gate.is_some() {
                 return gate;
@@ -682,7 +697,7 @@ impl Engine {
             self.reject(Some(spec), out, crate::evict::OOM_ERROR);
             return true;
         }
-        if !self.enough_good_replicas() && spec.has_flag("write") {
+        if !self.enough_good_replicas() && spec.has_flag(crate::command::flags::WRITE) {
             client.multi_error = true;
             self.reject(Some(spec), out, crate::cmd::scripting::NOREPLICAS_ERROR);
             return true;
@@ -692,7 +707,7 @@ impl Engine {
             self.reject(Some(spec), out, &line);
             return true;
         }
-        if spec.has_flag("no_multi") {
+        if spec.has_flag(crate::command::flags::NO_MULTI) {
             client.multi_error = true;
             self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
             return true;
@@ -704,7 +719,7 @@ impl Engine {
         }
         // While a script is busy, commands are refused before they could be queued, as
         // in Redis's processCommand, and the transaction is flagged.
-        if !spec.has_flag("allow_busy") && self.scripting.busy(self.clock.now_ms()) {
+        if !spec.has_flag(crate::command::flags::ALLOW_BUSY) && self.scripting.busy(self.clock.now_ms()) {
             client.multi_error = true;
             self.reject(Some(spec), out, self.scripting.busy_error());
             return true;
@@ -877,7 +892,7 @@ impl Engine {
             self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
             return;
         }
-        if !client.authenticated && !spec.has_flag("no_auth") {
+        if !client.authenticated && !spec.has_flag(crate::command::flags::NO_AUTH) {
             self.reject(Some(spec), out, "NOAUTH Authentication required.");
             return;
         }
@@ -888,7 +903,11 @@ impl Engine {
             self.reject(Some(spec), out, crate::evict::OOM_ERROR);
             return;
         }
-        if !client.in_exec && !client.in_script && !self.enough_good_replicas() && spec.has_flag("write") {
+        if !client.in_exec
+            && !client.in_script
+            && !self.enough_good_replicas()
+            && spec.has_flag(crate::command::flags::WRITE)
+        {
             self.reject(Some(spec), out, crate::cmd::scripting::NOREPLICAS_ERROR);
             return;
         }
@@ -951,7 +970,7 @@ impl Engine {
                 expiry_suspended: false,
                 later_ready: Vec::new(),
             };
-            let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag("write");
+            let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag(crate::command::flags::WRITE);
             let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
             let result = handler(&mut ctx, args, out);
             ctx.publish_db_events();
@@ -1222,7 +1241,10 @@ impl Engine {
         if client.blocked.is_none() {
             self.log_if_slow(client, spec, args, start_us, duration_us);
         }
-        if self.clients.has_monitors() && !spec.has_flag("admin") && !spec.has_flag("skip_monitor") {
+        if self.clients.has_monitors()
+            && !spec.has_flag(crate::command::flags::ADMIN)
+            && !spec.has_flag(crate::command::flags::SKIP_MONITOR)
+        {
             self.feed_monitors(client, spec, args);
         }
     }
@@ -1230,7 +1252,7 @@ impl Engine {
     /// The slow log and latency events for a command that took `duration_us`.
     fn log_if_slow(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]], start_us: i64, duration_us: u64) {
         let threshold = self.observe.slowlog_threshold_us.load(Ordering::Relaxed);
-        if threshold >= 0 && duration_us >= threshold as u64 && !spec.has_flag("skip_slowlog") {
+        if threshold >= 0 && duration_us >= threshold as u64 && !spec.has_flag(crate::command::flags::SKIP_SLOWLOG) {
             let max_len = self.observe.slowlog_max_len.load(Ordering::Relaxed) as usize;
             let redacted = redacted_args(spec, args);
             let args: Vec<&[u8]> = redacted.iter().map(|a| a.as_ref()).collect();
@@ -1245,7 +1267,7 @@ impl Engine {
         }
         let latency_ms = self.observe.latency_threshold_ms.load(Ordering::Relaxed);
         if latency_ms > 0 && duration_us / 1000 >= latency_ms {
-            let event = if spec.has_flag("fast") { "fast-command" } else { "command" };
+            let event = if spec.has_flag(crate::command::flags::FAST) { "fast-command" } else { "command" };
             self.observe.latency.lock().add(event, start_us / 1_000_000, duration_us / 1000);
         }
     }

@@ -376,7 +376,8 @@ impl Engine {
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
             return None;
         }
-        let writes = spec.has_flag("write") || matches!(spec.name.as_str(), "pfcount" | "publish" | "eval" | "evalsha");
+        let writes = spec.has_flag(crate::command::flags::WRITE)
+            || matches!(spec.name.as_str(), "pfcount" | "publish" | "eval" | "evalsha");
         (self.pause_all.load(Ordering::Relaxed) || writes).then_some(end)
     }
 

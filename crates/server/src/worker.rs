@@ -115,7 +115,8 @@ impl Worker {
                 let Some(conn) = conns.get_mut(token) else { continue };
                 let mut next = Next::Keep;
                 if event.is_readable() || event.is_read_closed() || event.is_error() {
-                    next = conn.on_readable(&self.engine, limits.query_buffer_limit);
+                    let peer_closed = event.is_read_closed() || event.is_error();
+                    next = conn.on_readable(&self.engine, limits.query_buffer_limit, peer_closed);
                 }
                 if next == Next::Keep && event.is_writable() && conn.wants_writable {
                     next = conn.flush(&self.engine);
@@ -226,6 +227,14 @@ impl Worker {
             self.engine.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
             return;
         }
+        // Edge-triggered: the registration stays armed; it changes only when writability
+        // interest does, or when input was left unread.
+        let must_rearm = conn.rearm && !conn.paused;
+        if conn.wants_writable == conn.registered_writable && !must_rearm {
+            return;
+        }
+        conn.registered_writable = conn.wants_writable;
+        conn.rearm = false;
         let interest = if conn.wants_writable { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
         let _ = poll.registry().reregister(&mut conn.stream, Token(token), interest);
     }

@@ -226,7 +226,7 @@ fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, w
         return Err(CmdError::msg("ERR Invalid number of arguments specified for command"));
     }
     let keys: Vec<_> = spec.keys_with_specs(target).collect();
-    if keys.is_empty() && !spec.has_flag("no_mandatory_keys") {
+    if keys.is_empty() && !spec.has_flag(crate::command::flags::NO_MANDATORY_KEYS) {
         return Err(CmdError::msg("ERR Invalid arguments specified for command"));
     }
     out.array(keys.len());

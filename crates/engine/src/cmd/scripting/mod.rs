@@ -209,7 +209,7 @@ impl Engine {
     /// an EVAL without shebang checks at its first write instead.
     pub fn command_denies_oom(&self, spec: &CommandSpec, args: &[&[u8]]) -> bool {
         if !is_script_command(args[0]) {
-            return spec.has_flag("denyoom");
+            return spec.has_flag(crate::command::flags::DENYOOM);
         }
         let name = args[0].to_ascii_lowercase();
         let flags = match name.as_slice() {
@@ -982,10 +982,11 @@ impl Invocation<'_> {
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
             return reject(Some(spec), "ERR Wrong number of args calling Redis command from script");
         }
-        if spec.has_flag("noscript") && !self.engine.scripting.disable_deny.load(Ordering::Relaxed) {
+        if spec.has_flag(crate::command::flags::NOSCRIPT) && !self.engine.scripting.disable_deny.load(Ordering::Relaxed)
+        {
             return reject(Some(spec), "ERR This Redis command is not allowed from script");
         }
-        let writes = spec.has_flag("write");
+        let writes = spec.has_flag(crate::command::flags::WRITE);
         // Commands Redis flags MAY_REPLICATE count as writes here (COMMAND INFO never lists it).
         let may_replicate = matches!(spec.name.as_str(), "pfcount" | "publish" | "spublish");
         if self.read_only && (writes || may_replicate) {
@@ -995,7 +996,7 @@ impl Invocation<'_> {
         if writes && !self.wrote && !self.engine.enough_good_replicas() {
             return reject(Some(spec), NOREPLICAS_ERROR);
         }
-        if !self.allow_oom && !self.wrote && self.oom_at_start && spec.has_flag("denyoom") {
+        if !self.allow_oom && !self.wrote && self.oom_at_start && spec.has_flag(crate::command::flags::DENYOOM) {
             return reject(Some(spec), OOM_ERROR);
         }
         if writes {
