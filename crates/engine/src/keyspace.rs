@@ -123,7 +123,8 @@ pub enum Value {
     Hash(HashValue),
     Set(SetValue),
     ZSet(ZSetValue),
-    Stream(StreamValue),
+    /// Boxed: a stream's header is large and the key table holds every value inline.
+    Stream(Box<StreamValue>),
 }
 
 impl Value {

@@ -551,8 +551,8 @@ fn plain_sets_as_inputs() {
         h.engine.keyspace.lock(shard).dbs[0].set(key.as_bytes(), Value::Set(value), TtlOnWrite::Clear, 0);
     };
     put(&mut h, "{t}ints", SetValue::Intset(vec![1, 2, 3]));
-    let table = ["a", "b", "2"].iter().map(|m| m.as_bytes().into()).collect();
-    put(&mut h, "{t}strs", SetValue::Table(table));
+    let table: quince_engine::types::set::MemberTable = ["a", "b", "2"].iter().map(|m| m.as_bytes().into()).collect();
+    put(&mut h, "{t}strs", SetValue::Table(Box::new(table)));
     h.run(&["ZADD", "{t}z", "10", "a", "20", "2", "30", "zz"]);
     let pairs =
         |items: &[(&str, f64)]| members(&items.iter().map(|(m, s)| (*s, m.to_string())).collect::<Vec<_>>(), true);

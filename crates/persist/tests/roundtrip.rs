@@ -123,7 +123,7 @@ fn value_strategy() -> impl Strategy<Value = Value> {
             if table {
                 let mut t = FieldTable::with_hasher(DefaultHashBuilder::default());
                 t.extend(pairs);
-                Value::Hash(HashValue::Table(t))
+                Value::Hash(HashValue::Table(Box::new(t)))
             } else {
                 Value::Hash(HashValue::Listpack(pairs))
             }
@@ -133,7 +133,7 @@ fn value_strategy() -> impl Strategy<Value = Value> {
         items().prop_map(|i| {
             let mut t = MemberTable::with_hasher(DefaultHashBuilder::default());
             t.extend(distinct(i).into_iter().map(Bytes::from));
-            Value::Set(SetValue::Table(t))
+            Value::Set(SetValue::Table(Box::new(t)))
         }),
         (
             items(),
@@ -150,7 +150,7 @@ fn value_strategy() -> impl Strategy<Value = Value> {
                     Limits { zset_max_listpack_entries: max, zset_max_listpack_value: 2000, ..Limits::default() };
                 Value::ZSet(ZSetValue::from_entries(entries, &limits))
             }),
-        stream_strategy().prop_map(Value::Stream),
+        stream_strategy().prop_map(|s| Value::Stream(Box::new(s))),
     ]
 }
 

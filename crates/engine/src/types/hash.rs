@@ -18,7 +18,8 @@ pub type FieldTable = IndexMap<Bytes, Bytes, DefaultHashBuilder>;
 pub enum HashValue {
     /// Insertion-ordered pairs, as a listpack keeps them.
     Listpack(Vec<(Bytes, Bytes)>),
-    Table(FieldTable),
+    /// Boxed: a stored value stays small (the key table holds every value inline).
+    Table(Box<FieldTable>),
 }
 
 impl Default for HashValue {
@@ -126,7 +127,7 @@ impl HashValue {
         if let HashValue::Listpack(v) = self {
             let mut table = FieldTable::with_capacity_and_hasher(v.len(), DefaultHashBuilder::default());
             table.extend(std::mem::take(v));
-            *self = HashValue::Table(table);
+            *self = HashValue::Table(Box::new(table));
         }
     }
 

@@ -24,7 +24,8 @@ const INTSET_MAX_ENTRIES: usize = 1 << 30;
 pub enum SetValue {
     /// Ascending, no duplicates.
     Intset(Vec<i64>),
-    Table(MemberTable),
+    /// Boxed: a stored value stays small (the key table holds every value inline).
+    Table(Box<MemberTable>),
 }
 
 impl Default for SetValue {
@@ -44,7 +45,7 @@ impl SetValue {
         if as_int(first).is_some() {
             SetValue::Intset(Vec::new())
         } else {
-            SetValue::Table(MemberTable::default())
+            SetValue::Table(Box::default())
         }
     }
 
@@ -147,7 +148,7 @@ impl SetValue {
         if let SetValue::Intset(v) = self {
             let mut table = MemberTable::with_capacity_and_hasher(v.len(), DefaultHashBuilder::default());
             table.extend(v.iter().map(|n| n.to_string().into_bytes().into_boxed_slice()));
-            *self = SetValue::Table(table);
+            *self = SetValue::Table(Box::new(table));
         }
     }
 

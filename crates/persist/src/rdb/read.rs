@@ -68,7 +68,7 @@ pub fn read_object<R: Read>(input: &mut Input<R>, rdb_type: u8, limits: &Limits)
             if members.len() > limits.set_max_intset_entries.min(INTSET_MAX_ENTRIES) {
                 let mut t = MemberTable::with_capacity_and_hasher(members.len(), DefaultHashBuilder::default());
                 t.extend(members.iter().map(|n| Bytes::from(n.to_string().into_bytes())));
-                Value::Set(SetValue::Table(t))
+                Value::Set(SetValue::Table(Box::new(t)))
             } else {
                 Value::Set(SetValue::Intset(members))
             }
@@ -120,7 +120,7 @@ pub fn read_object<R: Read>(input: &mut Input<R>, rdb_type: u8, limits: &Limits)
             hash(pairs, big)
         }
         types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 => {
-            Value::Stream(stream::read_stream(input, rdb_type == types::STREAM_LISTPACKS_2)?)
+            Value::Stream(Box::new(stream::read_stream(input, rdb_type == types::STREAM_LISTPACKS_2)?))
         }
         types::MODULE | types::MODULE_2 => {
             return Err(RdbError::Module(
@@ -153,7 +153,7 @@ fn hash(pairs: Vec<(Bytes, Bytes)>, big: bool) -> Value {
     if big {
         let mut t = FieldTable::with_capacity_and_hasher(pairs.len(), DefaultHashBuilder::default());
         t.extend(pairs);
-        Value::Hash(HashValue::Table(t))
+        Value::Hash(HashValue::Table(Box::new(t)))
     } else {
         Value::Hash(HashValue::Listpack(pairs))
     }
@@ -236,7 +236,7 @@ fn read_set<R: Read>(input: &mut Input<R>, limits: &Limits) -> Result<Option<Val
             }
             Value::Set(SetValue::Intset(v))
         }
-        None => Value::Set(SetValue::Table(table)),
+        None => Value::Set(SetValue::Table(Box::new(table))),
     }))
 }
 

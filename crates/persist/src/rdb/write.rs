@@ -58,7 +58,7 @@ pub(crate) fn write_value(o: &mut Output, value: &Value, opts: &WriteOptions) {
         Value::Set(SetValue::Intset(members)) => o.string(&intset::encode(members)),
         Value::Set(SetValue::Table(t)) => {
             o.len(t.len() as u64);
-            for m in t {
+            for m in t.iter() {
                 o.string(m);
             }
         }
@@ -88,7 +88,7 @@ pub(crate) fn write_value(o: &mut Output, value: &Value, opts: &WriteOptions) {
         }
         Value::Hash(HashValue::Table(t)) => {
             o.len(t.len() as u64);
-            for (f, v) in t {
+            for (f, v) in t.iter() {
                 o.string(f);
                 o.string(v);
             }

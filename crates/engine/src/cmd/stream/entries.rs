@@ -175,7 +175,7 @@ pub(super) fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
         return Err(smaller());
     }
     if !exists {
-        db.set(key, Value::Stream(StreamValue::new()), TtlOnWrite::Clear, now);
+        db.set(key, Value::Stream(Box::default()), TtlOnWrite::Clear, now);
     }
     let stream = get(db, key, now)?.expect("stream exists");
     stream.append(id, &args[field_pos..], limits);

@@ -67,7 +67,7 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         };
         let db = ctx.db(key);
         if !exists {
-            db.set(key, Value::Stream(StreamValue::new()), TtlOnWrite::Clear, now);
+            db.set(key, Value::Stream(Box::default()), TtlOnWrite::Clear, now);
         }
         let stream = get(db, key, now)?.expect("stream exists");
         if stream.groups.contains_key(group) {
