@@ -125,7 +125,7 @@ fn value_strategy() -> impl Strategy<Value = Value> {
                 t.extend(pairs);
                 Value::Hash(HashValue::Table(Box::new(t)))
             } else {
-                Value::Hash(HashValue::Listpack(pairs))
+                Value::Hash(HashValue::listpack_from(pairs))
             }
         }),
         proptest::collection::btree_set(any::<i64>(), 1..600)
@@ -328,10 +328,8 @@ fn timing_200k_keys() {
         let value = match i % 4 {
             0 => Value::string(format!("value-{i}").as_bytes()),
             1 => Value::List((0..10).map(|j| Bytes::from(format!("{i}-{j}").into_bytes())).collect::<ListValue>()),
-            2 => Value::Hash(HashValue::Listpack(
-                (0..5)
-                    .map(|j| (Bytes::from(format!("f{j}").into_bytes()), Bytes::from(format!("{i}").into_bytes())))
-                    .collect(),
+            2 => Value::Hash(HashValue::listpack_from(
+                (0..5).map(|j| (Bytes::from(format!("f{j}").into_bytes()), Bytes::from(format!("{i}").into_bytes()))),
             )),
             _ => Value::Set(SetValue::Intset((0..8).map(|j| i64::from(i) * 10 + j).collect())),
         };

@@ -7,6 +7,7 @@
 use hashbrown::DefaultHashBuilder;
 use indexmap::IndexMap;
 
+use super::packed::Packed;
 use super::set::{scan_page, ScanPage};
 use super::{Bytes, Limits};
 
@@ -16,22 +17,38 @@ pub type FieldTable = IndexMap<Bytes, Bytes, DefaultHashBuilder>;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HashValue {
-    /// Insertion-ordered pairs, as a listpack keeps them.
-    Listpack(Vec<(Bytes, Bytes)>),
+    /// Insertion-ordered fields and values, alternating, packed in one buffer as a
+    /// listpack keeps them.
+    Listpack(Packed),
     /// Boxed: a stored value stays small (the key table holds every value inline).
     Table(Box<FieldTable>),
 }
 
 impl Default for HashValue {
     fn default() -> Self {
-        HashValue::Listpack(Vec::new())
+        HashValue::Listpack(Packed::new())
     }
 }
 
+/// A packed listpack's items as (field, value) pairs.
+fn pairs(p: &Packed) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+    let mut items = p.iter();
+    std::iter::from_fn(move || Some((items.next()?, items.next()?)))
+}
+
 impl HashValue {
+    /// A listpack-encoded hash holding `pairs` in order (fields assumed distinct).
+    pub fn listpack_from<F: AsRef<[u8]>, V: AsRef<[u8]>>(pairs: impl IntoIterator<Item = (F, V)>) -> Self {
+        let mut p = Packed::new();
+        for (f, v) in pairs {
+            p.push_all(&[f.as_ref(), v.as_ref()]);
+        }
+        HashValue::Listpack(p)
+    }
+
     pub fn len(&self) -> usize {
         match self {
-            HashValue::Listpack(v) => v.len(),
+            HashValue::Listpack(p) => p.len() / 2,
             HashValue::Table(t) => t.len(),
         }
     }
@@ -50,7 +67,7 @@ impl HashValue {
     /// Every field and value, in the encoding's order.
     pub fn iter(&self) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
         match self {
-            HashValue::Listpack(v) => Box::new(v.iter().map(|(f, v)| (&f[..], &v[..]))),
+            HashValue::Listpack(p) => Box::new(pairs(p)),
             HashValue::Table(t) => Box::new(t.iter().map(|(f, v)| (&f[..], &v[..]))),
         }
     }
@@ -58,7 +75,7 @@ impl HashValue {
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match self {
             // PERF: a linear search, as in a listpack; it holds few, short entries.
-            HashValue::Listpack(v) => v.iter().find(|(f, _)| &f[..] == field).map(|(_, v)| &v[..]),
+            HashValue::Listpack(p) => pairs(p).find(|(f, _)| *f == field).map(|(_, v)| v),
             HashValue::Table(t) => t.get(field).map(|v| &v[..]),
         }
     }
@@ -70,7 +87,7 @@ impl HashValue {
     /// The `i`-th field and value in the encoding's order (`i < len`).
     pub fn get_index(&self, i: usize) -> (&[u8], &[u8]) {
         match self {
-            HashValue::Listpack(v) => (&v[i].0, &v[i].1),
+            HashValue::Listpack(p) => pairs(p).nth(i).expect("index below len"),
             HashValue::Table(t) => {
                 let (f, v) = t.get_index(i).expect("index below len");
                 (f, v)
@@ -93,13 +110,14 @@ impl HashValue {
     pub fn set(&mut self, field: &[u8], value: &[u8], limits: &Limits) -> bool {
         self.convert_for([field, value], limits);
         match self {
-            HashValue::Listpack(v) => {
-                if let Some(slot) = v.iter_mut().find(|(f, _)| &f[..] == field) {
-                    slot.1 = value.into();
+            HashValue::Listpack(p) => {
+                let found = pairs(p).position(|(f, _)| f == field);
+                if let Some(i) = found {
+                    p.replace(2 * i + 1, value);
                     return false;
                 }
-                v.push((field.into(), value.into()));
-                if v.len() > limits.hash_max_listpack_entries {
+                p.push_all(&[field, value]);
+                if p.len() / 2 > limits.hash_max_listpack_entries {
                     self.convert();
                 }
                 true
@@ -111,22 +129,22 @@ impl HashValue {
     /// Removes `field`; true if it was there. Listpacks keep their order; tables do not.
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match self {
-            HashValue::Listpack(v) => match v.iter().position(|(f, _)| &f[..] == field) {
-                Some(i) => {
-                    v.remove(i);
-                    true
+            HashValue::Listpack(p) => {
+                let found = pairs(p).position(|(f, _)| f == field);
+                if let Some(i) = found {
+                    p.remove(2 * i, 2);
                 }
-                None => false,
-            },
+                found.is_some()
+            }
             HashValue::Table(t) => t.swap_remove(field).is_some(),
         }
     }
 
     /// Listpack to table (Redis never converts back).
     fn convert(&mut self) {
-        if let HashValue::Listpack(v) = self {
-            let mut table = FieldTable::with_capacity_and_hasher(v.len(), DefaultHashBuilder::default());
-            table.extend(std::mem::take(v));
+        if let HashValue::Listpack(p) = self {
+            let mut table = FieldTable::with_capacity_and_hasher(p.len() / 2, DefaultHashBuilder::default());
+            table.extend(pairs(p).map(|(f, v)| (Bytes::from(f), Bytes::from(v))));
             *self = HashValue::Table(Box::new(table));
         }
     }
@@ -135,7 +153,7 @@ impl HashValue {
     /// returns a page in the order of a fixed hash of the field (see `scan_page`).
     pub fn scan(&self, cursor: u64, count: usize) -> ScanPage<(&[u8], &[u8])> {
         match self {
-            HashValue::Listpack(v) => ScanPage { items: v.iter().map(|(f, v)| (&f[..], &v[..])).collect(), next: 0 },
+            HashValue::Listpack(p) => ScanPage { items: pairs(p).collect(), next: 0 },
             HashValue::Table(t) => scan_page(t.iter().map(|(f, v)| (&f[..], (&f[..], &v[..]))), cursor, count),
         }
     }

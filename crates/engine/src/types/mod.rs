@@ -4,6 +4,7 @@
 
 pub mod hash;
 pub mod list;
+pub mod packed;
 pub mod set;
 pub mod skiplist;
 pub mod stream;

@@ -155,7 +155,7 @@ fn hash(pairs: Vec<(Bytes, Bytes)>, big: bool) -> Value {
         t.extend(pairs);
         Value::Hash(HashValue::Table(Box::new(t)))
     } else {
-        Value::Hash(HashValue::Listpack(pairs))
+        Value::Hash(HashValue::listpack_from(pairs))
     }
 }
 

@@ -78,9 +78,9 @@ pub(crate) fn write_value(o: &mut Output, value: &Value, opts: &WriteOptions) {
                 o.binary_double(score);
             }
         }
-        Value::Hash(HashValue::Listpack(pairs)) => {
+        Value::Hash(h @ HashValue::Listpack(_)) => {
             let mut lp = ListpackBuilder::new();
-            for (f, v) in pairs {
+            for (f, v) in h.iter() {
                 lp.push_str(f);
                 lp.push_str(v);
             }
