@@ -21,13 +21,62 @@ pub const EMBSTR_MAX_LEN: usize = 44;
 /// Redis shares the integer objects 0..10000 when no LRU/LFU eviction policy is active.
 pub const SHARED_INTEGERS: i64 = 10_000;
 
+/// Embstr bytes up to this length live inside the value itself, with no allocation.
+pub const EMB_INLINE_MAX: usize = 22;
+
+/// The bytes of an embstr (a string of at most `EMBSTR_MAX_LEN` bytes created whole): inline
+/// when short, so a small value costs nothing beyond its table entry (Redis's embstr
+/// puts the bytes in the object's own allocation for the same reason).
+#[derive(Clone, PartialEq, Eq)]
+pub enum EmbBytes {
+    Inline(u8, [u8; EMB_INLINE_MAX]),
+    Boxed(Box<[u8]>),
+}
+
+impl EmbBytes {
+    pub fn new(bytes: &[u8]) -> Self {
+        if bytes.len() <= EMB_INLINE_MAX {
+            let mut inline = [0u8; EMB_INLINE_MAX];
+            inline[..bytes.len()].copy_from_slice(bytes);
+            EmbBytes::Inline(bytes.len() as u8, inline)
+        } else {
+            EmbBytes::Boxed(bytes.into())
+        }
+    }
+
+    /// Bytes allocated outside the value (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            EmbBytes::Inline(..) => 0,
+            EmbBytes::Boxed(b) => b.len(),
+        }
+    }
+}
+
+impl std::ops::Deref for EmbBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            EmbBytes::Inline(len, bytes) => &bytes[..usize::from(*len)],
+            EmbBytes::Boxed(b) => b,
+        }
+    }
+}
+
+impl std::fmt::Debug for EmbBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self))
+    }
+}
+
 /// A string value, in the encoding Redis would give it (OBJECT ENCODING reports it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StrValue {
     /// A decimal integer without leading zeros or sign oddities, stored as a number.
     Int(i64),
     /// A short string created whole (SET, INCRBYFLOAT...).
-    Embstr(Vec<u8>),
+    Embstr(EmbBytes),
     /// A string modified in place (APPEND, SETRANGE, SETBIT...) or longer than 44 bytes.
     Raw(Vec<u8>),
 }
@@ -40,29 +89,44 @@ impl StrValue {
                 return StrValue::Int(n);
             }
         }
-        Self::created(bytes.to_vec())
+        if bytes.len() <= EMBSTR_MAX_LEN {
+            StrValue::Embstr(EmbBytes::new(bytes))
+        } else {
+            StrValue::Raw(bytes.to_vec())
+        }
     }
 
     /// A string created by the server (`createStringObject`): embstr if short, else raw.
     pub fn created(bytes: Vec<u8>) -> Self {
         if bytes.len() <= EMBSTR_MAX_LEN {
-            StrValue::Embstr(bytes)
+            StrValue::Embstr(EmbBytes::new(&bytes))
         } else {
             StrValue::Raw(bytes)
+        }
+    }
+
+    /// The stored bytes of a non-integer string (None for the int encoding).
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            StrValue::Int(_) => None,
+            StrValue::Embstr(b) => Some(b),
+            StrValue::Raw(b) => Some(b),
         }
     }
 
     pub fn as_bytes(&self) -> Cow<'_, [u8]> {
         match self {
             StrValue::Int(n) => Cow::Owned(n.to_string().into_bytes()),
-            StrValue::Embstr(b) | StrValue::Raw(b) => Cow::Borrowed(b),
+            StrValue::Embstr(b) => Cow::Borrowed(b),
+            StrValue::Raw(b) => Cow::Borrowed(b),
         }
     }
 
     pub fn len(&self) -> usize {
         match self {
             StrValue::Int(n) => decimal_len(*n),
-            StrValue::Embstr(b) | StrValue::Raw(b) => b.len(),
+            StrValue::Embstr(b) => b.len(),
+            StrValue::Raw(b) => b.len(),
         }
     }
 
@@ -75,7 +139,8 @@ impl StrValue {
         if !matches!(self, StrValue::Raw(_)) {
             let bytes = match std::mem::replace(self, StrValue::Raw(Vec::new())) {
                 StrValue::Int(n) => n.to_string().into_bytes(),
-                StrValue::Embstr(b) | StrValue::Raw(b) => b,
+                StrValue::Embstr(b) => b.to_vec(),
+                StrValue::Raw(b) => b,
             };
             *self = StrValue::Raw(bytes);
         }
@@ -89,7 +154,8 @@ impl StrValue {
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             StrValue::Int(n) => Some(*n),
-            StrValue::Embstr(b) | StrValue::Raw(b) => quince_resp::parse_i64_strict(b),
+            StrValue::Embstr(b) => quince_resp::parse_i64_strict(b),
+            StrValue::Raw(b) => quince_resp::parse_i64_strict(b),
         }
     }
 

@@ -25,7 +25,8 @@ fn sparse_max_bytes(ctx: &Ctx<'_>) -> usize {
 /// WRONGTYPE for other types, the HLL-specific WRONGTYPE for strings that are not HLLs.
 fn hll_bytes(value: &Value) -> Result<&[u8], CmdError> {
     match value {
-        Value::Str(StrValue::Raw(b) | StrValue::Embstr(b)) => {
+        Value::Str(s @ (StrValue::Raw(_) | StrValue::Embstr(_))) => {
+            let b = s.bytes().expect("not an integer");
             hll::check(b)?;
             Ok(b)
         }

@@ -14,7 +14,8 @@ pub fn entry_usage(key: &[u8], entry: &Entry) -> usize {
     let slot = std::mem::size_of::<Entry>() + std::mem::size_of::<Box<[u8]>>() + 8;
     let value = match &entry.value {
         Value::Str(StrValue::Int(_)) => 0,
-        Value::Str(StrValue::Embstr(b) | StrValue::Raw(b)) => b.capacity(),
+        Value::Str(StrValue::Embstr(b)) => b.heap_bytes(),
+        Value::Str(StrValue::Raw(b)) => b.capacity(),
         // Collections: element bytes plus a per-element allocation and pointer overhead.
         Value::List(l) => l.iter().map(|i| i.len() + 24).sum(),
         Value::Hash(h) => h.iter().map(|(f, v)| f.len() + v.len() + 48).sum(),

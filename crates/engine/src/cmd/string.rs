@@ -123,7 +123,8 @@ fn reply_str(out: &mut dyn ReplySink, s: &StrValue) {
         StrValue::Int(n) => {
             out.bulk(quince_resp::format_i64(*n).as_bytes());
         }
-        StrValue::Embstr(b) | StrValue::Raw(b) => out.bulk(b),
+        StrValue::Embstr(b) => out.bulk(b),
+        StrValue::Raw(b) => out.bulk(b),
     }
 }
 

@@ -53,7 +53,8 @@ pub fn write_object(value: &Value, opts: &WriteOptions, out: &mut Vec<u8>) {
 pub(crate) fn write_value(o: &mut Output, value: &Value, opts: &WriteOptions) {
     match value {
         Value::Str(StrValue::Int(n)) => o.int_string(*n),
-        Value::Str(StrValue::Embstr(b) | StrValue::Raw(b)) => o.string(b),
+        Value::Str(StrValue::Embstr(b)) => o.string(b),
+        Value::Str(StrValue::Raw(b)) => o.string(b),
         Value::List(list) => write_list(o, list, opts.list_max_listpack_size, opts.list_compress_depth),
         Value::Set(SetValue::Intset(members)) => o.string(&intset::encode(members)),
         Value::Set(SetValue::Table(t)) => {
