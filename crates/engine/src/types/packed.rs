@@ -100,6 +100,42 @@ impl Packed {
         self.count += items.len() as u32;
     }
 
+    /// Inserts `items` before the item with index `i` (`i == len` appends).
+    pub fn insert(&mut self, i: usize, items: &[&[u8]]) {
+        let at = self.offset_of(i);
+        let mut encoded = Vec::with_capacity(items.iter().map(|b| len_prefix_size(b.len()) + b.len()).sum());
+        for b in items {
+            write_len(&mut encoded, b.len());
+            encoded.extend_from_slice(b);
+        }
+        self.buf.reserve_exact(encoded.len());
+        self.buf.splice(at..at, encoded);
+        self.count += items.len() as u32;
+    }
+
+    /// Iterates from byte offset `pos` (an item boundary, as `offsets` gives).
+    pub fn iter_at(&self, pos: usize) -> Iter<'_> {
+        Iter { buf: &self.buf, pos }
+    }
+
+    /// Byte offsets of items `0, step, 2*step...` below `end` (item indexes).
+    pub fn offsets(&self, end: usize, step: usize) -> Vec<usize> {
+        let mut out = Vec::with_capacity(end.div_ceil(step.max(1)));
+        let mut pos = 0;
+        for i in 0..end {
+            if i % step == 0 {
+                out.push(pos);
+            }
+            pos = item_at(&self.buf, pos).1;
+        }
+        out
+    }
+
+    /// Byte offset of the item with index `i`.
+    pub fn offset(&self, i: usize) -> usize {
+        self.offset_of(i)
+    }
+
     /// Replaces the item with index `i` by `value`.
     pub fn replace(&mut self, i: usize, value: &[u8]) {
         let start = self.offset_of(i);
@@ -127,6 +163,13 @@ impl Packed {
 pub struct Iter<'a> {
     buf: &'a [u8],
     pos: usize,
+}
+
+impl Iter<'_> {
+    /// Byte offset of the next item.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -163,7 +206,15 @@ mod tests {
         p.remove(0, 2);
         assert_eq!(p.iter().collect::<Vec<_>>(), vec![&b"x"[..], &longer[..]]);
         assert_eq!(p.len(), 2);
-        p.remove(0, 2);
+        p.insert(0, &[b"a", b"b"]);
+        p.insert(4, &[b"z"]);
+        p.insert(3, &[b"y"]);
+        assert_eq!(p.iter().collect::<Vec<_>>(), vec![&b"a"[..], b"b", b"x", b"y", &longer[..], b"z"]);
+        let offsets = p.offsets(6, 2);
+        assert_eq!(offsets.len(), 3);
+        assert_eq!(p.iter_at(offsets[1]).next(), Some(&b"x"[..]));
+        assert_eq!(p.offset(4), offsets[2]);
+        p.remove(0, 6);
         assert!(p.is_empty());
         assert_eq!(p.iter().count(), 0);
     }

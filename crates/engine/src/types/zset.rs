@@ -16,6 +16,7 @@
 
 use hashbrown::HashMap;
 
+use super::packed::{self, Packed};
 use super::skiplist::{before, SkipList, NIL};
 use super::{Bytes, Limits};
 
@@ -28,15 +29,46 @@ pub struct SkiplistSet {
 
 #[derive(Debug, Clone)]
 pub enum ZSetValue {
-    /// Ascending by (score, member).
-    Listpack(Vec<(Bytes, f64)>),
+    /// Ascending by (score, member): member and score (8 bytes) alternate, packed in one
+    /// buffer as a listpack keeps them.
+    Listpack(Packed),
     Skiplist(Box<SkiplistSet>),
 }
 
 impl Default for ZSetValue {
     fn default() -> Self {
-        ZSetValue::Listpack(Vec::new())
+        ZSetValue::Listpack(Packed::new())
     }
+}
+
+/// A packed listpack's items as (member, score) entries, from a byte offset.
+fn entries_at(p: &Packed, pos: usize) -> ListpackEntries<'_> {
+    ListpackEntries(p.iter_at(pos))
+}
+
+fn entries(p: &Packed) -> ListpackEntries<'_> {
+    entries_at(p, 0)
+}
+
+struct ListpackEntries<'a>(packed::Iter<'a>);
+
+impl<'a> Iterator for ListpackEntries<'a> {
+    type Item = (&'a [u8], f64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let member = self.0.next()?;
+        let score = self.0.next()?;
+        Some((member, f64::from_le_bytes(score.try_into().expect("8-byte score"))))
+    }
+}
+
+/// A listpack holding `entries`, already in (score, member) order.
+fn packed_from<'a>(entries: impl IntoIterator<Item = (&'a [u8], f64)>) -> Packed {
+    let mut p = Packed::new();
+    for (m, sc) in entries {
+        p.push_all(&[m, &listpack_score(sc).to_le_bytes()]);
+    }
+    p
 }
 
 impl PartialEq for ZSetValue {
@@ -155,7 +187,7 @@ impl ZSetValue {
         if limits.zset_max_listpack_entries == 0 || first_member_len > limits.zset_max_listpack_value {
             ZSetValue::Skiplist(Box::default())
         } else {
-            ZSetValue::Listpack(Vec::new())
+            ZSetValue::Listpack(Packed::new())
         }
     }
 
@@ -172,7 +204,7 @@ impl ZSetValue {
             }
             entries.sort_by(|a, b| order(a.1, &a.0, b.1, &b.0));
             debug_assert!(entries.windows(2).all(|w| w[0].0 != w[1].0), "members must be distinct");
-            ZSetValue::Listpack(entries)
+            ZSetValue::Listpack(packed_from(entries.iter().map(|(m, sc)| (&m[..], *sc))))
         } else {
             let mut set = SkiplistSet::default();
             set.dict.reserve(entries.len());
@@ -187,7 +219,7 @@ impl ZSetValue {
 
     pub fn len(&self) -> usize {
         match self {
-            ZSetValue::Listpack(v) => v.len(),
+            ZSetValue::Listpack(p) => p.len() / 2,
             ZSetValue::Skiplist(s) => s.list.len(),
         }
     }
@@ -213,7 +245,7 @@ impl ZSetValue {
         let len = self.len();
         let remaining = len.saturating_sub(rank);
         let cursor = match self {
-            ZSetValue::Listpack(_) => 0,
+            ZSetValue::Listpack(_) => NIL,
             ZSetValue::Skiplist(s) if remaining == 0 => {
                 let _ = s;
                 NIL
@@ -233,14 +265,23 @@ impl ZSetValue {
                 }
             }
         };
-        let pos = if reverse { len.saturating_sub(rank + 1) } else { rank };
-        ZIter { set: self, pos, cursor, remaining, reverse }
+        // Listpack: forward walks from the entry's byte offset; backward steps through
+        // the offsets of the entries before it (a listpack walks back by its back-lengths).
+        let (pos, back) = match self {
+            ZSetValue::Listpack(p) if reverse => {
+                let back = p.offsets(2 * (len - rank.min(len)), 2);
+                (back.len(), back)
+            }
+            ZSetValue::Listpack(p) if remaining > 0 => (p.offset(2 * rank), Vec::new()),
+            _ => (0, Vec::new()),
+        };
+        ZIter { set: self, pos, back, cursor, remaining, reverse }
     }
 
     /// The member at 0-based `rank` in ascending order.
     pub fn get_by_rank(&self, rank: usize) -> Option<(&[u8], f64)> {
         match self {
-            ZSetValue::Listpack(v) => v.get(rank).map(|(m, s)| (&m[..], *s)),
+            ZSetValue::Listpack(p) => entries(p).nth(rank),
             ZSetValue::Skiplist(s) => {
                 let x = s.list.node_at(rank);
                 (x != NIL).then(|| s.list.entry(x))
@@ -251,7 +292,7 @@ impl ZSetValue {
     /// The score of `member`.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         match self {
-            ZSetValue::Listpack(v) => v.iter().find(|(m, _)| &m[..] == member).map(|(_, s)| *s),
+            ZSetValue::Listpack(p) => entries(p).find(|(m, _)| *m == member).map(|(_, s)| s),
             ZSetValue::Skiplist(s) => s.dict.get(member).copied(),
         }
     }
@@ -259,7 +300,7 @@ impl ZSetValue {
     /// 0-based rank of `member`, ascending or (with `reverse`) descending.
     pub fn rank(&self, member: &[u8], reverse: bool) -> Option<usize> {
         let rank = match self {
-            ZSetValue::Listpack(v) => v.iter().position(|(m, _)| &m[..] == member)?,
+            ZSetValue::Listpack(p) => entries(p).position(|(m, _)| m == member)?,
             ZSetValue::Skiplist(s) => {
                 let score = *s.dict.get(member)?;
                 s.list.count_prefix(|m, sc| before(sc, m, score, member))
@@ -272,7 +313,8 @@ impl ZSetValue {
     /// prefix of the order. O(log n).
     pub fn count_prefix(&self, mut pred: impl FnMut(&[u8], f64) -> bool) -> usize {
         match self {
-            ZSetValue::Listpack(v) => v.partition_point(|(m, s)| pred(m, *s)),
+            // A listpack is walked, as Redis does: few short entries.
+            ZSetValue::Listpack(p) => entries(p).take_while(|(m, s)| pred(m, *s)).count(),
             ZSetValue::Skiplist(s) => s.list.count_prefix(pred),
         }
     }
@@ -345,13 +387,13 @@ impl ZSetValue {
     /// Removes `member`; returns whether it was there.
     pub fn remove(&mut self, member: &[u8]) -> bool {
         match self {
-            ZSetValue::Listpack(v) => match v.iter().position(|(m, _)| &m[..] == member) {
-                Some(i) => {
-                    v.remove(i);
-                    true
+            ZSetValue::Listpack(p) => {
+                let found = entries(p).position(|(m, _)| m == member);
+                if let Some(i) = found {
+                    p.remove(2 * i, 2);
                 }
-                None => false,
-            },
+                found.is_some()
+            }
             ZSetValue::Skiplist(s) => match s.dict.remove(member) {
                 Some(score) => {
                     s.list.remove(score, member).expect("dict and skiplist agree");
@@ -369,9 +411,7 @@ impl ZSetValue {
             return 0;
         }
         match self {
-            ZSetValue::Listpack(v) => {
-                v.drain(start..end);
-            }
+            ZSetValue::Listpack(p) => p.remove(2 * start, 2 * (end - start)),
             ZSetValue::Skiplist(s) => {
                 let mut doomed = Vec::with_capacity(end - start);
                 let mut x = s.list.node_at(start);
@@ -395,18 +435,18 @@ impl ZSetValue {
         if let ZSetValue::Skiplist(s) = self {
             let max_len = s.dict.keys().map(|m| m.len()).max().unwrap_or(0);
             if s.list.len() <= limits.zset_max_listpack_entries && max_len <= limits.zset_max_listpack_value {
-                let entries = self.iter().map(|(m, s)| (Bytes::from(m), listpack_score(s))).collect();
-                *self = ZSetValue::Listpack(entries);
+                let packed = packed_from(self.iter());
+                *self = ZSetValue::Listpack(packed);
             }
         }
     }
 
     fn insert_new(&mut self, member: &[u8], score: f64, limits: &Limits) {
-        if let ZSetValue::Listpack(v) = self {
-            if v.len() < limits.zset_max_listpack_entries && member.len() <= limits.zset_max_listpack_value {
+        if let ZSetValue::Listpack(p) = self {
+            if p.len() / 2 < limits.zset_max_listpack_entries && member.len() <= limits.zset_max_listpack_value {
                 let score = listpack_score(score);
-                let at = v.partition_point(|(m, s)| before(*s, m, score, member));
-                v.insert(at, (member.into(), score));
+                let at = entries(p).take_while(|(m, s)| before(*s, m, score, member)).count();
+                p.insert(2 * at, &[member, &score.to_le_bytes()]);
                 return;
             }
             self.convert_to_skiplist();
@@ -418,12 +458,12 @@ impl ZSetValue {
 
     fn update_score(&mut self, member: &[u8], current: f64, score: f64) {
         match self {
-            ZSetValue::Listpack(v) => {
-                let i = v.iter().position(|(m, _)| &m[..] == member).expect("member present");
-                let (m, _) = v.remove(i);
+            ZSetValue::Listpack(p) => {
+                let i = entries(p).position(|(m, _)| m == member).expect("member present");
+                p.remove(2 * i, 2);
                 let score = listpack_score(score);
-                let at = v.partition_point(|(pm, ps)| before(*ps, pm, score, member));
-                v.insert(at, (m, score));
+                let at = entries(p).take_while(|(pm, ps)| before(*ps, pm, score, member)).count();
+                p.insert(2 * at, &[member, &score.to_le_bytes()]);
             }
             ZSetValue::Skiplist(s) => {
                 let m = s.list.remove(current, member).expect("dict and skiplist agree");
@@ -434,12 +474,12 @@ impl ZSetValue {
     }
 
     fn convert_to_skiplist(&mut self) {
-        if let ZSetValue::Listpack(v) = self {
+        if let ZSetValue::Listpack(p) = self {
             let mut set = SkiplistSet::default();
-            set.dict.reserve(v.len());
-            for (m, s) in v.drain(..) {
-                set.list.insert(m.clone(), s);
-                set.dict.insert(m, s);
+            set.dict.reserve(p.len() / 2);
+            for (m, s) in entries(p) {
+                set.list.insert(m.into(), s);
+                set.dict.insert(m.into(), s);
             }
             *self = ZSetValue::Skiplist(Box::new(set));
         }
@@ -449,7 +489,7 @@ impl ZSetValue {
     /// sampling); the listpack's order for a listpack.
     pub fn table_iter(&self) -> Box<dyn Iterator<Item = (&[u8], f64)> + '_> {
         match self {
-            ZSetValue::Listpack(v) => Box::new(v.iter().map(|(m, s)| (&m[..], *s))),
+            ZSetValue::Listpack(p) => Box::new(entries(p)),
             ZSetValue::Skiplist(s) => Box::new(s.dict.iter().map(|(m, s)| (&m[..], *s))),
         }
     }
@@ -475,8 +515,10 @@ fn order(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> std::cmp::Ordering {
 #[derive(Debug, Clone)]
 pub struct ZIter<'a> {
     set: &'a ZSetValue,
-    /// Listpack position.
+    /// Listpack: the next entry's byte offset (forward), or how many of `back` are left.
     pos: usize,
+    /// Listpack, backward: byte offsets of the entries still to visit, first to last.
+    back: Vec<usize>,
     /// Skiplist node.
     cursor: u32,
     remaining: usize,
@@ -492,14 +534,16 @@ impl<'a> Iterator for ZIter<'a> {
         }
         self.remaining -= 1;
         match self.set {
-            ZSetValue::Listpack(v) => {
-                let (m, s) = &v[self.pos];
+            ZSetValue::Listpack(p) => {
                 if self.reverse {
-                    self.pos = self.pos.wrapping_sub(1);
+                    self.pos -= 1;
+                    entries_at(p, self.back[self.pos]).next()
                 } else {
-                    self.pos += 1;
+                    let mut it = entries_at(p, self.pos);
+                    let entry = it.next();
+                    self.pos = it.0.position();
+                    entry
                 }
-                Some((&m[..], *s))
             }
             ZSetValue::Skiplist(s) => {
                 let x = self.cursor;

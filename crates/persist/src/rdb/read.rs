@@ -186,12 +186,10 @@ fn zset_pairs(items: &[LpItem<'_>]) -> Option<Vec<(Bytes, f64)>> {
 /// as the engine requires.
 fn sorted_listpack(mut entries: Vec<(Bytes, f64)>) -> ZSetValue {
     entries.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.0.cmp(&b.0)));
-    for e in &mut entries {
-        if e.1 == 0.0 {
-            e.1 = 0.0; // listpacks hold integral scores as integers: no -0
-        }
-    }
-    ZSetValue::Listpack(entries)
+    // The listpack keeps integral scores as integers (no -0); from_entries does that.
+    let limits =
+        Limits { zset_max_listpack_entries: usize::MAX, zset_max_listpack_value: usize::MAX, ..Limits::default() };
+    ZSetValue::from_entries(entries, &limits)
 }
 
 fn read_set<R: Read>(input: &mut Input<R>, limits: &Limits) -> Result<Option<Value>, RdbError> {

@@ -63,11 +63,11 @@ pub(crate) fn write_value(o: &mut Output, value: &Value, opts: &WriteOptions) {
                 o.string(m);
             }
         }
-        Value::ZSet(ZSetValue::Listpack(entries)) => {
+        Value::ZSet(z @ ZSetValue::Listpack(_)) => {
             let mut lp = ListpackBuilder::new();
-            for (member, score) in entries {
+            for (member, score) in z.iter() {
                 lp.push_str(member);
-                push_score(&mut lp, *score);
+                push_score(&mut lp, score);
             }
             o.string(&lp.finish());
         }
