@@ -21,50 +21,77 @@ pub const EMBSTR_MAX_LEN: usize = 44;
 /// Redis shares the integer objects 0..10000 when no LRU/LFU eviction policy is active.
 pub const SHARED_INTEGERS: i64 = 10_000;
 
-/// Embstr bytes up to this length live inside the value itself, with no allocation.
+/// Bytes up to this length live inside a `SmallBytes` itself, with no allocation.
 pub const EMB_INLINE_MAX: usize = 22;
 
-/// The bytes of an embstr (a string of at most `EMBSTR_MAX_LEN` bytes created whole): inline
-/// when short, so a small value costs nothing beyond its table entry (Redis's embstr
-/// puts the bytes in the object's own allocation for the same reason).
-#[derive(Clone, PartialEq, Eq)]
-pub enum EmbBytes {
+/// Bytes stored inline when short (at most `EMB_INLINE_MAX`), boxed otherwise: an embstr's
+/// bytes, and the keys of the key table. A small key or value then costs nothing beyond
+/// its table entry (Redis's embstr puts the bytes in the object's own allocation for the
+/// same reason). Compares and hashes as the byte string it holds.
+#[derive(Clone)]
+pub enum SmallBytes {
     Inline(u8, [u8; EMB_INLINE_MAX]),
     Boxed(Box<[u8]>),
 }
 
-impl EmbBytes {
+impl SmallBytes {
     pub fn new(bytes: &[u8]) -> Self {
         if bytes.len() <= EMB_INLINE_MAX {
             let mut inline = [0u8; EMB_INLINE_MAX];
             inline[..bytes.len()].copy_from_slice(bytes);
-            EmbBytes::Inline(bytes.len() as u8, inline)
+            SmallBytes::Inline(bytes.len() as u8, inline)
         } else {
-            EmbBytes::Boxed(bytes.into())
+            SmallBytes::Boxed(bytes.into())
         }
     }
 
     /// Bytes allocated outside the value (MEMORY USAGE).
     pub fn heap_bytes(&self) -> usize {
         match self {
-            EmbBytes::Inline(..) => 0,
-            EmbBytes::Boxed(b) => b.len(),
+            SmallBytes::Inline(..) => 0,
+            SmallBytes::Boxed(b) => b.len(),
         }
     }
 }
 
-impl std::ops::Deref for EmbBytes {
+impl std::ops::Deref for SmallBytes {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
         match self {
-            EmbBytes::Inline(len, bytes) => &bytes[..usize::from(*len)],
-            EmbBytes::Boxed(b) => b,
+            SmallBytes::Inline(len, bytes) => &bytes[..usize::from(*len)],
+            SmallBytes::Boxed(b) => b,
         }
     }
 }
 
-impl std::fmt::Debug for EmbBytes {
+impl PartialEq for SmallBytes {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for SmallBytes {}
+
+impl std::hash::Hash for SmallBytes {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for SmallBytes {
+    fn borrow(&self) -> &[u8] {
+        self
+    }
+}
+
+impl From<&[u8]> for SmallBytes {
+    fn from(bytes: &[u8]) -> Self {
+        SmallBytes::new(bytes)
+    }
+}
+
+impl std::fmt::Debug for SmallBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:?}", String::from_utf8_lossy(self))
     }
@@ -76,7 +103,7 @@ pub enum StrValue {
     /// A decimal integer without leading zeros or sign oddities, stored as a number.
     Int(i64),
     /// A short string created whole (SET, INCRBYFLOAT...).
-    Embstr(EmbBytes),
+    Embstr(SmallBytes),
     /// A string modified in place (APPEND, SETRANGE, SETBIT...) or longer than 44 bytes.
     Raw(Vec<u8>),
 }
@@ -90,7 +117,7 @@ impl StrValue {
             }
         }
         if bytes.len() <= EMBSTR_MAX_LEN {
-            StrValue::Embstr(EmbBytes::new(bytes))
+            StrValue::Embstr(SmallBytes::new(bytes))
         } else {
             StrValue::Raw(bytes.to_vec())
         }
@@ -99,7 +126,7 @@ impl StrValue {
     /// A string created by the server (`createStringObject`): embstr if short, else raw.
     pub fn created(bytes: Vec<u8>) -> Self {
         if bytes.len() <= EMBSTR_MAX_LEN {
-            StrValue::Embstr(EmbBytes::new(&bytes))
+            StrValue::Embstr(SmallBytes::new(&bytes))
         } else {
             StrValue::Raw(bytes)
         }
@@ -293,7 +320,8 @@ pub fn scan_hash(key: &[u8]) -> u64 {
 /// One database's keys within one shard.
 #[derive(Debug, Default)]
 pub struct Db {
-    map: HashMap<Key, Entry>,
+    /// PERF: keys of up to 22 bytes are stored in the table's slot itself.
+    map: HashMap<SmallBytes, Entry>,
     /// Keys that have a TTL, indexable so the active expiry cycle can sample at random.
     expires: IndexSet<Key>,
     /// Keys removed because their TTL passed (lazily or by the active cycle).
@@ -371,7 +399,7 @@ impl Db {
         std::mem::swap(&mut self.expires, &mut other.expires);
         let ready = |db: &mut Db| -> Vec<Key> {
             let keys: Vec<Key> = db.blocked.keys().cloned().collect();
-            keys.into_iter().filter(|k| db.map.contains_key(k)).collect()
+            keys.into_iter().filter(|k| db.map.contains_key(&k[..])).collect()
         };
         (ready(self), ready(other))
     }
@@ -658,20 +686,20 @@ impl Db {
 
     /// Every key whose TTL has not passed, deleting none (Redis's KEYS skips expired keys
     /// with keyIsExpired: a deletion here would go unlogged).
-    pub fn unexpired(&self, now_ms: i64) -> impl Iterator<Item = (&Key, &Entry)> {
-        self.map.iter().filter(move |(_, e)| e.expire_at_ms.is_none_or(|at| at > now_ms))
+    pub fn unexpired(&self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Entry)> {
+        self.map.iter().filter(move |(_, e)| e.expire_at_ms.is_none_or(|at| at > now_ms)).map(|(k, e)| (&k[..], e))
     }
 
     /// Every key with its entry, expired ones included and nothing changed (for snapshots,
     /// which save keys whose TTL passed as Redis does, and must not write to the table).
-    pub fn iter_all(&self) -> impl Iterator<Item = (&Key, &Entry)> {
-        self.map.iter()
+    pub fn iter_all(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
+        self.map.iter().map(|(k, e)| (&k[..], e))
     }
 
     /// Every live key with its entry (expired ones are deleted first).
-    pub fn iter_live(&mut self, now_ms: i64) -> impl Iterator<Item = (&Key, &Entry)> {
+    pub fn iter_live(&mut self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Entry)> {
         self.expire_all_due(now_ms);
-        self.map.iter()
+        self.map.iter().map(|(k, e)| (&k[..], e))
     }
 
     /// One SCAN step within this shard: up to `count` keys whose scan hash is at least
@@ -681,24 +709,24 @@ impl Db {
     /// Keys whose TTL passed are included, as Redis's SCAN visits them: the caller deletes
     /// those it would return (see `is_stale`).
     pub fn scan(&mut self, from: u64, shift: u32, count: usize) -> (Vec<Key>, Option<u64>) {
-        let mut candidates: Vec<(u64, &Key)> = self
+        let mut candidates: Vec<(u64, &[u8])> = self
             .map
             .iter()
             .filter_map(|(k, _)| {
                 let h = scan_hash(k) >> shift;
-                (h >= from).then_some((h, k))
+                (h >= from).then_some((h, &k[..]))
             })
             .collect();
         let count = count.max(1);
         if candidates.len() <= count {
-            return (candidates.into_iter().map(|(_, k)| k.clone()).collect(), None);
+            return (candidates.into_iter().map(|(_, k)| Key::from(k)).collect(), None);
         }
         candidates.select_nth_unstable_by_key(count - 1, |c| c.0);
         let last = candidates[count - 1].0;
         // Keys sharing the last position stay on this page, so none is skipped.
         let (page, rest): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| c.0 <= last);
         let next = if rest.is_empty() { None } else { last.checked_add(1) };
-        (page.into_iter().map(|(_, k)| k.clone()).collect(), next)
+        (page.into_iter().map(|(_, k)| Key::from(k)).collect(), next)
     }
 
     /// Sum and count of the remaining TTLs (ms) of up to `n` keys with a TTL (INFO avg_ttl).
@@ -706,7 +734,7 @@ impl Db {
         let mut sum = 0;
         let mut count = 0;
         for key in self.expires.iter().take(n) {
-            if let Some(at) = self.map.get(key).and_then(|e| e.expire_at_ms) {
+            if let Some(at) = self.map.get(&key[..]).and_then(|e| e.expire_at_ms) {
                 sum += (at - now_ms).max(0);
                 count += 1;
             }
@@ -718,7 +746,7 @@ impl Db {
     /// from the keys with a TTL (`volatile`), or a run of keys from a random point of the
     /// table. PERF: reaching the random point walks the table; Redis samples random buckets.
     pub fn eviction_sample(&self, n: usize, volatile: bool, rng: &mut Rng) -> Vec<(Key, u32, Option<i64>)> {
-        let describe = |key: &Key, entry: &Entry| (key.clone(), entry.access, entry.expire_at_ms);
+        let describe = |key: &[u8], entry: &Entry| (Key::from(key), entry.access, entry.expire_at_ms);
         if volatile {
             if self.expires.is_empty() {
                 return Vec::new();
@@ -726,7 +754,7 @@ impl Db {
             (0..n)
                 .filter_map(|_| {
                     let key = &self.expires[rng.below(self.expires.len())];
-                    self.map.get(key).map(|e| describe(key, e))
+                    self.map.get(&key[..]).map(|e| describe(key, e))
                 })
                 .collect()
         } else {
@@ -739,7 +767,7 @@ impl Db {
                 .skip(start)
                 .chain(self.map.iter())
                 .take(n.min(self.map.len()))
-                .map(|(k, e)| describe(k, e))
+                .map(|(k, e)| describe(&k[..], e))
                 .collect()
         }
     }
@@ -750,8 +778,8 @@ impl Db {
     }
 
     /// The `n`-th key in table order (for RANDOMKEY), if any.
-    pub fn nth_key(&self, n: usize) -> Option<&Key> {
-        self.map.keys().nth(n)
+    pub fn nth_key(&self, n: usize) -> Option<&[u8]> {
+        self.map.keys().nth(n).map(|k| &k[..])
     }
 
     /// Checks up to `samples` random keys with a TTL and deletes the expired ones.
@@ -765,10 +793,10 @@ impl Db {
             }
             let idx = rng.below(self.expires.len());
             let key = &self.expires[idx];
-            let due = self.map.get(key).and_then(|e| e.expire_at_ms).is_some_and(|at| at <= now_ms);
+            let due = self.map.get(&key[..]).and_then(|e| e.expire_at_ms).is_some_and(|at| at <= now_ms);
             if due {
                 let key = self.expires.swap_remove_index(idx).expect("index in range");
-                self.map.remove(&key);
+                self.map.remove(&key[..]);
                 self.note_expired(&key);
                 expired += 1;
             }

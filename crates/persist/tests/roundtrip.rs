@@ -109,7 +109,7 @@ fn value_strategy() -> impl Strategy<Value = Value> {
     let items = || proptest::collection::vec(bytes_strategy(), 1..80);
     prop_oneof![
         any::<i64>().prop_map(|n| Value::Str(StrValue::Int(n))),
-        bytes_strategy().prop_map(|b| Value::Str(StrValue::Embstr(quince_engine::keyspace::EmbBytes::new(&b)))),
+        bytes_strategy().prop_map(|b| Value::Str(StrValue::Embstr(quince_engine::keyspace::SmallBytes::new(&b)))),
         bytes_strategy().prop_map(|b| Value::Str(StrValue::Raw(b))),
         items().prop_map(|i| Value::List(i.into_iter().map(Bytes::from).collect::<ListValue>())),
         (proptest::collection::vec(bytes_strategy(), 1..1200))

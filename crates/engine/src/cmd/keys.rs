@@ -329,7 +329,10 @@ fn keys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     for shard in 0..ctx.engine.keyspace.shard_count() {
         let guard = ctx.engine.keyspace.lock(shard);
         found.extend(
-            guard.dbs[db].unexpired(now).filter(|(k, _)| all || glob_match(pattern, k, false)).map(|(k, _)| k.clone()),
+            guard.dbs[db]
+                .unexpired(now)
+                .filter(|(k, _)| all || glob_match(pattern, k, false))
+                .map(|(k, _)| Key::from(k)),
         );
     }
     out.array(found.len());
@@ -452,7 +455,7 @@ fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
             }
             let mut guard = keyspace.lock(shard);
             let db = &mut guard.dbs[db];
-            let Some(key) = db.nth_key(pick.min(db.len().saturating_sub(1))).cloned() else { break };
+            let Some(key) = db.nth_key(pick.min(db.len().saturating_sub(1))).map(Key::from) else { break };
             // A key whose TTL passed is deleted here and another one is drawn.
             if db.contains(&key, now) {
                 out.bulk(&key);
