@@ -963,6 +963,38 @@ mod tests {
         Value::string(v.as_bytes())
     }
 
+    /// The key table holds keys and entries in its slots: these sizes are its memory per
+    /// key (docs/memory.md). A change here changes every dataset's footprint.
+    #[test]
+    fn table_slot_sizes() {
+        assert_eq!(std::mem::size_of::<SmallBytes>(), 24);
+        assert_eq!(std::mem::size_of::<StrValue>(), 32);
+        assert_eq!(std::mem::size_of::<Value>(), 40);
+        assert_eq!(std::mem::size_of::<Entry>(), 64);
+    }
+
+    #[test]
+    fn small_bytes_inline_up_to_22_and_compare_as_bytes() {
+        let short = SmallBytes::new(b"key:000000000001");
+        assert!(matches!(short, SmallBytes::Inline(16, _)));
+        assert_eq!(&short[..], b"key:000000000001");
+        assert_eq!(short.heap_bytes(), 0);
+        let edge = SmallBytes::new(&[b'x'; EMB_INLINE_MAX]);
+        assert!(matches!(edge, SmallBytes::Inline(..)));
+        let long = SmallBytes::new(&[b'y'; EMB_INLINE_MAX + 1]);
+        assert!(matches!(long, SmallBytes::Boxed(_)));
+        assert_eq!(long.heap_bytes(), EMB_INLINE_MAX + 1);
+        assert_eq!(SmallBytes::Boxed(b"ab"[..].into()), SmallBytes::new(b"ab"));
+        let mut map: HashMap<SmallBytes, u8> = HashMap::new();
+        map.insert(SmallBytes::new(b"k"), 1);
+        map.insert(long.clone(), 2);
+        assert_eq!(map.get(&b"k"[..]), Some(&1));
+        assert_eq!(map.get(&long[..]), Some(&2));
+        assert_eq!(StrValue::from_client(b"xxx").encoding_name(), "embstr");
+        assert_eq!(StrValue::from_client(&[b'z'; 44]).encoding_name(), "embstr");
+        assert_eq!(StrValue::from_client(&[b'z'; 45]).encoding_name(), "raw");
+    }
+
     #[test]
     fn lazy_expiry_and_ttl_bookkeeping() {
         let mut db = Db::default();
