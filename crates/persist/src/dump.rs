@@ -182,7 +182,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
         // Redis counts one change for the delete-and-add.
         db.dirty = db.dirty.saturating_sub(1);
     }
-    db.insert_entry(key, Entry { value, expire_at_ms: (ttl != 0).then_some(ttl), access }, now);
+    db.insert_entry(key, Entry::new(value, (ttl != 0).then_some(ttl), access), now);
     ctx.notify(notify::GENERIC, "restore", key);
     // A relative TTL is logged as the absolute time it became (argument 2, plus ABSTTL).
     if ttl != 0 && !options.absttl && ctx.propagating() {

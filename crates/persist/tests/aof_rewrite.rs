@@ -109,7 +109,7 @@ fn dump(engine: &Engine) -> Vec<String> {
                     "{db} {:?} {} ttl={:?} {contents}",
                     String::from_utf8_lossy(key),
                     entry.value.encoding_name(),
-                    entry.expire_at_ms
+                    entry.expire_at_ms()
                 ));
             }
         }

@@ -199,7 +199,7 @@ proptest! {
             let key = format!("key:{i}").into_bytes();
             let at = ttl.map(|t| now + 1000 + t);
             let shard = source.keyspace.shard_of(&key);
-            source.keyspace.lock(shard).dbs[*db].insert_entry(&key, Entry { value: value.clone(), expire_at_ms: at, access: 0 }, now);
+            source.keyspace.lock(shard).dbs[*db].insert_entry(&key, Entry::new(value.clone(), at, 0), now);
             want.insert((*db, key), (content(value), at));
         }
         let mut file = Vec::new();
@@ -212,7 +212,7 @@ proptest! {
             let shard = target.keyspace.lock(s);
             for (db, table) in shard.dbs.iter().enumerate() {
                 for (k, e) in table.iter_all() {
-                    got.insert((db, k.to_vec()), (content(&e.value), e.expire_at_ms));
+                    got.insert((db, k.to_vec()), (content(&e.value), e.expire_at_ms()));
                 }
             }
         }
@@ -223,7 +223,7 @@ proptest! {
     fn corrupted_files_never_panic(value in value_strategy(), cuts in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6)) {
         let (source, now) = engine();
         let shard = source.keyspace.shard_of(b"k");
-        source.keyspace.lock(shard).dbs[0].insert_entry(b"k", Entry { value, expire_at_ms: None, access: 0 }, now);
+        source.keyspace.lock(shard).dbs[0].insert_entry(b"k", Entry::new(value, None, 0), now);
         let mut file = Vec::new();
         write_snapshot(&source, &mut file, &SaveOptions::default()).unwrap();
         let options = LoadOptions { verify_checksum: false, allow_duplicates: true, ..LoadOptions::default() };
@@ -334,7 +334,7 @@ fn timing_200k_keys() {
             _ => Value::Set(SetValue::Intset((0..8).map(|j| i64::from(i) * 10 + j).collect())),
         };
         let shard = source.keyspace.shard_of(&key);
-        source.keyspace.lock(shard).dbs[0].insert_entry(&key, Entry { value, expire_at_ms: None, access: 0 }, now);
+        source.keyspace.lock(shard).dbs[0].insert_entry(&key, Entry::new(value, None, 0), now);
     }
     let t = std::time::Instant::now();
     let mut file = Vec::new();

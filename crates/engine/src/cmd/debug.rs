@@ -39,7 +39,7 @@ fn hash64(tag: u8, parts: &[&[u8]]) -> u64 {
 /// makes the dataset digest independent of iteration order, as Redis's is.
 fn entry_digest(key: &[u8], entry: &Entry) -> [u8; 20] {
     let value = value_content(&entry.value);
-    let ttl = entry.expire_at_ms.map(|t| t.to_le_bytes()).unwrap_or_default();
+    let ttl = entry.expire_at_ms().map(|t| t.to_le_bytes()).unwrap_or_default();
     let type_tag = entry.value.type_name().as_bytes();
     let mut out = [0u8; 20];
     for (i, chunk) in out.chunks_mut(8).enumerate() {
@@ -210,7 +210,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
             let digest = guard.dbs[db].peek(key, now).map_or([0u8; 20], |e| {
                 // The value only: the key name and TTL do not count.
                 let mut e = e.clone();
-                e.expire_at_ms = None;
+                e.set_expire_at_ms(None);
                 entry_digest(b"", &e)
             });
             out.simple(&hex(&digest));

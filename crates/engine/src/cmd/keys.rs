@@ -87,7 +87,7 @@ fn expire_generic(
         out.integer(0);
         return Ok(());
     };
-    let current = entry.expire_at_ms;
+    let current = entry.expire_at_ms();
     let refused = (cond.nx && current.is_some())
         || (cond.xx && current.is_none())
         || (cond.gt && current.is_none_or(|c| when <= c))
@@ -151,7 +151,7 @@ fn ttl_or_time(ctx: &mut Ctx<'_>, key: &[u8], out: &mut dyn ReplySink, in_ms: bo
     let now = ctx.now_ms;
     let reply = match ctx.db(key).peek(key, now) {
         None => -2,
-        Some(entry) => match entry.expire_at_ms {
+        Some(entry) => match entry.expire_at_ms() {
             None => -1,
             Some(at) => {
                 let ms = if absolute { at } else { at - now }.max(0);

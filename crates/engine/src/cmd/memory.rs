@@ -23,7 +23,7 @@ pub fn entry_usage(key: &[u8], entry: &Entry) -> usize {
         Value::ZSet(z) => z.iter().map(|(m, _)| m.len() + 48).sum(),
         Value::Stream(st) => st.data_bytes(),
     };
-    let ttl = if entry.expire_at_ms.is_some() { key.len() + 16 } else { 0 };
+    let ttl = if entry.expire_at_ms().is_some() { key.len() + 16 } else { 0 };
     slot + key.len() + value + ttl
 }
 

@@ -94,7 +94,7 @@ fn write_entry(buf: &mut Vec<u8>, key: &[u8], entry: &Entry) {
         }
         Value::Stream(stream) => write_stream(buf, key, stream),
     }
-    if let Some(at) = entry.expire_at_ms {
+    if let Some(at) = entry.expire_at_ms() {
         command(buf, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
     }
 }

@@ -173,7 +173,7 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
 
 /// `rdbSaveKeyValuePair`.
 fn write_key(o: &mut Output, key: &[u8], entry: &Entry, access: AccessData, now: i64, options: &WriteOptions) {
-    if let Some(at) = entry.expire_at_ms {
+    if let Some(at) = entry.expire_at_ms() {
         o.byte(opcodes::EXPIRETIME_MS);
         o.ms_time(at);
     }
@@ -357,7 +357,7 @@ pub fn load_snapshot<R: Read>(
         if table.peek(&key, i64::MIN).is_some() && !options.allow_duplicates {
             return Err(RdbError::DuplicateKey { db, key });
         }
-        table.insert_entry(&key, Entry { value, expire_at_ms: at, access }, i64::MIN);
+        table.insert_entry(&key, Entry::new(value, at, access), i64::MIN);
         // Loading is not a change of the dataset: it does not count in `dirty`.
         table.dirty = table.dirty.saturating_sub(1);
         stats.keys_loaded += 1;
