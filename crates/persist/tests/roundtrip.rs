@@ -122,7 +122,9 @@ fn value_strategy() -> impl Strategy<Value = Value> {
                 .collect();
             if table {
                 let mut t = FieldTable::with_hasher(DefaultHashBuilder::default());
-                t.extend(pairs);
+                t.extend(pairs.iter().map(|(f, v)| {
+                    (quince_engine::keyspace::SmallBytes::new(f), quince_engine::keyspace::SmallBytes::new(v))
+                }));
                 Value::Hash(HashValue::Table(Box::new(t)))
             } else {
                 Value::Hash(HashValue::listpack_from(pairs))
@@ -132,7 +134,7 @@ fn value_strategy() -> impl Strategy<Value = Value> {
             .prop_map(|s| Value::Set(SetValue::Intset(s.into_iter().collect()))),
         items().prop_map(|i| {
             let mut t = MemberTable::with_hasher(DefaultHashBuilder::default());
-            t.extend(distinct(i).into_iter().map(Bytes::from));
+            t.extend(distinct(i).iter().map(|m| quince_engine::keyspace::SmallBytes::new(m)));
             Value::Set(SetValue::Table(Box::new(t)))
         }),
         (

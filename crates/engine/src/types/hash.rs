@@ -9,11 +9,13 @@ use indexmap::IndexMap;
 
 use super::packed::Packed;
 use super::set::{scan_page, ScanPage};
-use super::{Bytes, Limits};
+use super::small::SmallBytes;
+use super::Limits;
 
 /// The table encoding. Its order is arbitrary; being indexable gives O(1) random picks
 /// (HRANDFIELD) and O(1) removal.
-pub type FieldTable = IndexMap<Bytes, Bytes, DefaultHashBuilder>;
+/// Fields and values up to 22 bytes are stored in the table itself (`SmallBytes`).
+pub type FieldTable = IndexMap<SmallBytes, SmallBytes, DefaultHashBuilder>;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HashValue {
@@ -144,7 +146,7 @@ impl HashValue {
     fn convert(&mut self) {
         if let HashValue::Listpack(p) = self {
             let mut table = FieldTable::with_capacity_and_hasher(p.len() / 2, DefaultHashBuilder::default());
-            table.extend(pairs(p).map(|(f, v)| (Bytes::from(f), Bytes::from(v))));
+            table.extend(pairs(p).map(|(f, v)| (SmallBytes::new(f), SmallBytes::new(v))));
             *self = HashValue::Table(Box::new(table));
         }
     }

@@ -7,6 +7,7 @@ pub mod list;
 pub mod packed;
 pub mod set;
 pub mod skiplist;
+pub mod small;
 pub mod stream;
 pub mod zset;
 

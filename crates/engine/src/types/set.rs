@@ -10,12 +10,14 @@ use std::borrow::Cow;
 use hashbrown::DefaultHashBuilder;
 use indexmap::IndexSet;
 
+use super::small::SmallBytes;
 use super::{Bytes, Limits};
 use crate::keyspace::scan_hash;
 
 /// The table encoding. Its order is arbitrary; being indexable gives O(1) random picks
 /// (SPOP, SRANDMEMBER) and O(1) removal.
-pub type MemberTable = IndexSet<Bytes, DefaultHashBuilder>;
+/// Members up to 22 bytes are stored in the table itself (`SmallBytes`).
+pub type MemberTable = IndexSet<SmallBytes, DefaultHashBuilder>;
 
 /// intsets hold at most 2^30 members whatever the configuration says (intset internals).
 const INTSET_MAX_ENTRIES: usize = 1 << 30;
@@ -139,7 +141,7 @@ impl SetValue {
     pub fn take_index(&mut self, i: usize) -> Bytes {
         match self {
             SetValue::Intset(v) => v.remove(i).to_string().into_bytes().into(),
-            SetValue::Table(t) => t.swap_remove_index(i).expect("index below len"),
+            SetValue::Table(t) => Bytes::from(&t.swap_remove_index(i).expect("index below len")[..]),
         }
     }
 
@@ -147,7 +149,7 @@ impl SetValue {
     fn convert(&mut self) {
         if let SetValue::Intset(v) = self {
             let mut table = MemberTable::with_capacity_and_hasher(v.len(), DefaultHashBuilder::default());
-            table.extend(v.iter().map(|n| n.to_string().into_bytes().into_boxed_slice()));
+            table.extend(v.iter().map(|n| SmallBytes::new(n.to_string().as_bytes())));
             *self = SetValue::Table(Box::new(table));
         }
     }

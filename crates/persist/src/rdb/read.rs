@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::io::Read;
 
 use hashbrown::DefaultHashBuilder;
+use quince_engine::keyspace::SmallBytes;
 use quince_engine::keyspace::{StrValue, Value};
 use quince_engine::types::hash::FieldTable;
 use quince_engine::types::set::MemberTable;
@@ -67,7 +68,7 @@ pub fn read_object<R: Read>(input: &mut Input<R>, rdb_type: u8, limits: &Limits)
             let members = intset::parse(&blob).map_err(|_| RdbError::corrupt("Intset integrity check failed."))?;
             if members.len() > limits.set_max_intset_entries.min(INTSET_MAX_ENTRIES) {
                 let mut t = MemberTable::with_capacity_and_hasher(members.len(), DefaultHashBuilder::default());
-                t.extend(members.iter().map(|n| Bytes::from(n.to_string().into_bytes())));
+                t.extend(members.iter().map(|n| SmallBytes::new(n.to_string().as_bytes())));
                 Value::Set(SetValue::Table(Box::new(t)))
             } else {
                 Value::Set(SetValue::Intset(members))
@@ -152,7 +153,7 @@ fn list(items: std::collections::VecDeque<Bytes>) -> Value {
 fn hash(pairs: Vec<(Bytes, Bytes)>, big: bool) -> Value {
     if big {
         let mut t = FieldTable::with_capacity_and_hasher(pairs.len(), DefaultHashBuilder::default());
-        t.extend(pairs);
+        t.extend(pairs.iter().map(|(f, v)| (SmallBytes::new(f), SmallBytes::new(v))));
         Value::Hash(HashValue::Table(Box::new(t)))
     } else {
         Value::Hash(HashValue::listpack_from(pairs))
@@ -215,14 +216,14 @@ fn read_set<R: Read>(input: &mut Input<R>, limits: &Limits) -> Result<Option<Val
                 None => {
                     // Not an integer: the set becomes a table (`setTypeConvert`).
                     for x in ints.take().expect("intset") {
-                        if !table.insert(Bytes::from(x.to_string().into_bytes())) {
+                        if !table.insert(SmallBytes::new(x.to_string().as_bytes())) {
                             return Err(dup());
                         }
                     }
                 }
             }
         }
-        if !table.insert(Bytes::from(member)) {
+        if !table.insert(SmallBytes::from(&member[..])) {
             return Err(dup());
         }
     }
