@@ -110,7 +110,7 @@ fn value_strategy() -> impl Strategy<Value = Value> {
     prop_oneof![
         any::<i64>().prop_map(|n| Value::Str(StrValue::Int(n))),
         bytes_strategy().prop_map(|b| Value::Str(StrValue::Embstr(quince_engine::keyspace::SmallBytes::new(&b)))),
-        bytes_strategy().prop_map(|b| Value::Str(StrValue::Raw(b))),
+        bytes_strategy().prop_map(|b| Value::Str(StrValue::Raw(Box::new(b)))),
         items().prop_map(|i| Value::List(i.into_iter().map(Bytes::from).collect::<ListValue>())),
         (proptest::collection::vec(bytes_strategy(), 1..1200))
             .prop_map(|i| Value::List(i.into_iter().map(Bytes::from).collect::<ListValue>())),

@@ -35,7 +35,7 @@ fn write_bytes<'a>(ctx: &'a mut Ctx<'_>, key: &[u8]) -> Result<(&'a mut Vec<u8>,
             false
         }
         None => {
-            db.set(key, Value::Str(StrValue::Raw(Vec::new())), TtlOnWrite::Clear, now);
+            db.set(key, Value::Str(StrValue::Raw(Box::default())), TtlOnWrite::Clear, now);
             true
         }
     };
@@ -102,7 +102,7 @@ fn bitop(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
             ctx.notify(notify::GENERIC, "del", dest);
         }
     } else {
-        ctx.db(dest).set(dest, Value::Str(StrValue::Raw(result)), TtlOnWrite::Clear, now);
+        ctx.db(dest).set(dest, Value::Str(StrValue::Raw(Box::new(result))), TtlOnWrite::Clear, now);
         ctx.notify(notify::STRING, "set", dest);
     }
     out.integer(len as i64);

@@ -50,7 +50,7 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     let max = sparse_max_bytes(ctx);
     let mut created = false;
     if !ctx.db(key).contains(key, now) {
-        ctx.db(key).set(key, Value::Str(StrValue::Raw(hll::new_hll())), TtlOnWrite::Clear, now);
+        ctx.db(key).set(key, Value::Str(StrValue::Raw(Box::new(hll::new_hll()))), TtlOnWrite::Clear, now);
         created = true;
     }
     let hll = hll_mut(ctx, key)?.expect("present");
@@ -112,10 +112,10 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     let db = ctx.db(dest);
     if current.is_some() {
         let entry = db.get_mut(dest, now).expect("present");
-        entry.value = Value::Str(StrValue::Raw(merged));
+        entry.value = Value::Str(StrValue::Raw(Box::new(merged)));
         ctx.dirty(1);
     } else {
-        db.set(dest, Value::Str(StrValue::Raw(merged)), TtlOnWrite::Clear, now);
+        db.set(dest, Value::Str(StrValue::Raw(Box::new(merged))), TtlOnWrite::Clear, now);
     }
     ctx.notify(notify::STRING, "pfadd", dest);
     out.simple("OK");

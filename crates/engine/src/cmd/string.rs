@@ -455,7 +455,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
     let offset = offset as usize;
     let db = ctx.db(key);
     if current_len.is_none() {
-        db.set(key, Value::Str(StrValue::Raw(Vec::new())), TtlOnWrite::Clear, now);
+        db.set(key, Value::Str(StrValue::Raw(Box::default())), TtlOnWrite::Clear, now);
     }
     let entry = db.get_mut(key, now).expect("present");
     let bytes = as_str_mut(entry)?.make_raw();

@@ -7,7 +7,10 @@ use super::Bytes;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListValue {
-    items: VecDeque<Bytes>,
+    /// Boxed: a stored value stays small (the key table holds every value inline), at the
+    /// price of one more allocation per list.
+    #[allow(clippy::box_collection)]
+    items: Box<VecDeque<Bytes>>,
 }
 
 impl ListValue {
@@ -42,6 +45,6 @@ impl ListValue {
 
 impl FromIterator<Bytes> for ListValue {
     fn from_iter<T: IntoIterator<Item = Bytes>>(iter: T) -> Self {
-        Self { items: iter.into_iter().collect() }
+        Self { items: Box::new(iter.into_iter().collect()) }
     }
 }

@@ -5,10 +5,11 @@
 //! what a listpack costs too; the types that use it convert to a table past a few hundred
 //! short entries (Redis's thresholds), so the walks stay short.
 
-/// Items in order. `count` is kept so `len` is O(1).
+/// Items in order. `count` is kept so `len` is O(1). The buffer is a boxed slice, always
+/// exactly its contents' size (a `Vec`'s capacity word would make every value bigger).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Packed {
-    buf: Vec<u8>,
+    buf: Box<[u8]>,
     count: u32,
 }
 
@@ -67,7 +68,7 @@ impl Packed {
 
     /// Bytes the buffer holds (MEMORY USAGE).
     pub fn byte_capacity(&self) -> usize {
-        self.buf.capacity()
+        self.buf.len()
     }
 
     pub fn iter(&self) -> Iter<'_> {
@@ -92,11 +93,13 @@ impl Packed {
     /// reallocated to size too: no doubling slack kept in small values).
     pub fn push_all(&mut self, items: &[&[u8]]) {
         let needed: usize = items.iter().map(|b| len_prefix_size(b.len()) + b.len()).sum();
-        self.buf.reserve_exact(needed);
+        let mut buf = std::mem::take(&mut self.buf).into_vec();
+        buf.reserve_exact(needed);
         for b in items {
-            write_len(&mut self.buf, b.len());
-            self.buf.extend_from_slice(b);
+            write_len(&mut buf, b.len());
+            buf.extend_from_slice(b);
         }
+        self.buf = buf.into_boxed_slice();
         self.count += items.len() as u32;
     }
 
@@ -108,8 +111,10 @@ impl Packed {
             write_len(&mut encoded, b.len());
             encoded.extend_from_slice(b);
         }
-        self.buf.reserve_exact(encoded.len());
-        self.buf.splice(at..at, encoded);
+        let mut buf = std::mem::take(&mut self.buf).into_vec();
+        buf.reserve_exact(encoded.len());
+        buf.splice(at..at, encoded);
+        self.buf = buf.into_boxed_slice();
         self.count += items.len() as u32;
     }
 
@@ -143,8 +148,9 @@ impl Packed {
         let mut encoded = Vec::with_capacity(len_prefix_size(value.len()) + value.len());
         write_len(&mut encoded, value.len());
         encoded.extend_from_slice(value);
-        self.buf.splice(start..end, encoded);
-        self.buf.shrink_to_fit();
+        let mut buf = std::mem::take(&mut self.buf).into_vec();
+        buf.splice(start..end, encoded);
+        self.buf = buf.into_boxed_slice();
     }
 
     /// Removes `n` items starting at index `i`.
@@ -154,8 +160,9 @@ impl Packed {
         for _ in 0..n {
             end = item_at(&self.buf, end).1;
         }
-        self.buf.drain(start..end);
-        self.buf.shrink_to_fit();
+        let mut buf = std::mem::take(&mut self.buf).into_vec();
+        buf.drain(start..end);
+        self.buf = buf.into_boxed_slice();
         self.count -= n as u32;
     }
 }
