@@ -550,7 +550,7 @@ fn plain_sets_as_inputs() {
         let shard = h.engine.keyspace.shard_of(key.as_bytes());
         h.engine.keyspace.lock(shard).dbs[0].set(key.as_bytes(), Value::Set(value), TtlOnWrite::Clear, 0);
     };
-    put(&mut h, "{t}ints", SetValue::Intset(vec![1, 2, 3]));
+    put(&mut h, "{t}ints", SetValue::Intset([1, 2, 3].into_iter().collect()));
     let table: quince_engine::types::set::MemberTable = ["a", "b", "2"].iter().map(|m| m.as_bytes().into()).collect();
     put(&mut h, "{t}strs", SetValue::Table(Box::new(table)));
     h.run(&["ZADD", "{t}z", "10", "a", "20", "2", "30", "zz"]);

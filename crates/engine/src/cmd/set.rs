@@ -209,7 +209,7 @@ fn reply_int_member(out: &mut dyn ReplySink, n: i64) {
 fn reply_members(out: &mut dyn ReplySink, set: &SetValue) {
     out.set(set.len());
     match set {
-        SetValue::Intset(v) => v.iter().for_each(|n| reply_int_member(out, *n)),
+        SetValue::Intset(v) => v.iter().for_each(|n| reply_int_member(out, n)),
         SetValue::Table(t) => t.iter().for_each(|m| out.bulk(m)),
     }
 }
@@ -421,7 +421,7 @@ fn spop_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
             kept.add(member, &limits);
         }
         match &*set {
-            SetValue::Intset(v) => v.iter().for_each(|n| reply_int_member(out, *n)),
+            SetValue::Intset(v) => v.iter().for_each(|n| reply_int_member(out, n)),
             SetValue::Table(t) => t.iter().for_each(|m| out.bulk(m)),
         }
         if propagating {

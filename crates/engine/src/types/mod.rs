@@ -3,6 +3,7 @@
 //! so OBJECT ENCODING reports what Redis would.
 
 pub mod hash;
+pub mod intset;
 pub mod list;
 pub mod packed;
 pub mod set;

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use hashbrown::DefaultHashBuilder;
 use indexmap::IndexSet;
 
+use super::intset::IntSet;
 use super::small::SmallBytes;
 use super::{Bytes, Limits};
 use crate::keyspace::scan_hash;
@@ -25,14 +26,14 @@ const INTSET_MAX_ENTRIES: usize = 1 << 30;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetValue {
     /// Ascending, no duplicates.
-    Intset(Vec<i64>),
+    Intset(IntSet),
     /// Boxed: a stored value stays small (the key table holds every value inline).
     Table(Box<MemberTable>),
 }
 
 impl Default for SetValue {
     fn default() -> Self {
-        SetValue::Intset(Vec::new())
+        SetValue::Intset(IntSet::new())
     }
 }
 
@@ -45,7 +46,7 @@ impl SetValue {
     /// An empty set of the encoding Redis's setTypeCreate picks for a first member.
     pub fn new_for(first: &[u8]) -> Self {
         if as_int(first).is_some() {
-            SetValue::Intset(Vec::new())
+            SetValue::Intset(IntSet::new())
         } else {
             SetValue::Table(Box::default())
         }
@@ -79,7 +80,7 @@ impl SetValue {
 
     pub fn contains(&self, member: &[u8]) -> bool {
         match self {
-            SetValue::Intset(v) => as_int(member).is_some_and(|n| v.binary_search(&n).is_ok()),
+            SetValue::Intset(v) => as_int(member).is_some_and(|n| v.binary_search(n).is_ok()),
             SetValue::Table(t) => t.contains(member),
         }
     }
@@ -89,7 +90,7 @@ impl SetValue {
     pub fn add(&mut self, member: &[u8], limits: &Limits) -> bool {
         match self {
             SetValue::Intset(v) => match as_int(member) {
-                Some(n) => match v.binary_search(&n) {
+                Some(n) => match v.binary_search(n) {
                     Ok(_) => false,
                     Err(at) => {
                         v.insert(at, n);
@@ -118,7 +119,7 @@ impl SetValue {
     /// Removes `member`; true if it was there.
     pub fn remove(&mut self, member: &[u8]) -> bool {
         match self {
-            SetValue::Intset(v) => match as_int(member).map(|n| v.binary_search(&n)) {
+            SetValue::Intset(v) => match as_int(member).map(|n| v.binary_search(n)) {
                 Some(Ok(at)) => {
                     v.remove(at);
                     true
@@ -132,7 +133,7 @@ impl SetValue {
     /// The `i`-th member in the encoding's order (`i < len`).
     pub fn get_index(&self, i: usize) -> Cow<'_, [u8]> {
         match self {
-            SetValue::Intset(v) => Cow::Owned(v[i].to_string().into_bytes()),
+            SetValue::Intset(v) => Cow::Owned(v.get(i).to_string().into_bytes()),
             SetValue::Table(t) => Cow::Borrowed(&t[i]),
         }
     }

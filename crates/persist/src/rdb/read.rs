@@ -71,7 +71,7 @@ pub fn read_object<R: Read>(input: &mut Input<R>, rdb_type: u8, limits: &Limits)
                 t.extend(members.iter().map(|n| SmallBytes::new(n.to_string().as_bytes())));
                 Value::Set(SetValue::Table(Box::new(t)))
             } else {
-                Value::Set(SetValue::Intset(members))
+                Value::Set(SetValue::Intset(members.into_iter().collect()))
             }
         }
         types::ZSET_ZIPLIST | types::ZSET_LISTPACK => {
@@ -233,7 +233,7 @@ fn read_set<R: Read>(input: &mut Input<R>, limits: &Limits) -> Result<Option<Val
             if v.windows(2).any(|w| w[0] == w[1]) {
                 return Err(dup());
             }
-            Value::Set(SetValue::Intset(v))
+            Value::Set(SetValue::Intset(v.into_iter().collect()))
         }
         None => Value::Set(SetValue::Table(Box::new(table))),
     }))

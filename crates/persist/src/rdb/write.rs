@@ -56,7 +56,7 @@ pub(crate) fn write_value(o: &mut Output, value: &Value, opts: &WriteOptions) {
         Value::Str(StrValue::Embstr(b)) => o.string(b),
         Value::Str(StrValue::Raw(b)) => o.string(b),
         Value::List(list) => write_list(o, list, opts.list_max_listpack_size, opts.list_compress_depth),
-        Value::Set(SetValue::Intset(members)) => o.string(&intset::encode(members)),
+        Value::Set(SetValue::Intset(members)) => o.string(&intset::encode(&members.iter().collect::<Vec<_>>())),
         Value::Set(SetValue::Table(t)) => {
             o.len(t.len() as u64);
             for m in t.iter() {
