@@ -58,15 +58,42 @@ impl<'a> Iterator for ListpackEntries<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         let member = self.0.next()?;
         let score = self.0.next()?;
-        Some((member, f64::from_le_bytes(score.try_into().expect("8-byte score"))))
+        Some((member, decode_score(score)))
     }
+}
+
+/// A score as a listpack item: integral scores of magnitude below 2^55 as 1 to 7
+/// little-endian two's complement bytes (most scores are small integers: a listpack keeps
+/// them as integers too), anything else as the 8 bytes of the f64. Returns (bytes, length).
+fn encode_score(score: f64) -> ([u8; 8], usize) {
+    const INT_LIMIT: f64 = (1u64 << 55) as f64;
+    if score.fract() == 0.0 && score.abs() < INT_LIMIT {
+        let n = score as i64;
+        let bytes = n.to_le_bytes();
+        // The fewest bytes that sign-extend back to n.
+        let len = (1..=7).find(|&k| (n << (64 - 8 * k)) >> (64 - 8 * k) == n).expect("below 2^55 fits 7 bytes");
+        (bytes, len)
+    } else {
+        (score.to_le_bytes(), 8)
+    }
+}
+
+fn decode_score(bytes: &[u8]) -> f64 {
+    if bytes.len() == 8 {
+        return f64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+    }
+    let mut buf = [0u8; 8];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    let shift = 64 - 8 * bytes.len() as u32;
+    ((i64::from_le_bytes(buf) << shift) >> shift) as f64
 }
 
 /// A listpack holding `entries`, already in (score, member) order.
 fn packed_from<'a>(entries: impl IntoIterator<Item = (&'a [u8], f64)>) -> Packed {
     let mut p = Packed::new();
     for (m, sc) in entries {
-        p.push_all(&[m, &listpack_score(sc).to_le_bytes()]);
+        let (bytes, len) = encode_score(listpack_score(sc));
+        p.push_all(&[m, &bytes[..len]]);
     }
     p
 }
@@ -446,7 +473,8 @@ impl ZSetValue {
             if p.len() / 2 < limits.zset_max_listpack_entries && member.len() <= limits.zset_max_listpack_value {
                 let score = listpack_score(score);
                 let at = entries(p).take_while(|(m, s)| before(*s, m, score, member)).count();
-                p.insert(2 * at, &[member, &score.to_le_bytes()]);
+                let (bytes, len) = encode_score(score);
+                p.insert(2 * at, &[member, &bytes[..len]]);
                 return;
             }
             self.convert_to_skiplist();
@@ -463,7 +491,8 @@ impl ZSetValue {
                 p.remove(2 * i, 2);
                 let score = listpack_score(score);
                 let at = entries(p).take_while(|(pm, ps)| before(*ps, pm, score, member)).count();
-                p.insert(2 * at, &[member, &score.to_le_bytes()]);
+                let (bytes, len) = encode_score(score);
+                p.insert(2 * at, &[member, &bytes[..len]]);
             }
             ZSetValue::Skiplist(s) => {
                 let m = s.list.remove(current, member).expect("dict and skiplist agree");
@@ -570,6 +599,37 @@ mod tests {
 
     fn members(z: &ZSetValue) -> Vec<(String, f64)> {
         z.iter().map(|(m, s)| (String::from_utf8(m.to_vec()).unwrap(), s)).collect()
+    }
+
+    #[test]
+    fn scores_round_trip_through_their_packed_form() {
+        for score in [
+            0.0,
+            1.0,
+            -1.0,
+            127.0,
+            128.0,
+            -129.0,
+            65_535.0,
+            1e15,
+            -1e15,
+            36_028_797_018_963_967.0,
+            -36_028_797_018_963_967.0,
+            36_028_797_018_963_968.0,
+            1.5,
+            -0.25,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            9.007_199_254_740_993e15,
+        ] {
+            let (bytes, len) = encode_score(score);
+            assert_eq!(decode_score(&bytes[..len]), score, "{score}");
+        }
+        assert_eq!(encode_score(5.0).1, 1);
+        assert_eq!(encode_score(-200.0).1, 2);
+        assert_eq!(encode_score(0.5).1, 8);
     }
 
     #[test]
