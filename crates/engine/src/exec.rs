@@ -611,11 +611,11 @@ impl Engine {
     fn wait_gate(&self, exclusive: bool, allow_busy: impl Fn() -> bool) -> Option<Gate<'_>> {
         let wait = std::time::Duration::from_millis(5);
         loop {
-            // PERF: the uncontended case first: the timed attempts read the clock.
+            // (parking_lot's timed attempts try the uncontended fast path before any clock read.)
             let gate = if exclusive {
-                self.exec_gate.try_write().or_else(|| self.exec_gate.try_write_for(wait)).map(Gate::Exclusive)
+                self.exec_gate.try_write_for(wait).map(Gate::Exclusive)
             } else {
-                self.exec_gate.try_read().or_else(|| self.exec_gate.try_read_for(wait)).map(Gate::Shared)
+                self.exec_gate.try_read_for(wait).map(Gate::Shared)
             };
             if gate.is_some() {
                 return gate;

@@ -153,6 +153,10 @@ impl Worker {
                 let Some(conn) = conns.get_mut(token) else { continue };
                 let now_ms = self.engine.clock.now_ms();
                 let (next, deadline) = conn.poll_blocked(&self.engine, now_ms);
+                // The requests after the wait may be held by CLIENT PAUSE.
+                if conn.paused && !paused.contains(&token) {
+                    paused.push(token);
+                }
                 if conn.is_blocked() {
                     blocked.push(token);
                     if let Some(d) = deadline {

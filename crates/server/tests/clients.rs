@@ -222,3 +222,26 @@ fn client_pause_holds_writes_until_unpause() {
     assert_eq!(writer.call(&["PING"]), b"+PONG\r\n");
     assert!(started.elapsed() >= Duration::from_millis(200), "PING waited for the pause");
 }
+
+/// A client whose blocking wait ends while CLIENT PAUSE holds the requests it pipelined after
+/// it gets their replies once the pause lifts (it sends nothing more to wake its worker).
+#[test]
+fn requests_after_a_wait_resume_when_a_pause_lifts() {
+    let server = start_quince(QUINCE, &[]);
+    let mut admin = server.client();
+    let mut waiter = server.client();
+    let mut pipeline = quince_test_util::encode_command(&["BLPOP", "q", "0.5"]);
+    pipeline.extend(quince_test_util::encode_command(&["SET", "k", "v"]));
+    waiter.send_raw(&pipeline);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !bulk(&admin.call(&["INFO", "clients"])).contains("blocked_clients:1\r\n") {
+        assert!(std::time::Instant::now() < deadline, "BLPOP never blocked");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(admin.call(&["CLIENT", "PAUSE", "1500", "WRITE"]), b"+OK\r\n");
+    assert_eq!(waiter.read_reply(), b"*-1\r\n", "the wait times out during the pause");
+    assert_eq!(admin.call(&["GET", "k"]), b"$-1\r\n", "the SET is held");
+    // Without a retry of held requests this read would time out (10 s) and fail.
+    assert_eq!(waiter.read_reply(), b"+OK\r\n");
+    assert_eq!(admin.call(&["GET", "k"]), b"$1\r\nv\r\n");
+}

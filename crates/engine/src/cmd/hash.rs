@@ -321,15 +321,18 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
             out.bulk(value);
         }
     };
+    // A packed listpack is walked per positional lookup: index its entries once.
+    let packed: Option<Vec<(&[u8], &[u8])>> = matches!(hash, HashValue::Listpack(_)).then(|| hash.iter().collect());
+    let pick = |i: usize| packed.as_ref().map_or_else(|| hash.get_index(i), |entries| entries[i]);
     if !unique || count == 1 {
         for _ in 0..count {
-            reply_entry(out, hash.get_index(rng.below(size)));
+            reply_entry(out, pick(rng.below(size)));
         }
     } else if count >= size {
         hash.iter().for_each(|entry| reply_entry(out, entry));
     } else {
         for i in distinct_indices(&mut rng, size, count) {
-            reply_entry(out, hash.get_index(i));
+            reply_entry(out, pick(i));
         }
     }
     Ok(())

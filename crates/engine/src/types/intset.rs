@@ -2,7 +2,7 @@
 //! that holds them all, widened when a larger member arrives (never narrowed, as in Redis).
 
 /// Sorted ascending, no duplicates; `data` is exactly `len * width` little-endian bytes.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct IntSet {
     data: Box<[u8]>,
     width: u8,
@@ -13,6 +13,15 @@ impl Default for IntSet {
         Self { data: Box::default(), width: 2 }
     }
 }
+
+/// The same members, whatever width each set happens to use.
+impl PartialEq for IntSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for IntSet {}
 
 impl std::fmt::Debug for IntSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,7 +96,16 @@ impl IntSet {
 
     /// Inserts `n` at index `at` (its sorted position), widening every member if `n` needs it.
     pub fn insert(&mut self, at: usize, n: i64) {
-        let width = self.width.max(width_for(n));
+        if width_for(n) <= self.width {
+            // Same width: splice the new member's bytes in (a memmove, as Redis's intset).
+            let w = usize::from(self.width);
+            let mut data = std::mem::take(&mut self.data).into_vec();
+            data.reserve_exact(w);
+            data.splice(at * w..at * w, n.to_le_bytes()[..w].iter().copied());
+            self.data = data.into_boxed_slice();
+            return;
+        }
+        let width = width_for(n);
         let mut out = Vec::with_capacity((self.len() + 1) * usize::from(width));
         for (i, m) in self.iter().enumerate() {
             if i == at {
@@ -154,6 +172,12 @@ mod tests {
         assert_eq!(s.width(), 8);
         assert_eq!(s.len(), 4);
         assert_eq!(s.get(3), 70_000);
+        // Equality is by members, not by width.
+        let narrow: IntSet = [5, 100].into_iter().collect();
+        let mut wide: IntSet = [5, 100, 70_000].into_iter().collect();
+        wide.remove(2);
+        assert_eq!(wide.width(), 4);
+        assert_eq!(narrow, wide);
         let t: IntSet = [3, 1, 2, 3, i64::from(i32::MIN)].into_iter().collect();
         assert_eq!(t.width(), 4);
         assert_eq!(t.iter().collect::<Vec<_>>(), vec![i64::from(i32::MIN), 1, 2, 3]);

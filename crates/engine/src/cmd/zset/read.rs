@@ -170,10 +170,16 @@ fn randmember_count(zset: &ZSetValue, count: i64, withscores: bool, rng: &mut Rn
         return;
     }
     let reply_len = |n: usize| if withscores && !resp3 { n * 2 } else { n };
+    // A packed listpack is walked per positional lookup: index its entries once.
+    let packed: Option<Vec<(&[u8], f64)>> = matches!(zset, ZSetValue::Listpack(_)).then(|| zset.iter().collect());
+    let pick = |rank: usize| match &packed {
+        Some(entries) => entries[rank],
+        None => zset.get_by_rank(rank).expect("in range"),
+    };
     if !unique || count == 1 {
         out.array(reply_len(count));
         for _ in 0..count {
-            let (member, score) = zset.get_by_rank(rng.below(size)).expect("in range");
+            let (member, score) = pick(rng.below(size));
             reply_member(out, member, score, withscores, resp3);
         }
         return;
@@ -202,7 +208,7 @@ fn randmember_count(zset: &ZSetValue, count: i64, withscores: bool, rng: &mut Rn
     }
     out.array(reply_len(count));
     for rank in picks {
-        let (member, score) = zset.get_by_rank(rank).expect("in range");
+        let (member, score) = pick(rank);
         reply_member(out, member, score, withscores, resp3);
     }
 }
