@@ -366,7 +366,7 @@ impl Engine {
 
     /// If `args` must wait for a CLIENT PAUSE, until when (Unix ms). Unknown commands and
     /// arity errors are never held, so such clients get their error at once (as in Redis).
-    pub fn postponed_until(&self, args: &[&[u8]]) -> Option<i64> {
+    pub fn postponed_until(&self, client: &Client, args: &[&[u8]]) -> Option<i64> {
         let end = self.pause_end_ms.load(Ordering::Relaxed);
         if end == 0 || args.is_empty() || end <= self.clock.now_ms() {
             return None;
@@ -376,8 +376,17 @@ impl Engine {
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
             return None;
         }
-        let writes = spec.has_flag(crate::command::flags::WRITE)
-            || matches!(spec.name.as_str(), "pfcount" | "publish" | "eval" | "evalsha");
+        // EXEC is held when its transaction holds a command that would be (Redis's processCommand
+        // checks the flags the queued commands add up to).
+        let queued_writes = || {
+            client.multi.as_ref().is_some_and(|queue| {
+                queue.iter().any(|cmd| {
+                    let args: Vec<&[u8]> = cmd.iter().map(|a| &a[..]).collect();
+                    matches!(self.table.resolve(&args), command::Resolved::Found(spec) if self.may_replicate(spec, &args))
+                })
+            })
+        };
+        let writes = self.may_replicate(spec, args) || (spec.name == "exec" && queued_writes());
         (self.pause_all.load(Ordering::Relaxed) || writes).then_some(end)
     }
 

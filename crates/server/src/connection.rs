@@ -173,7 +173,7 @@ impl Connection {
                 Ok(Decoded::Request { len }) => {
                     // PERF: up to 8 arguments live on the stack; no allocation per request.
                     let args: SmallVec<[&[u8]; 8]> = self.decoder.args(pending).collect();
-                    if engine.postponed_until(&args).is_some() {
+                    if engine.postponed_until(&self.client, &args).is_some() {
                         self.paused = true;
                         self.client.handle.set_flag(quince_engine::clients::flag::BLOCKED, true);
                         break;

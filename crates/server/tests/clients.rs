@@ -245,3 +245,27 @@ fn requests_after_a_wait_resume_when_a_pause_lifts() {
     assert_eq!(waiter.read_reply(), b"+OK\r\n");
     assert_eq!(admin.call(&["GET", "k"]), b"$1\r\nv\r\n");
 }
+
+/// CLIENT PAUSE WRITE holds EXEC of a transaction with a write and scripts that may write, but
+/// not scripts or functions declared `no-writes` (Redis's may-replicate rule).
+#[test]
+fn pause_write_holds_write_transactions_but_not_read_only_scripts() {
+    let server = start_quince(QUINCE, &[]);
+    let mut admin = server.client();
+    let mut tx = server.client();
+    assert_eq!(tx.call(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(tx.call(&["SET", "foo", "bar"]), b"+QUEUED\r\n");
+    assert_eq!(admin.call(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    tx.send(&["EXEC"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !bulk(&admin.call(&["INFO", "clients"])).contains("blocked_clients:1\r\n") {
+        assert!(std::time::Instant::now() < deadline, "EXEC was not held");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut reader = server.client();
+    assert_eq!(reader.call(&["EVAL", "#!lua flags=no-writes\nreturn 7", "0"]), b":7\r\n");
+    assert_eq!(reader.call(&["EVAL_RO", "return 8", "0"]), b":8\r\n");
+    assert_eq!(admin.call(&["GET", "foo"]), b"$-1\r\n", "the transaction is still held");
+    assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    assert_eq!(tx.read_reply(), b"*1\r\n+OK\r\n");
+}

@@ -211,8 +211,31 @@ impl Engine {
         if !is_script_command(args[0]) {
             return spec.has_flag(crate::command::flags::DENYOOM);
         }
+        let flags = self.script_flags(args);
+        flags.is_some_and(|f| f & flag::EVAL_COMPAT == 0 && f & (flag::ALLOW_OOM | flag::NO_WRITES) == 0)
+    }
+
+    /// Whether the command may write or replicate (Redis's CMD_WRITE | CMD_MAY_REPLICATE after
+    /// evalGetCommandFlags / fcallGetCommandFlags): what CLIENT PAUSE WRITE holds. EVAL,
+    /// EVALSHA and FCALL may, unless their script or function declares `no-writes`.
+    pub fn may_replicate(&self, spec: &CommandSpec, args: &[&[u8]]) -> bool {
+        if spec.has_flag(crate::command::flags::WRITE) {
+            return true;
+        }
+        match spec.name.as_str() {
+            "pfcount" | "publish" | "spublish" => true,
+            "eval" | "evalsha" | "fcall" => {
+                !self.script_flags(args).is_some_and(|f| f & flag::EVAL_COMPAT == 0 && f & flag::NO_WRITES != 0)
+            }
+            _ => false,
+        }
+    }
+
+    /// The flags of the script or function a script command runs, when known (a shebang, a
+    /// cached script, a loaded function).
+    fn script_flags(&self, args: &[&[u8]]) -> Option<u32> {
         let name = args[0].to_ascii_lowercase();
-        let flags = match name.as_slice() {
+        match name.as_slice() {
             b"eval" | b"eval_ro" => args.get(1).and_then(|body| parse_shebang(body).ok()).map(|(f, _)| f),
             b"evalsha" | b"evalsha_ro" => {
                 let sha = args.get(1).map(|s| String::from_utf8_lossy(s).to_ascii_lowercase());
@@ -225,8 +248,7 @@ impl Engine {
                 let libs = self.scripting.libraries.try_lock();
                 libs.as_ref().and_then(|libs| libs.functions.get(key.as_deref()?).map(|f| f.flags))
             }
-        };
-        flags.is_some_and(|f| f & flag::EVAL_COMPAT == 0 && f & (flag::ALLOW_OOM | flag::NO_WRITES) == 0)
+        }
     }
 
     /// Redis's checkGoodReplicasStatus: `min-replicas-to-write` is met (quince has no
