@@ -184,6 +184,12 @@ impl<'a> Ctx<'a> {
         let log = if self.propagating { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
         db.set_collect_events(db_event_mask(self.notify_flags) | log);
         db.expiry_suspended = suspend;
+        // While a pause keeps the dataset still, read commands leave expired keys in place
+        // (writes are held by the pause, or run inside a transaction that started before).
+        let defer =
+            !suspend && self.engine.pause_in_force_at(self.now_ms) && !self.spec.has_flag(crate::command::flags::WRITE);
+        self.expiry_suspended |= defer;
+        db.expiry_deferred = defer;
         db
     }
 
@@ -463,6 +469,7 @@ impl Ctx<'_> {
             for (_, guard) in self.locked.iter_mut() {
                 for db in guard.dbs.iter_mut() {
                     db.expiry_suspended = false;
+                    db.expiry_deferred = false;
                 }
             }
         }

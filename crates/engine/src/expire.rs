@@ -29,7 +29,7 @@ impl Engine {
         let start = Instant::now();
         let mut report = CycleReport::default();
         // DEBUG SET-ACTIVE-EXPIRE 0 turns the cycle off (Redis's tests rely on it).
-        if !self.hot.active_expire.load(Ordering::Relaxed) {
+        if !self.hot.active_expire.load(Ordering::Relaxed) || self.pause_in_force() {
             return report;
         }
         // Not while a script or transaction runs (they hold the gate exclusively): as in

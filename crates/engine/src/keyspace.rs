@@ -298,6 +298,9 @@ pub struct Db {
     /// Lookups never expire keys (set by the executor for the AOF loader and a master,
     /// whose logged DELs do it, as Redis's keyIsExpired while loading).
     pub expiry_suspended: bool,
+    /// Reads see keys whose TTL passed as gone but leave them in place (set by the executor
+    /// for read commands while a CLIENT PAUSE is in force).
+    pub expiry_deferred: bool,
 }
 
 /// Orders events recorded in different tables during one command.
@@ -431,6 +434,9 @@ impl Db {
 
     pub fn get_mut(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
         self.expire_if_due(key, now_ms);
+        if self.deferred_expired(key, now_ms) {
+            return None;
+        }
         let entry = self.map.get_mut(key)?;
         entry.access = touched(entry.access, self.access_mode, now_ms, &mut self.rng);
         Some(entry)
@@ -441,7 +447,8 @@ impl Db {
     pub fn get_read(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
         self.expire_if_due(key, now_ms);
         let mode = self.access_mode;
-        match self.map.get_mut(key) {
+        let found = if self.deferred_expired(key, now_ms) { None } else { self.map.get_mut(key) };
+        match found {
             Some(entry) => {
                 entry.access = touched(entry.access, mode, now_ms, &mut self.rng);
                 Some(entry)
@@ -465,7 +472,15 @@ impl Db {
     /// Looks a key up without recording an access (Redis's LOOKUP_NOTOUCH).
     pub fn peek(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
         self.expire_if_due(key, now_ms);
+        if self.deferred_expired(key, now_ms) {
+            return None;
+        }
         self.map.get(key)
+    }
+
+    /// Under `expiry_deferred`: the key's TTL has passed but it stays until the pause ends.
+    fn deferred_expired(&self, key: &[u8], now_ms: i64) -> bool {
+        self.expiry_deferred && self.is_stale(key, now_ms)
     }
 
     /// The key is present but its TTL has passed (not yet deleted).
@@ -609,7 +624,7 @@ impl Db {
     }
 
     fn expire_if_due(&mut self, key: &[u8], now_ms: i64) {
-        if self.expires.is_empty() || self.expiry_suspended {
+        if self.expires.is_empty() || self.expiry_suspended || self.expiry_deferred {
             return;
         }
         if let Some(entry) = self.map.get(key) {

@@ -364,6 +364,19 @@ impl Engine {
         }
     }
 
+    /// A CLIENT PAUSE is in force: the dataset is kept as it is, so keys whose TTL passes are
+    /// not deleted until it ends (reads see them as gone), as Redis's
+    /// checkClientPauseTimeoutAndReturnIfPaused in expireIfNeeded and the expiry cycle.
+    pub fn pause_in_force(&self) -> bool {
+        self.pause_in_force_at(self.clock.now_ms())
+    }
+
+    /// As `pause_in_force`, at `now_ms` (no clock read when no pause was ever set).
+    pub fn pause_in_force_at(&self, now_ms: i64) -> bool {
+        let end = self.pause_end_ms.load(Ordering::Relaxed);
+        end != 0 && end > now_ms
+    }
+
     /// If `args` must wait for a CLIENT PAUSE, until when (Unix ms). Unknown commands and
     /// arity errors are never held, so such clients get their error at once (as in Redis).
     pub fn postponed_until(&self, client: &Client, args: &[&[u8]]) -> Option<i64> {

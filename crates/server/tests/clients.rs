@@ -269,3 +269,27 @@ fn pause_write_holds_write_transactions_but_not_read_only_scripts() {
     assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
     assert_eq!(tx.read_reply(), b"*1\r\n+OK\r\n");
 }
+
+/// During a CLIENT PAUSE keys whose TTL passes read as gone but are not deleted (neither by
+/// the read nor by the active cycle) until the pause ends, as in Redis.
+#[test]
+fn expiry_waits_for_the_end_of_a_pause() {
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    let expired = |c: &mut RawClient| {
+        let info = bulk(&c.call(&["INFO", "stats"]));
+        info.lines().find_map(|l| l.strip_prefix("expired_keys:")).expect("expired_keys").trim().to_string()
+    };
+    assert_eq!(expired(&mut c), "0");
+    assert_eq!(c.call(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(c.call(&["SET", "foo", "bar", "PX", "10"]), b"+QUEUED\r\n");
+    assert_eq!(c.call(&["CLIENT", "PAUSE", "50000", "WRITE"]), b"+QUEUED\r\n");
+    assert_eq!(c.call(&["EXEC"]), b"*2\r\n+OK\r\n+OK\r\n");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(c.call(&["GET", "foo"]), b"$-1\r\n", "logically expired");
+    assert_eq!(c.call(&["EXISTS", "foo"]), b":0\r\n");
+    assert_eq!(expired(&mut c), "0", "nothing deleted during the pause");
+    assert_eq!(c.call(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    assert_eq!(c.call(&["GET", "foo"]), b"$-1\r\n");
+    assert_eq!(expired(&mut c), "1");
+}
