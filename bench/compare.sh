@@ -41,15 +41,7 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 QUINCE_THREADS=${QUINCE_THREADS:-1}
 
 need_tools redis-server redis-benchmark redis-cli taskset python3
-OUT=${OUT:-$root/bench/results}
-if [ -z "${QUINCE_BIN:-}" ]; then
-  QUINCE_BIN=$root/target/release/quince-server
-  if [ "${NO_BUILD:-0}" != 1 ]; then
-    (cd "$root" && cargo build --release -p quince-server >&2)
-  fi
-fi
-quince_bin_check "$QUINCE_BIN"
-if [ "$OUT" != none ]; then mkdir -p "$OUT"; fi
+prepare_quince_and_out
 
 QPORT=$(free_port); RPORT=$(free_port)
 QDIR=$(mktemp -d); RDIR=$(mktemp -d); WORK=$(mktemp -d)

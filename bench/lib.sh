@@ -39,9 +39,19 @@ command_line() {
 # Report file stamp, UTC: YYYY-MM-DD-HHMM.
 stamp() { date -u +%Y-%m-%d-%H%M; }
 
-# quince_bin_check PATH: exit with a hint when the binary is missing.
-quince_bin_check() {
-  [ -x "$1" ] || { echo "quince binary $1 not found or not executable (build it or set QUINCE_BIN)" >&2; exit 1; }
+# prepare_quince_and_out: sets QUINCE_BIN (default: the release build, built first unless
+# NO_BUILD=1; a given QUINCE_BIN is used as is) and OUT (default bench/results; "none" writes
+# no files), and creates OUT. Uses $root.
+prepare_quince_and_out() {
+  OUT=${OUT:-$root/bench/results}
+  if [ -z "${QUINCE_BIN:-}" ]; then
+    QUINCE_BIN=$root/target/release/quince-server
+    if [ "${NO_BUILD:-0}" != 1 ]; then
+      (cd "$root" && cargo build --release -p quince-server >&2)
+    fi
+  fi
+  [ -x "$QUINCE_BIN" ] || { echo "quince binary $QUINCE_BIN not found or not executable (build it or set QUINCE_BIN)" >&2; exit 1; }
+  if [ "$OUT" != none ]; then mkdir -p "$OUT"; fi
 }
 
 # machine_facts QUINCE_BIN: a Markdown bullet list describing the machine and the binaries.

@@ -38,15 +38,7 @@ while getopts "t:n:c:P:g:T:r:o:h" opt; do
   esac
 done
 need_tools redis-server redis-benchmark redis-cli python3
-OUT=${OUT:-$root/bench/results}
-if [ -z "${QUINCE_BIN:-}" ]; then
-  QUINCE_BIN=$root/target/release/quince-server
-  if [ "${NO_BUILD:-0}" != 1 ]; then
-    (cd "$root" && cargo build --release -p quince-server >&2)
-  fi
-fi
-quince_bin_check "$QUINCE_BIN"
-if [ "$OUT" != none ]; then mkdir -p "$OUT"; fi
+prepare_quince_and_out
 read -r -a EXTRA <<< "${SERVER_ARGS:-}"
 
 CONFIGS=()
