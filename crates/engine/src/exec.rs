@@ -143,7 +143,8 @@ pub struct Ctx<'a> {
     propagation: Option<Vec<LoggedCommand>>,
     /// Log the command even though it counted no change.
     force_propagation: bool,
-    /// Some locked table has `expiry_suspended` set (an obeying client).
+    /// Some locked table has `expiry_suspended` (an obeying client) or `expiry_deferred` (a
+    /// read under CLIENT PAUSE) set: both are cleared when the command lets go of its tables.
     expiry_suspended: bool,
     /// Ready keys found by a command that locked shards itself (SWAPDB, FLUSHDB...).
     later_ready: Vec<(usize, Key)>,

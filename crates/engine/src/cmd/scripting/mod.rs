@@ -222,13 +222,11 @@ impl Engine {
         if spec.has_flag(crate::command::flags::WRITE) {
             return true;
         }
-        match spec.name.as_str() {
-            "pfcount" | "publish" | "spublish" => true,
-            "eval" | "evalsha" | "fcall" => {
-                !self.script_flags(args).is_some_and(|f| f & flag::EVAL_COMPAT == 0 && f & flag::NO_WRITES != 0)
-            }
-            _ => false,
+        if !has_may_replicate_flag(spec) {
+            return false;
         }
+        !is_script_command(args[0])
+            || !self.script_flags(args).is_some_and(|f| f & flag::EVAL_COMPAT == 0 && f & flag::NO_WRITES != 0)
     }
 
     /// The flags of the script or function a script command runs, when known (a shebang, a
@@ -256,6 +254,12 @@ impl Engine {
     pub(crate) fn enough_good_replicas(&self) -> bool {
         !self.hot.writes_need_replicas.load(Ordering::Relaxed)
     }
+}
+
+/// The commands Redis 7.0 flags MAY_REPLICATE (in its command JSON; COMMAND INFO never
+/// lists the flag): they count as writes for read-only scripts and CLIENT PAUSE WRITE.
+fn has_may_replicate_flag(spec: &CommandSpec) -> bool {
+    matches!(spec.name.as_str(), "pfcount" | "publish" | "spublish" | "eval" | "evalsha" | "fcall")
 }
 
 /// Redis's sha1hex: lowercase hex SHA1.
@@ -1009,9 +1013,7 @@ impl Invocation<'_> {
             return reject(Some(spec), "ERR This Redis command is not allowed from script");
         }
         let writes = spec.has_flag(crate::command::flags::WRITE);
-        // Commands Redis flags MAY_REPLICATE count as writes here (COMMAND INFO never lists it).
-        let may_replicate = matches!(spec.name.as_str(), "pfcount" | "publish" | "spublish");
-        if self.read_only && (writes || may_replicate) {
+        if self.read_only && (writes || has_may_replicate_flag(spec)) {
             return reject(Some(spec), "ERR Write commands are not allowed from read-only scripts.");
         }
         // Once the script wrote, it can't stop half way for the server's state.
