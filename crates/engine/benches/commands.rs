@@ -49,28 +49,10 @@ fn commands(c: &mut Criterion) {
     let k = keys("key");
     let set = |i: usize| vec![b"SET".to_vec(), k[i].clone(), b"xxx".to_vec()];
     bench_command(c, "set", &[], set);
-    // GET of keys that exist: SET them first through the same engine.
-    {
-        let (engine, mut client) = engine();
-        let mut out = Vec::with_capacity(64 * 1024);
-        for key in &k {
-            let args: [&[u8]; 3] = [b"SET", key, b"xxx"];
-            engine.execute(&mut client, &args, &mut Encoder::new(&mut out, Protocol::Resp2));
-        }
-        let mut group = c.benchmark_group("execute");
-        group.throughput(Throughput::Elements(1));
-        let mut i = 0;
-        group.bench_function("get", |b| {
-            b.iter(|| {
-                let args: [&[u8]; 2] = [b"GET", &k[i % KEYS]];
-                i += 1;
-                out.clear();
-                engine.execute(&mut client, &args, &mut Encoder::new(&mut out, Protocol::Resp2));
-                black_box(out.len())
-            })
-        });
-        group.finish();
-    }
+    // GET of keys that exist: SET first through the same engine.
+    let sets: Vec<Vec<&[u8]>> = k.iter().map(|key| vec![&b"SET"[..], key, b"xxx"]).collect();
+    let sets: Vec<&[&[u8]]> = sets.iter().map(|c| &c[..]).collect();
+    bench_command(c, "get", &sets, |i| vec![b"GET".to_vec(), k[i].clone()]);
     bench_command(c, "incr", &[], |i| vec![b"INCR".to_vec(), k[i].clone()]);
     bench_command(c, "lpush", &[], |i| vec![b"LPUSH".to_vec(), k[i % 100].clone(), b"xxx".to_vec()]);
     bench_command(c, "hset", &[], |i| {

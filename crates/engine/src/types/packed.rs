@@ -76,7 +76,7 @@ impl Packed {
     }
 
     /// Byte offset of the item with index `i` (`i <= len`; `len` gives the end).
-    fn offset_of(&self, i: usize) -> usize {
+    pub fn offset(&self, i: usize) -> usize {
         let mut pos = 0;
         for _ in 0..i {
             pos = item_at(&self.buf, pos).1;
@@ -85,7 +85,7 @@ impl Packed {
     }
 
     pub fn get(&self, i: usize) -> &[u8] {
-        let (range, _) = item_at(&self.buf, self.offset_of(i));
+        let (range, _) = item_at(&self.buf, self.offset(i));
         &self.buf[range]
     }
 
@@ -105,7 +105,7 @@ impl Packed {
 
     /// Inserts `items` before the item with index `i` (`i == len` appends).
     pub fn insert(&mut self, i: usize, items: &[&[u8]]) {
-        let at = self.offset_of(i);
+        let at = self.offset(i);
         let mut encoded = Vec::with_capacity(items.iter().map(|b| len_prefix_size(b.len()) + b.len()).sum());
         for b in items {
             write_len(&mut encoded, b.len());
@@ -136,14 +136,9 @@ impl Packed {
         out
     }
 
-    /// Byte offset of the item with index `i`.
-    pub fn offset(&self, i: usize) -> usize {
-        self.offset_of(i)
-    }
-
     /// Replaces the item with index `i` by `value`.
     pub fn replace(&mut self, i: usize, value: &[u8]) {
-        let start = self.offset_of(i);
+        let start = self.offset(i);
         let (_, end) = item_at(&self.buf, start);
         let mut encoded = Vec::with_capacity(len_prefix_size(value.len()) + value.len());
         write_len(&mut encoded, value.len());
@@ -155,7 +150,7 @@ impl Packed {
 
     /// Removes `n` items starting at index `i`.
     pub fn remove(&mut self, i: usize, n: usize) {
-        let start = self.offset_of(i);
+        let start = self.offset(i);
         let mut end = start;
         for _ in 0..n {
             end = item_at(&self.buf, end).1;
