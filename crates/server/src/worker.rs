@@ -97,12 +97,8 @@ impl Worker {
                     for done in done_rx.try_iter() {
                         let Some(conn) = conns.get_mut(done.token) else { continue };
                         let next = conn.finish_script(&self.engine, done.client, &done.reply);
-                        if conn.paused && !paused.contains(&done.token) {
-                            paused.push(done.token);
-                        }
-                        if conn.is_blocked() && !blocked.contains(&done.token) {
-                            blocked.push(done.token);
-                        }
+                        remember(&mut paused, done.token, conn.paused);
+                        remember(&mut blocked, done.token, conn.is_blocked());
                         self.settle(&poll, &mut conns, done.token, next);
                     }
                     self.serve_wakeups(&poll, &mut conns);
@@ -124,12 +120,8 @@ impl Worker {
                 if conn.client.handle.is_killed() {
                     next = Next::Close;
                 }
-                if conn.paused && !paused.contains(&token) {
-                    paused.push(token);
-                }
-                if conn.is_blocked() && !blocked.contains(&token) {
-                    blocked.push(token);
-                }
+                remember(&mut paused, token, conn.paused);
+                remember(&mut blocked, token, conn.is_blocked());
                 if conn.flush_deferred {
                     deferred.push(token);
                 }
@@ -154,9 +146,7 @@ impl Worker {
                 let now_ms = self.engine.clock.now_ms();
                 let (next, deadline) = conn.poll_blocked(&self.engine, now_ms);
                 // The requests after the wait may be held by CLIENT PAUSE.
-                if conn.paused && !paused.contains(&token) {
-                    paused.push(token);
-                }
+                remember(&mut paused, token, conn.paused);
                 if conn.is_blocked() {
                     blocked.push(token);
                     if let Some(d) = deadline {
@@ -316,6 +306,14 @@ impl Worker {
             log(Level::Verbose, "Closing idle client");
             self.settle(poll, conns, token, Next::Close);
         }
+    }
+}
+
+/// Adds `token` to a list of waiting connections (held by CLIENT PAUSE, blocked on keys)
+/// when `waits`, once: every path that runs a connection's requests ends here.
+fn remember(list: &mut Vec<usize>, token: usize, waits: bool) {
+    if waits && !list.contains(&token) {
+        list.push(token);
     }
 }
 
