@@ -336,6 +336,9 @@ pub struct CommandSpec {
     pub doc_flags: u32,
     pub deprecated_since: Option<&'static str>,
     pub replaced_by: Option<&'static str>,
+    /// Runs with the transaction gate held exclusively (set by the table, see
+    /// `runs_exclusively`).
+    pub exclusive: bool,
 }
 
 /// Documentation flags, in the order COMMAND DOCS lists them.
@@ -392,6 +395,7 @@ impl CommandSpec {
             doc_flags: 0,
             deprecated_since: None,
             replaced_by: None,
+            exclusive: false,
         }
     }
 
@@ -826,9 +830,11 @@ impl CommandTable {
         let mut next_id = 0;
         for spec in &mut specs {
             spec.id = next_id;
+            spec.exclusive = runs_exclusively(&spec.name);
             next_id += 1;
             for sub in &mut spec.subcommands {
                 sub.id = next_id;
+                sub.exclusive = runs_exclusively(&sub.name);
                 next_id += 1;
             }
         }
@@ -906,6 +912,37 @@ impl CommandTable {
     }
 }
 
+/// Commands that run alone, like a transaction (the transaction gate held exclusively).
+/// Scripts and functions: atomic across shards. FLUSHALL, FLUSHDB and SWAPDB: their effects
+/// are logged in the order they happened relative to every other write. SAVE, BGSAVE,
+/// BGREWRITEAOF and DEBUG: a snapshot, a reload or a fork needs a point where no command is
+/// half done. SHUTDOWN: its final save. CONFIG SET: turning `appendonly` on forks the first
+/// rewrite at once, as Redis does. SYNC: its snapshot and the stream that follows must meet
+/// at one point. `name` is a command's or a subcommand's (`config|set`).
+fn runs_exclusively(name: &str) -> bool {
+    let command = name.split('|').next().unwrap_or(name);
+    name == "config|set"
+        || matches!(
+            command,
+            "eval"
+                | "evalsha"
+                | "eval_ro"
+                | "evalsha_ro"
+                | "fcall"
+                | "fcall_ro"
+                | "flushall"
+                | "flushdb"
+                | "swapdb"
+                | "save"
+                | "bgsave"
+                | "bgrewriteaof"
+                | "debug"
+                | "shutdown"
+                | "sync"
+        )
+}
+
+#[derive(Clone, Copy)]
 pub enum Resolved<'t> {
     Found(&'t CommandSpec),
     UnknownSubcommand(&'t CommandSpec),
@@ -915,6 +952,18 @@ pub enum Resolved<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exclusive_commands() {
+        for name in
+            ["eval", "fcall_ro", "flushall", "swapdb", "debug", "debug|reload", "config|set", "sync", "shutdown"]
+        {
+            assert!(runs_exclusively(name), "{name}");
+        }
+        for name in ["get", "config", "config|get", "function|load", "script|load", "multi", "exec"] {
+            assert!(!runs_exclusively(name), "{name}");
+        }
+    }
 
     #[test]
     fn flag_constants_follow_the_flag_names() {

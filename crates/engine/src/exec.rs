@@ -494,15 +494,17 @@ impl Engine {
         }
         // Every command runs under the shared side of the transaction gate; EXEC and scripts
         // take it exclusively, so they never interleave with other clients' commands.
+        // PERF: the command is looked up once, for the gate and for running it.
+        let resolved = self.table.resolve(args);
         let _gate = if client.in_exec {
             None
         } else {
-            match self.enter_gate(args, out) {
+            match self.enter_gate(resolved, out) {
                 Some(gate) => Some(gate),
                 None => return,
             }
         };
-        self.execute_inner(client, args, out);
+        self.execute_resolved(client, args, resolved, out);
     }
 
     /// Why the server's state refuses `spec` right now: writes (and PING, as Redis counts
@@ -596,20 +598,22 @@ impl Engine {
         client.effects.clear();
     }
 
-    /// Takes the transaction gate for one command: exclusively for scripts and the commands
-    /// of `runs_exclusively`, shared otherwise. While a script runs longer than `busy-reply-threshold`, commands that
-    /// would wait for it get BUSY instead, and those flagged `allow_busy` (SCRIPT KILL,
-    /// SHUTDOWN NOSAVE...) run at once without the gate. None: BUSY was replied.
-    fn enter_gate(&self, args: &[&[u8]], out: &mut dyn ReplySink) -> Option<Gate<'_>> {
-        let exclusive = crate::cmd::scripting::is_script_command(args[0]) || runs_exclusively(args);
-        let resolved = || match self.table.resolve(args) {
-            Resolved::Found(spec) => Some(spec),
-            _ => None,
+    /// Takes the transaction gate for one command: exclusively for the commands flagged
+    /// `exclusive` (scripts, FLUSHALL, CONFIG SET...: see `command::runs_exclusively`) and an
+    /// unknown subcommand of such a container, shared otherwise. While a script runs longer
+    /// than `busy-reply-threshold`, commands that would wait for it get BUSY instead, and
+    /// those flagged `allow_busy` (SCRIPT KILL, SHUTDOWN NOSAVE...) run at once without the
+    /// gate. None: BUSY was replied.
+    fn enter_gate(&self, resolved: Resolved<'_>, out: &mut dyn ReplySink) -> Option<Gate<'_>> {
+        let (spec, exclusive) = match resolved {
+            Resolved::Found(spec) => (Some(spec), spec.exclusive),
+            Resolved::UnknownSubcommand(parent) => (None, parent.exclusive),
+            Resolved::Unknown => (None, false),
         };
-        let gate = self
-            .wait_gate(exclusive, || resolved().is_some_and(|spec| spec.has_flag(crate::command::flags::ALLOW_BUSY)));
+        let gate =
+            self.wait_gate(exclusive, || spec.is_some_and(|spec| spec.has_flag(crate::command::flags::ALLOW_BUSY)));
         if gate.is_none() {
-            self.reject(resolved(), out, self.scripting.busy_error());
+            self.reject(spec, out, self.scripting.busy_error());
         }
         gate
     }
@@ -867,6 +871,16 @@ impl Engine {
     }
 
     fn execute_inner(&self, client: &mut Client, args: &[&[u8]], reply_out: &mut dyn ReplySink) {
+        self.execute_resolved(client, args, self.table.resolve(args), reply_out);
+    }
+
+    fn execute_resolved(
+        &self,
+        client: &mut Client,
+        args: &[&[u8]],
+        resolved: Resolved<'_>,
+        reply_out: &mut dyn ReplySink,
+    ) {
         self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
         // CLIENT REPLY OFF/SKIP: run the command, throw its reply away.
         let mut discard = NullSink(client.protocol);
@@ -878,7 +892,7 @@ impl Engine {
             }
             ReplyMode::Off => !is_client_reply_on(args),
         };
-        let spec = match self.table.resolve(args) {
+        let spec = match resolved {
             Resolved::Found(spec) => spec,
             Resolved::UnknownSubcommand(parent) => {
                 let out: &mut dyn ReplySink = if suppress { &mut discard } else { reply_out };
@@ -1500,21 +1514,4 @@ impl Engine {
             b"DEL"
         }
     }
-}
-
-/// Commands that change or read the whole dataset at once run alone, like a transaction:
-/// FLUSHALL, FLUSHDB and SWAPDB (so their effects are logged in the order they happened
-/// relative to every other write), SAVE, BGSAVE, BGREWRITEAOF and DEBUG (a snapshot, a
-/// reload, or a fork needs a point where no command is half done) and SHUTDOWN (its final
-/// save).
-/// CONFIG SET too: turning `appendonly` on forks the first rewrite at once, as Redis does.
-/// SYNC: its snapshot and the stream that follows must meet at one point.
-fn runs_exclusively(args: &[&[u8]]) -> bool {
-    const NAMES: [&str; 9] =
-        ["flushall", "flushdb", "swapdb", "save", "bgsave", "bgrewriteaof", "debug", "shutdown", "sync"];
-    let name = args[0];
-    if name.eq_ignore_ascii_case(b"config") {
-        return args.get(1).is_some_and(|sub| sub.eq_ignore_ascii_case(b"set"));
-    }
-    (4..=12).contains(&name.len()) && NAMES.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }

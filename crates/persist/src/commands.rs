@@ -1,6 +1,6 @@
 //! The commands the persistence layer serves; the host passes them to the engine through
 //! `EngineOptions::extra_commands`. SAVE, BGSAVE and BGREWRITEAOF run with the transaction
-//! gate held exclusively (the engine's `runs_exclusively`), so they see a consistent dataset.
+//! gate held exclusively (the engine's `command::runs_exclusively`), so they see a consistent dataset.
 
 use quince_engine::command::{ArgDoc, ArgType};
 use quince_engine::{CmdError, CmdResult, CommandSpec, Ctx, ReplySink};
