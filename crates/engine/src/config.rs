@@ -214,6 +214,8 @@ const MAXMEMORY_POLICY: &[(&str, i64)] = &[
     ("noeviction", 1792),
 ];
 const APPENDFSYNC: &[(&str, i64)] = &[("everysec", 2), ("always", 1), ("no", 0)];
+/// How quince-server's workers do socket I/O (see docs/threading.md).
+const IO_BACKEND: &[(&str, i64)] = &[("auto", 0), ("io_uring", 1), ("epoll", 2)];
 /// "yes" and "relative" are the same value, so CONFIG GET shows "yes" for both.
 const OOM_SCORE_ADJ: &[(&str, i64)] = &[("no", 0), ("yes", 1), ("relative", 1), ("absolute", 2)];
 const ACL_PUBSUB_DEFAULT: &[(&str, i64)] = &[("allchannels", 8), ("resetchannels", 0)];
@@ -445,6 +447,7 @@ const DIRECTIVES: &[Directive] = &[
     // Quince's own: worker threads (0 = one per core) and keyspace shards (0 = automatic).
     int("threads", None, IMMUTABLE | HIDDEN | QUINCE, 0, 1024, "0"),
     int("shards", None, IMMUTABLE | HIDDEN | QUINCE, 0, 16384, "0"),
+    enumeration("io-backend", IMMUTABLE | HIDDEN | QUINCE, IO_BACKEND, "auto"),
 ];
 
 // Flags kept for completeness of the table (CONFIG REWRITE and logging may use them).

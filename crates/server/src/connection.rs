@@ -1,5 +1,10 @@
 //! One client connection: its read buffer and decoder, its engine-side client state, and
 //! its pending output. Owned by exactly one worker thread.
+//!
+//! Bytes move one of two ways (docs/threading.md): with readiness (epoll), the connection
+//! reads and writes its socket itself; with completions (io_uring), the worker's ring
+//! receives into its own buffers and hands the bytes over (`on_received`), and sends what
+//! the connection has queued (`start_send`, `sent`).
 
 use std::io::{self, Read, Write};
 use std::sync::atomic::Ordering;
@@ -19,8 +24,41 @@ const FLUSH_THRESHOLD: usize = 256 * 1024;
 /// Most the read buffer grows by at once while a large bulk argument arrives.
 const MAX_READ_GROWTH: usize = 64 << 20;
 
+/// How a connection's bytes move.
+pub enum Io {
+    /// Readiness: the connection reads and writes the non-blocking socket itself.
+    Ready(TcpStream),
+    /// Completions: the worker's ring does the socket I/O.
+    Ring(RingSocket),
+}
+
+/// A socket served by an io_uring: the reply bytes in flight live here, apart from
+/// `write_buf`, because the kernel reads them until the send completes.
+pub struct RingSocket {
+    pub socket: std::net::TcpStream,
+    /// Tells this connection's completions from those of an earlier one in the same slot.
+    pub generation: u32,
+    sending: Vec<u8>,
+    send_pos: usize,
+    pub send_in_flight: bool,
+    /// A multishot receive is armed for this socket.
+    pub receiving: bool,
+}
+
+impl RingSocket {
+    pub fn new(socket: std::net::TcpStream, generation: u32) -> Self {
+        Self { socket, generation, sending: Vec::new(), send_pos: 0, send_in_flight: false, receiving: false }
+    }
+
+    /// The in-flight bytes, for a worker that closes the connection before the send
+    /// completes: they must outlive it.
+    pub fn take_in_flight(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.sending)
+    }
+}
+
 pub struct Connection {
-    pub stream: TcpStream,
+    pub io: Io,
     pub client: Client,
     decoder: RequestDecoder,
     /// Read buffer; `read_buf[read_start..read_end]` is received but not yet executed.
@@ -60,13 +98,16 @@ pub struct Connection {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Next {
     Keep,
+    /// Close once the pending output is sent.
     Close,
+    /// Close now; pending output is dropped (limits, idle timeout, I/O errors).
+    CloseNow,
 }
 
 impl Connection {
-    pub fn new(stream: TcpStream, client: Client, max_bulk_len: i64, token: usize, offload: Offload) -> Self {
+    pub fn new(io: Io, client: Client, max_bulk_len: i64, token: usize, offload: Offload) -> Self {
         Self {
-            stream,
+            io,
             client,
             decoder: RequestDecoder::new(max_bulk_len),
             read_buf: vec![0; READ_CHUNK],
@@ -88,10 +129,16 @@ impl Connection {
         }
     }
 
-    /// Makes room for the next read: at least a chunk, or what a large bulk still needs.
-    fn reserve_read_space(&mut self) {
+    /// Makes room for the next read: at least `at_least`, a chunk, or what a large bulk
+    /// still needs.
+    fn reserve_read_space(&mut self, at_least: usize) {
         let pending = self.read_end - self.read_start;
-        let wanted = self.decoder.bytes_wanted().saturating_sub(pending).clamp(READ_CHUNK, MAX_READ_GROWTH);
+        let wanted = self
+            .decoder
+            .bytes_wanted()
+            .saturating_sub(pending)
+            .clamp(READ_CHUNK, MAX_READ_GROWTH)
+            .max(at_least);
         if self.read_buf.len() - self.read_end >= wanted {
             return;
         }
@@ -105,35 +152,27 @@ impl Connection {
         }
     }
 
-    /// Reads everything available, executing every complete command as it arrives, then
-    /// writes the replies (one write for the whole batch unless it grew very large).
-    /// `peer_closed`: the event reported the peer's end of input (or an error), which a
-    /// short read does not show: read on until the end is seen.
+    /// Readiness: reads everything available, executing every complete command as it
+    /// arrives, then writes the replies (one write for the whole batch unless it grew very
+    /// large). `peer_closed`: the event reported the peer's end of input (or an error),
+    /// which a short read does not show: read on until the end is seen.
     pub fn on_readable(&mut self, engine: &Engine, query_buffer_limit: usize, peer_closed: bool) -> Next {
         self.last_interaction = Instant::now();
         while !self.closing && !self.paused {
-            self.reserve_read_space();
+            self.reserve_read_space(0);
             let space = self.read_buf.len() - self.read_end;
-            match self.stream.read(&mut self.read_buf[self.read_end..]) {
-                Ok(0) => {
-                    // The peer finished sending: it still gets the replies of what it sent.
-                    self.closing = true;
-                    let _ = self.flush(engine);
-                    return Next::Close;
-                }
+            let Io::Ready(stream) = &mut self.io else { return Next::Keep };
+            match stream.read(&mut self.read_buf[self.read_end..]) {
+                Ok(0) => return self.on_peer_closed(engine),
                 Ok(n) => {
-                    self.read_end += n;
-                    engine.stats.total_net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
-                    self.execute_buffered(engine);
-                    if self.read_end - self.read_start > query_buffer_limit {
-                        crate::log::log(
-                            crate::log::Level::Warning,
-                            &format!("Closing client id={} that reached max query buffer length", self.client.id),
-                        );
-                        return Next::Close;
+                    if let Some(next) = self.absorb(engine, n, query_buffer_limit) {
+                        return next;
                     }
-                    if self.write_buf.len() - self.write_pos >= FLUSH_THRESHOLD && self.flush(engine) == Next::Close {
-                        return Next::Close;
+                    if self.write_buf.len() - self.write_pos >= FLUSH_THRESHOLD {
+                        let next = self.flush(engine);
+                        if next != Next::Keep {
+                            return next;
+                        }
                     }
                     // PERF: a short read emptied the socket. The registration is
                     // edge-triggered, so bytes arriving later raise a new event: no
@@ -144,11 +183,54 @@ impl Connection {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Next::Close,
+                Err(_) => return Next::CloseNow,
             }
         }
-        // Replies that depend on writes not yet durable wait for the worker's group commit
-        // at the end of its loop turn, shared with its other connections.
+        self.end_of_input(engine)
+    }
+
+    /// Completions: bytes the ring received for this connection.
+    pub fn on_received(&mut self, engine: &Engine, data: &[u8], query_buffer_limit: usize) -> Next {
+        self.last_interaction = Instant::now();
+        if self.closing {
+            // Input after QUIT or a protocol error is ignored, as Redis does.
+            return Next::Close;
+        }
+        self.reserve_read_space(data.len());
+        self.read_buf[self.read_end..self.read_end + data.len()].copy_from_slice(data);
+        if let Some(next) = self.absorb(engine, data.len(), query_buffer_limit) {
+            return next;
+        }
+        self.end_of_input(engine)
+    }
+
+    /// The peer finished sending: it still gets the replies of what it sent.
+    pub fn on_peer_closed(&mut self, engine: &Engine) -> Next {
+        self.closing = true;
+        let _ = self.flush(engine);
+        Next::Close
+    }
+
+    /// Takes `n` bytes just placed after `read_end` and executes what they complete.
+    /// Returns what to do with the connection when it must not go on.
+    fn absorb(&mut self, engine: &Engine, n: usize, query_buffer_limit: usize) -> Option<Next> {
+        self.read_end += n;
+        engine.stats.total_net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        self.execute_buffered(engine);
+        if self.read_end - self.read_start > query_buffer_limit {
+            crate::log::log(
+                crate::log::Level::Warning,
+                &format!("Closing client id={} that reached max query buffer length", self.client.id),
+            );
+            return Some(Next::CloseNow);
+        }
+        None
+    }
+
+    /// After a batch of input: replies that depend on writes not yet durable wait for the
+    /// worker's group commit at the end of its loop turn, shared with its other
+    /// connections; the others go out now.
+    fn end_of_input(&mut self, engine: &Engine) -> Next {
         if !self.closing && engine.persistence().is_some_and(|p| p.durability_pending()) {
             self.flush_deferred = true;
             return Next::Keep;
@@ -268,7 +350,8 @@ impl Connection {
         self.write_buf.extend_from_slice(bytes);
     }
 
-    /// Writes pending output. Returns Close when the peer is gone, or when closing and done.
+    /// Writes pending output (readiness), or gets it ready for the ring to send
+    /// (completions). Returns Close when the peer is gone, or when closing and done.
     pub fn flush(&mut self, engine: &Engine) -> Next {
         self.flush_deferred = false;
         // No reply leaves before the writes it may depend on are as durable as
@@ -280,9 +363,19 @@ impl Connection {
                 }
             }
         }
+        let stream = match &mut self.io {
+            Io::Ready(stream) => stream,
+            Io::Ring(ring) => {
+                // The worker sends after this turn; CLIENT LIST omem and the Pub/Sub output
+                // limit see what is still queued meanwhile.
+                let queued = self.write_buf.len() + ring.sending.len() - ring.send_pos;
+                self.client.handle.output_bytes.store(queued, Ordering::Relaxed);
+                return if self.closing { Next::Close } else { Next::Keep };
+            }
+        };
         while self.write_pos < self.write_buf.len() {
-            match self.stream.write(&self.write_buf[self.write_pos..]) {
-                Ok(0) => return Next::Close,
+            match stream.write(&self.write_buf[self.write_pos..]) {
+                Ok(0) => return Next::CloseNow,
                 Ok(n) => {
                     self.write_pos += n;
                     engine.stats.total_net_output_bytes.fetch_add(n as u64, Ordering::Relaxed);
@@ -294,7 +387,7 @@ impl Connection {
                     return Next::Keep;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Next::Close,
+                Err(_) => return Next::CloseNow,
             }
         }
         self.write_buf.clear();
@@ -307,6 +400,45 @@ impl Connection {
             Next::Close
         } else {
             Next::Keep
+        }
+    }
+
+    /// Completions: when no send is in flight and output is queued, moves it to the
+    /// in-flight buffer and returns the bytes to send. The queue keeps the other buffer's
+    /// capacity, so steady traffic allocates nothing.
+    pub fn start_send(&mut self) -> Option<(*const u8, u32)> {
+        let Io::Ring(ring) = &mut self.io else { return None };
+        if ring.send_in_flight {
+            return None;
+        }
+        if ring.send_pos >= ring.sending.len() {
+            if self.write_buf.is_empty() {
+                return None;
+            }
+            ring.sending.clear();
+            ring.send_pos = 0;
+            std::mem::swap(&mut ring.sending, &mut self.write_buf);
+        }
+        ring.send_in_flight = true;
+        let rest = &ring.sending[ring.send_pos..];
+        Some((rest.as_ptr(), rest.len().min(u32::MAX as usize) as u32))
+    }
+
+    /// Completions: a send finished having written `n` bytes.
+    pub fn sent(&mut self, engine: &Engine, n: usize) {
+        let Io::Ring(ring) = &mut self.io else { return };
+        ring.send_in_flight = false;
+        ring.send_pos += n;
+        engine.stats.total_net_output_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        let queued = self.write_buf.len() + ring.sending.len() - ring.send_pos;
+        self.client.handle.output_bytes.store(queued, Ordering::Relaxed);
+    }
+
+    /// Completions: output not yet handed to the kernel, or in flight.
+    pub fn output_pending(&self) -> bool {
+        match &self.io {
+            Io::Ring(ring) => ring.send_in_flight || ring.send_pos < ring.sending.len() || !self.write_buf.is_empty(),
+            Io::Ready(_) => self.write_pos < self.write_buf.len(),
         }
     }
 }

@@ -55,6 +55,11 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n as usize,
     };
+    let backend = match config.get_int("io-backend") {
+        1 => worker::Backend::IoUring,
+        2 => worker::Backend::Epoll,
+        _ => worker::Backend::Auto,
+    };
     let port = config.get_int("port") as u16;
     let listeners = bind_all(config.get("bind").unwrap_or(""), port, config.get_int("tcp-backlog") as i32)?;
     let bound_port = listeners.first().and_then(|l| l.local_addr().ok()).map_or(port, |a| a.port());
@@ -116,7 +121,13 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("cloning listener: {e}"))?;
         let worker =
-            worker::Worker { index, engine: Arc::clone(&engine), listeners: worker_listeners, stop: Arc::clone(&stop) };
+            worker::Worker {
+            index,
+            engine: Arc::clone(&engine),
+            listeners: worker_listeners,
+            stop: Arc::clone(&stop),
+            backend,
+        };
         let handle = std::thread::Builder::new()
             .name(format!("quince-worker-{index}"))
             .spawn(move || worker.run())

@@ -1,29 +1,30 @@
-//! A worker thread: one event loop (epoll via mio) owning its connections and executing
-//! their commands inline under the engine's shard locks. Every worker also polls the
-//! shared listening sockets, so whichever worker is free accepts the next connection.
+//! A worker thread: one event loop owning its connections and executing their commands
+//! inline under the engine's shard locks. Every worker also watches the shared listening
+//! sockets, so whichever worker is free accepts the next connection.
+//!
+//! The loop is written once over a `Reactor`, which moves the bytes: io_uring completions
+//! (uring.rs, the default where the kernel allows it) or epoll readiness (epoll.rs, the
+//! fallback). docs/threading.md explains both.
 
-use std::io::{self, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpListener;
-use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
 use quince_engine::{ConnInfo, Engine};
 
-use crate::connection::{Connection, Next};
+use crate::connection::{Connection, Io, Next};
 use crate::log::{log, Level};
 
+pub mod epoll;
 pub mod script_runner;
+pub mod uring;
 use script_runner::{Finished, Offload};
 
-/// Listener tokens come after every possible connection token.
-const LISTENER_BASE: usize = usize::MAX / 2;
-/// Woken by other threads: a connection of ours was killed or has pushed output.
-const WAKER: Token = Token(LISTENER_BASE - 1);
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 /// How often subscribers' output is checked against the soft limit without new messages.
 const LIMIT_CHECK_PERIOD: Duration = Duration::from_millis(100);
@@ -33,6 +34,56 @@ pub struct Worker {
     pub engine: Arc<Engine>,
     pub listeners: Vec<TcpListener>,
     pub stop: Arc<AtomicBool>,
+    pub backend: Backend,
+}
+
+/// Which reactor moves the bytes (`io-backend` directive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// io_uring where the kernel allows it, else epoll.
+    Auto,
+    IoUring,
+    Epoll,
+}
+
+/// What a reactor saw while the loop waited.
+pub enum Happening {
+    /// Another thread woke the loop: a script finished, a client was killed or has
+    /// pushed output.
+    Wake,
+    /// Readiness: listener `n` has connections waiting.
+    Acceptable(usize),
+    /// Completions: a connection was accepted.
+    Accepted(std::net::TcpStream),
+    /// Readiness on a connection's socket.
+    Ready { token: usize, readable: bool, writable: bool, peer_closed: bool },
+    /// Completions: `len` bytes arrived for the connection, in the reactor's `buffer`.
+    Received { token: usize, generation: u32, buffer: u16, len: usize },
+    /// Completions: the peer ended its input (`error`: the receive failed instead).
+    ReceiveEnded { token: usize, generation: u32, error: bool },
+    /// Completions: the connection's receive stopped (out of buffers) and must be armed again.
+    ReceiveStopped { token: usize, generation: u32 },
+    /// Completions: a send finished.
+    Sent { token: usize, generation: u32, result: io::Result<usize> },
+}
+
+/// Moves bytes between the sockets and the connections.
+pub trait Reactor {
+    /// Waits until something happens or `timeout` passes, appending what happened.
+    fn wait(&mut self, timeout: Duration, happenings: &mut Vec<Happening>) -> io::Result<()>;
+    /// Readiness: accepts one waiting connection from listener `n`.
+    fn accept(&mut self, listener: usize) -> io::Result<(std::net::TcpStream, SocketAddr)>;
+    /// Starts serving a new connection's socket.
+    fn watch(&mut self, socket: std::net::TcpStream, token: usize) -> io::Result<Io>;
+    /// Completions: the bytes of a `Received`.
+    fn received(&self, buffer: u16, len: usize) -> &[u8];
+    /// After a connection's requests ran: sends its output and renews its interest, or
+    /// closes it. Returns true when the connection is done and must be removed.
+    fn settle(&mut self, conn: &mut Connection, token: usize, next: Next) -> bool;
+    /// Wakes this worker's loop from another thread.
+    fn waker(&self) -> Arc<dyn Fn() + Send + Sync>;
+    /// At shutdown: sends what it can of the pending output.
+    fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>);
 }
 
 /// Settings read once per loop turn (cheap to copy, live-changeable later via CONFIG SET).
@@ -59,14 +110,26 @@ impl Limits {
 
 impl Worker {
     pub fn run(mut self) -> io::Result<()> {
-        let mut poll = Poll::new()?;
-        for (i, listener) in self.listeners.iter_mut().enumerate() {
-            poll.registry().register(listener, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        let listeners = std::mem::take(&mut self.listeners);
+        if self.backend != Backend::Epoll {
+            match uring::RingReactor::new(listeners.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect()) {
+                Ok(ring) => return self.serve(ring.keeping(listeners)),
+                Err(e) if self.backend == Backend::IoUring => {
+                    return Err(io::Error::new(e.kind(), format!("io_uring refused: {e}")));
+                }
+                Err(e) if self.index == 0 => {
+                    log(Level::Notice, &format!("io_uring unavailable ({e}): serving connections with epoll"))
+                }
+                Err(_) => {}
+            }
         }
-        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        self.serve(epoll::EpollReactor::new(listeners)?)
+    }
+
+    fn serve<R: Reactor>(&self, mut reactor: R) -> io::Result<()> {
         let (done_tx, done_rx) = std::sync::mpsc::channel::<Finished>();
-        let offload = Offload { engine: Arc::clone(&self.engine), done: done_tx, waker: Arc::clone(&waker) };
-        let mut events = Events::with_capacity(1024);
+        let offload = Offload { engine: Arc::clone(&self.engine), done: done_tx, waker: reactor.waker() };
+        let mut happenings: Vec<Happening> = Vec::with_capacity(1024);
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();
         let mut last_limit_check = Instant::now();
@@ -83,49 +146,87 @@ impl Worker {
                 let left = (deadline - self.engine.clock.now_ms()).max(0) as u64;
                 timeout = timeout.min(Duration::from_millis(left));
             }
-            if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+            happenings.clear();
+            if let Err(e) = reactor.wait(timeout, &mut happenings) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
                 return Err(e);
             }
             let limits = Limits::read(&self.engine);
-            for event in events.iter() {
-                let token = event.token().0;
-                if event.token() == WAKER {
-                    // Scripts first: a killed client gets its script's reply before closing.
-                    for done in done_rx.try_iter() {
-                        let Some(conn) = conns.get_mut(done.token) else { continue };
-                        let next = conn.finish_script(&self.engine, done.client, &done.reply);
-                        remember(&mut paused, done.token, conn.paused);
-                        remember(&mut blocked, done.token, conn.is_blocked());
-                        self.settle(&poll, &mut conns, done.token, next);
+            for happening in happenings.drain(..) {
+                let (token, next) = match happening {
+                    Happening::Wake => {
+                        // Scripts first: a killed client gets its script's reply before closing.
+                        for done in done_rx.try_iter() {
+                            let Some(conn) = conns.get_mut(done.token) else { continue };
+                            let next = conn.finish_script(&self.engine, done.client, &done.reply);
+                            remember(&mut paused, done.token, conn.paused);
+                            remember(&mut blocked, done.token, conn.is_blocked());
+                            self.settle(&mut reactor, &mut conns, done.token, next);
+                        }
+                        self.serve_wakeups(&mut reactor, &mut conns);
+                        continue;
                     }
-                    self.serve_wakeups(&poll, &mut conns);
-                    continue;
-                }
-                if token >= LISTENER_BASE {
-                    self.accept_all(token - LISTENER_BASE, &poll, &mut conns, &limits, &offload);
-                    continue;
-                }
-                let Some(conn) = conns.get_mut(token) else { continue };
-                let mut next = Next::Keep;
-                if event.is_readable() || event.is_read_closed() || event.is_error() {
-                    let peer_closed = event.is_read_closed() || event.is_error();
-                    next = conn.on_readable(&self.engine, limits.query_buffer_limit, peer_closed);
-                }
-                if next == Next::Keep && event.is_writable() && conn.wants_writable {
-                    next = conn.flush(&self.engine);
-                }
-                if conn.client.handle.is_killed() {
-                    next = Next::Close;
-                }
+                    Happening::Acceptable(listener) => {
+                        self.accept_all(listener, &mut reactor, &mut conns, &limits, &offload);
+                        continue;
+                    }
+                    Happening::Accepted(socket) => {
+                        if let Ok(peer) = socket.peer_addr() {
+                            self.admit(socket, peer, &mut reactor, &mut conns, &limits, &offload);
+                        }
+                        continue;
+                    }
+                    Happening::Ready { token, readable, writable, peer_closed } => {
+                        let Some(conn) = conns.get_mut(token) else { continue };
+                        let mut next = Next::Keep;
+                        if readable {
+                            next = conn.on_readable(&self.engine, limits.query_buffer_limit, peer_closed);
+                        }
+                        if next == Next::Keep && writable && conn.wants_writable {
+                            next = conn.flush(&self.engine);
+                        }
+                        (token, next)
+                    }
+                    Happening::Received { token, generation, buffer, len } => {
+                        let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
+                        let data = reactor.received(buffer, len);
+                        (token, conn.on_received(&self.engine, data, limits.query_buffer_limit))
+                    }
+                    Happening::ReceiveEnded { token, generation, error } => {
+                        let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
+                        if let Io::Ring(ring) = &mut conn.io {
+                            ring.receiving = false;
+                        }
+                        (token, if error { Next::CloseNow } else { conn.on_peer_closed(&self.engine) })
+                    }
+                    Happening::ReceiveStopped { token, generation } => {
+                        let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
+                        if let Io::Ring(ring) = &mut conn.io {
+                            ring.receiving = false;
+                        }
+                        (token, if conn.closing { Next::Close } else { Next::Keep })
+                    }
+                    Happening::Sent { token, generation, result } => {
+                        let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
+                        match result {
+                            Ok(n) => {
+                                conn.sent(&self.engine, n);
+                                (token, if conn.closing { Next::Close } else { Next::Keep })
+                            }
+                            Err(_) => (token, Next::CloseNow),
+                        }
+                    }
+                };
+                let conn = &mut conns[token];
+                let next = if conn.client.handle.is_killed() { Next::Close } else { next };
                 remember(&mut paused, token, conn.paused);
                 remember(&mut blocked, token, conn.is_blocked());
                 if conn.flush_deferred {
                     deferred.push(token);
                 }
-                self.settle(&poll, &mut conns, token, next);
+                self.settle(&mut reactor, &mut conns, token, next);
             }
             // One group commit for every connection whose replies waited for it.
             if !deferred.is_empty() {
@@ -136,7 +237,7 @@ impl Worker {
                     let Some(conn) = conns.get_mut(token) else { continue };
                     if conn.flush_deferred {
                         let next = conn.flush(&self.engine);
-                        self.settle(&poll, &mut conns, token, next);
+                        self.settle(&mut reactor, &mut conns, token, next);
                     }
                 }
             }
@@ -153,7 +254,7 @@ impl Worker {
                         next_deadline_ms = Some(next_deadline_ms.map_or(d, |n: i64| n.min(d)));
                     }
                 }
-                self.settle(&poll, &mut conns, token, next);
+                self.settle(&mut reactor, &mut conns, token, next);
             }
             for token in std::mem::take(&mut paused) {
                 let Some(conn) = conns.get_mut(token) else { continue };
@@ -164,28 +265,26 @@ impl Worker {
                 if conn.paused {
                     paused.push(token);
                 }
-                self.settle(&poll, &mut conns, token, next);
+                self.settle(&mut reactor, &mut conns, token, next);
             }
             if self.engine.shutdown_requested() {
                 break;
             }
             if last_limit_check.elapsed() >= LIMIT_CHECK_PERIOD {
                 last_limit_check = Instant::now();
-                self.close_over_output_limit(&poll, &mut conns);
+                self.close_over_output_limit(&mut reactor, &mut conns);
             }
             if limits.timeout_s > 0 && last_sweep.elapsed() >= Duration::from_secs(1) {
                 last_sweep = Instant::now();
-                self.close_idle(&poll, &mut conns, limits.timeout_s);
+                self.close_idle(&mut reactor, &mut conns, limits.timeout_s);
             }
         }
-        for (_, conn) in conns.iter_mut() {
-            let _ = conn.flush(&self.engine);
-        }
+        reactor.finish(&self.engine, &mut conns);
         Ok(())
     }
 
     /// Another thread killed some of our clients or queued output for them.
-    fn serve_wakeups(&self, poll: &Poll, conns: &mut Slab<Connection>) {
+    fn serve_wakeups<R: Reactor>(&self, reactor: &mut R, conns: &mut Slab<Connection>) {
         let tokens: Vec<usize> = conns.iter().map(|(t, _)| t).collect();
         for token in tokens {
             let conn = &mut conns[token];
@@ -201,89 +300,88 @@ impl Worker {
                 conn.queue_output(&pushed);
                 conn.flush(&self.engine)
             };
-            self.settle(poll, conns, token, next);
+            self.settle(reactor, conns, token, next);
         }
     }
 
-    /// Re-arms interest after an event, or closes the connection.
-    fn settle(&self, poll: &Poll, conns: &mut Slab<Connection>, token: usize, next: Next) {
+    /// Hands the connection to the reactor after an event, and forgets it once closed.
+    fn settle<R: Reactor>(&self, reactor: &mut R, conns: &mut Slab<Connection>, token: usize, next: Next) {
         let conn = &mut conns[token];
-        if next == Next::Close && conn.script_running {
+        if next != Next::Keep && conn.script_running {
             // The runner owns the client: close when it hands it back (finish_script).
             conn.close_pending = true;
             conn.closing = true;
             return;
         }
-        if next == Next::Close {
-            let _ = poll.registry().deregister(&mut conn.stream);
+        if reactor.settle(conn, token, next) {
             self.engine.unregister_client(&conn.client);
             conns.remove(token);
             self.engine.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
-            return;
         }
-        // Edge-triggered: the registration stays armed; it changes only when writability
-        // interest does, or when input was left unread.
-        let must_rearm = conn.rearm && !conn.paused;
-        if conn.wants_writable == conn.registered_writable && !must_rearm {
-            return;
-        }
-        conn.registered_writable = conn.wants_writable;
-        conn.rearm = false;
-        let interest = if conn.wants_writable { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
-        let _ = poll.registry().reregister(&mut conn.stream, Token(token), interest);
     }
 
-    fn accept_all(
+    /// Readiness: accepts every connection waiting on listener `n`.
+    fn accept_all<R: Reactor>(
         &self,
         listener: usize,
-        poll: &Poll,
+        reactor: &mut R,
         conns: &mut Slab<Connection>,
         limits: &Limits,
         offload: &Offload,
     ) {
         loop {
-            let (mut stream, peer) = match self.listeners[listener].accept() {
-                Ok(pair) => pair,
+            match reactor.accept(listener) {
+                Ok((socket, peer)) => self.admit(socket, peer, reactor, conns, limits, offload),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     log(Level::Warning, &format!("Accepting client connection: {e}"));
                     return;
                 }
-            };
-            let stats = &self.engine.stats;
-            stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
-            if let Some(refusal) = refusal(limits, stats.connected_clients.load(Ordering::Relaxed), &peer) {
-                stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
-                // Best effort, as Redis does: the socket is fresh, so this rarely blocks.
-                let _ = stream.write(refusal.as_bytes());
-                continue;
             }
-            let _ = stream.set_nodelay(true);
-            let entry = conns.vacant_entry();
-            let token = entry.key();
-            if poll.registry().register(&mut stream, Token(token), Interest::READABLE).is_err() {
-                continue;
-            }
-            stats.connected_clients.fetch_add(1, Ordering::Relaxed);
-            let conn_info = ConnInfo {
-                addr: peer.to_string(),
-                laddr: stream.local_addr().map(|a| a.to_string()).unwrap_or_default(),
-                fd: std::os::fd::AsRawFd::as_raw_fd(&stream),
-            };
-            let client = self.engine.register_client(conn_info);
-            let waker = offload.waker.clone();
-            client.handle.set_waker(Box::new(move || {
-                let _ = waker.wake();
-            }));
-            entry.insert(Connection::new(stream, client, limits.max_bulk_len, token, offload.clone()));
-            log(Level::Verbose, &format!("Accepted {peer} on worker {}", self.index));
         }
+    }
+
+    /// Takes a new connection in, or turns it away with Redis's error.
+    fn admit<R: Reactor>(
+        &self,
+        mut socket: std::net::TcpStream,
+        peer: SocketAddr,
+        reactor: &mut R,
+        conns: &mut Slab<Connection>,
+        limits: &Limits,
+        offload: &Offload,
+    ) {
+        let stats = &self.engine.stats;
+        stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
+        if let Some(refusal) = refusal(limits, stats.connected_clients.load(Ordering::Relaxed), &peer) {
+            stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
+            // Best effort, as Redis does: the socket is fresh, so this rarely blocks.
+            let _ = io::Write::write(&mut socket, refusal.as_bytes());
+            return;
+        }
+        let _ = socket.set_nodelay(true);
+        let conn_info = ConnInfo {
+            addr: peer.to_string(),
+            laddr: socket.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+            fd: std::os::fd::AsRawFd::as_raw_fd(&socket),
+        };
+        let entry = conns.vacant_entry();
+        let token = entry.key();
+        let Ok(io) = reactor.watch(socket, token) else { return };
+        stats.connected_clients.fetch_add(1, Ordering::Relaxed);
+        let client = self.engine.register_client(conn_info);
+        let waker = Arc::clone(&offload.waker);
+        client.handle.set_waker(Box::new(move || waker()));
+        entry.insert(Connection::new(io, client, limits.max_bulk_len, token, offload.clone()));
+        // Completions: the first receive is armed here.
+        self.settle(reactor, conns, token, Next::Keep);
+        log(Level::Verbose, &format!("Accepted {peer} on worker {}", self.index));
     }
 
     /// Subscribers over the pubsub soft output limit for too long are closed even when no
     /// new message arrives to trigger the check (Redis's clientsCron does the same).
-    fn close_over_output_limit(&self, poll: &Poll, conns: &mut Slab<Connection>) {
+    fn close_over_output_limit<R: Reactor>(&self, reactor: &mut R, conns: &mut Slab<Connection>) {
         let now_ms = self.engine.clock.now_ms();
         let over: Vec<usize> = conns
             .iter()
@@ -292,11 +390,11 @@ impl Worker {
             .collect();
         for token in over {
             log(Level::Warning, "Client closed for overcoming of output buffer limits.");
-            self.settle(poll, conns, token, Next::Close);
+            self.settle(reactor, conns, token, Next::CloseNow);
         }
     }
 
-    fn close_idle(&self, poll: &Poll, conns: &mut Slab<Connection>, timeout_s: u64) {
+    fn close_idle<R: Reactor>(&self, reactor: &mut R, conns: &mut Slab<Connection>, timeout_s: u64) {
         let idle: Vec<usize> = conns
             .iter()
             .filter(|(_, c)| c.last_interaction.elapsed() > Duration::from_secs(timeout_s))
@@ -304,8 +402,18 @@ impl Worker {
             .collect();
         for token in idle {
             log(Level::Verbose, "Closing idle client");
-            self.settle(poll, conns, token, Next::Close);
+            self.settle(reactor, conns, token, Next::CloseNow);
         }
+    }
+}
+
+/// The connection a completion is for, unless it was closed (and its slot perhaps reused)
+/// since the operation was submitted.
+fn ring_conn(conns: &mut Slab<Connection>, token: usize, generation: u32) -> Option<&mut Connection> {
+    let conn = conns.get_mut(token)?;
+    match &conn.io {
+        Io::Ring(ring) if ring.generation == generation => Some(conn),
+        _ => None,
     }
 }
 

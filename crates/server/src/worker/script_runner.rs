@@ -13,7 +13,6 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use mio::Waker;
 use quince_engine::{Client, Engine};
 use quince_resp::Encoder;
 
@@ -40,7 +39,8 @@ pub struct Finished {
 pub struct Offload {
     pub engine: Arc<Engine>,
     pub done: Sender<Finished>,
-    pub waker: Arc<Waker>,
+    /// Wakes the worker's loop.
+    pub waker: Arc<dyn Fn() + Send + Sync>,
 }
 
 struct Job {
@@ -131,6 +131,6 @@ fn run(job: Job) {
     }
     // The worker may be gone (shutdown): then nobody needs the result.
     if offload.done.send(Finished { token, client, reply }).is_ok() {
-        let _ = offload.waker.wake();
+        (offload.waker)();
     }
 }

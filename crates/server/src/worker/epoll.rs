@@ -1,0 +1,114 @@
+//! The readiness reactor: epoll through mio, edge-triggered. Each connection reads and
+//! writes its own non-blocking socket when told it is ready; interest is renewed only
+//! when it changes (docs/threading.md, "The read loop").
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use slab::Slab;
+
+use quince_engine::Engine;
+
+use super::{Happening, Reactor};
+use crate::connection::{Connection, Io, Next};
+
+/// Listener tokens come after every possible connection token.
+const LISTENER_BASE: usize = usize::MAX / 2;
+/// Woken by other threads: a connection of ours was killed or has pushed output.
+const WAKER: Token = Token(LISTENER_BASE - 1);
+
+pub struct EpollReactor {
+    poll: Poll,
+    events: Events,
+    listeners: Vec<TcpListener>,
+    waker: Arc<Waker>,
+}
+
+impl EpollReactor {
+    pub fn new(mut listeners: Vec<TcpListener>) -> io::Result<Self> {
+        let poll = Poll::new()?;
+        for (i, listener) in listeners.iter_mut().enumerate() {
+            poll.registry().register(listener, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        }
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        Ok(Self { poll, events: Events::with_capacity(1024), listeners, waker })
+    }
+}
+
+impl Reactor for EpollReactor {
+    fn wait(&mut self, timeout: Duration, happenings: &mut Vec<Happening>) -> io::Result<()> {
+        self.poll.poll(&mut self.events, Some(timeout))?;
+        for event in self.events.iter() {
+            let token = event.token();
+            happenings.push(if token == WAKER {
+                Happening::Wake
+            } else if token.0 >= LISTENER_BASE {
+                Happening::Acceptable(token.0 - LISTENER_BASE)
+            } else {
+                let peer_closed = event.is_read_closed() || event.is_error();
+                Happening::Ready {
+                    token: token.0,
+                    readable: event.is_readable() || peer_closed,
+                    writable: event.is_writable(),
+                    peer_closed,
+                }
+            });
+        }
+        Ok(())
+    }
+
+    fn accept(&mut self, listener: usize) -> io::Result<(std::net::TcpStream, SocketAddr)> {
+        let (stream, peer) = self.listeners[listener].accept()?;
+        // Back to a std socket: `watch` registers it, and a refusal is written before that.
+        let fd = std::os::fd::IntoRawFd::into_raw_fd(stream);
+        // SAFETY: `fd` was just released by the mio stream, which owned it.
+        Ok((unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) }, peer))
+    }
+
+    fn watch(&mut self, socket: std::net::TcpStream, token: usize) -> io::Result<Io> {
+        socket.set_nonblocking(true)?;
+        let mut stream = TcpStream::from_std(socket);
+        self.poll.registry().register(&mut stream, Token(token), Interest::READABLE)?;
+        Ok(Io::Ready(stream))
+    }
+
+    fn received(&self, _buffer: u16, _len: usize) -> &[u8] {
+        &[]
+    }
+
+    fn settle(&mut self, conn: &mut Connection, token: usize, next: Next) -> bool {
+        let Io::Ready(stream) = &mut conn.io else { return true };
+        if next != Next::Keep {
+            let _ = self.poll.registry().deregister(stream);
+            return true;
+        }
+        // Edge-triggered: the registration stays armed; it changes only when writability
+        // interest does, or when input was left unread.
+        let must_rearm = conn.rearm && !conn.paused;
+        if conn.wants_writable == conn.registered_writable && !must_rearm {
+            return false;
+        }
+        conn.registered_writable = conn.wants_writable;
+        conn.rearm = false;
+        let interest = if conn.wants_writable { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+        let _ = self.poll.registry().reregister(stream, Token(token), interest);
+        false
+    }
+
+    fn waker(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let waker = Arc::clone(&self.waker);
+        Arc::new(move || {
+            let _ = waker.wake();
+        })
+    }
+
+    fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>) {
+        for (_, conn) in conns.iter_mut() {
+            let _ = conn.flush(engine);
+        }
+    }
+}
