@@ -16,7 +16,7 @@
 # NO_BUILD=1; a QUINCE_BIN given explicitly is never built), QUINCE_THREADS (default 1, same
 # core budget as redis), SERVER_CPU, CLIENT_CPU, SERVER_ARGS for settings given to both
 # servers (e.g. "--appendonly yes --appendfsync always"; each server gets its own temporary
-# --dir).
+# --dir), QUINCE_ARGS for quince only (e.g. "--io-backend epoll").
 # Output: a Markdown table on stdout: rps, p50 and p99 (ms) per server, the quince/redis
 # throughput ratio, and server CPU microseconds per request with its quince/redis ratio.
 # Unless -o none, also DIR/YYYY-MM-DD-HHMM-compare.md (machine facts, settings, the table),
@@ -26,7 +26,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
-CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_CPU CLIENT_CPU SERVER_ARGS" "$0" "$@")
+CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_CPU CLIENT_CPU SERVER_ARGS QUINCE_ARGS" "$0" "$@")
 
 TESTS=set,get,incr; REQUESTS=200000; CLIENTS=50; PIPELINES="1 16"; ROUNDS=1; OUT=""
 while getopts "t:n:c:P:r:o:h" opt; do
@@ -49,7 +49,8 @@ QPID=""; RPID=""
 trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR" "$WORK"' EXIT
 trap 'exit 130' INT; trap 'exit 143' TERM
 read -r -a EXTRA <<< "${SERVER_ARGS:-}"
-taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" "${EXTRA[@]}" >/dev/null 2>&1 &
+read -r -a QEXTRA <<< "${QUINCE_ARGS:-}"
+taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" "${EXTRA[@]}" "${QEXTRA[@]}" >/dev/null 2>&1 &
 QPID=$!
 taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$RDIR" "${EXTRA[@]}" >/dev/null 2>&1 &
 RPID=$!
@@ -121,7 +122,7 @@ python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = sa
   echo
   echo "Command: \`$CMDLINE\`"
   echo
-  echo "Settings: $SETTINGS. Environment: QUINCE_BIN=$QUINCE_BIN QUINCE_THREADS=$QUINCE_THREADS SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU SERVER_ARGS=\"${SERVER_ARGS:-}\"."
+  echo "Settings: $SETTINGS. Environment: QUINCE_BIN=$QUINCE_BIN QUINCE_THREADS=$QUINCE_THREADS SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU SERVER_ARGS=\"${SERVER_ARGS:-}\" QUINCE_ARGS=\"${QUINCE_ARGS:-}\"."
   echo "tests=$TESTS pipelines=\"$PIPELINES\". p50/p99 are redis-benchmark's latency percentiles; CPU us/req is the server's user+system time from /proc/PID/stat (10 ms ticks) divided by the requests of the test."
   echo
   cat "$TABLE"

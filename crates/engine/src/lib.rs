@@ -105,6 +105,9 @@ pub struct ServerFacts {
     pub os: String,
     /// 40 hex characters, new each start.
     pub run_id: String,
+    /// How the server's workers wait for sockets: "epoll" or "io_uring" (INFO's
+    /// multiplexing_api); empty reads as "epoll".
+    pub multiplexing_api: &'static str,
 }
 
 /// Configuration values read on every command, cached in atomics so the hot path takes no

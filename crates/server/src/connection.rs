@@ -403,6 +403,22 @@ impl Connection {
         }
     }
 
+    /// For a killed client: writes what the socket takes now of the pending output (a
+    /// client killing itself still gets its reply), then the connection closes without
+    /// waiting for the rest, as Redis frees a killed client.
+    pub fn last_words(&mut self, engine: &Engine) -> Next {
+        let _ = self.flush(engine);
+        if let Io::Ring(ring) = &mut self.io {
+            // A send in flight would be overtaken: the rest is dropped instead.
+            if !ring.send_in_flight {
+                let mut socket = &ring.socket;
+                let _ = socket.write_all(&ring.sending[ring.send_pos..]);
+                let _ = socket.write_all(&self.write_buf[self.write_pos..]);
+            }
+        }
+        Next::CloseNow
+    }
+
     /// Completions: when no send is in flight and output is queued, moves it to the
     /// in-flight buffer and returns the bytes to send. The queue keeps the other buffer's
     /// capacity, so steady traffic allocates nothing.

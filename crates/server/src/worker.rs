@@ -113,7 +113,10 @@ impl Worker {
         let listeners = std::mem::take(&mut self.listeners);
         if self.backend != Backend::Epoll {
             match uring::RingReactor::new(listeners.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect()) {
-                Ok(ring) => return self.serve(ring.keeping(listeners)),
+                Ok(ring) => {
+                    self.engine.server.write().multiplexing_api = "io_uring";
+                    return self.serve(ring.keeping(listeners));
+                }
                 Err(e) if self.backend == Backend::IoUring => {
                     return Err(io::Error::new(e.kind(), format!("io_uring refused: {e}")));
                 }
@@ -220,7 +223,7 @@ impl Worker {
                     }
                 };
                 let conn = &mut conns[token];
-                let next = if conn.client.handle.is_killed() { Next::Close } else { next };
+                let next = if conn.client.handle.is_killed() { conn.last_words(&self.engine) } else { next };
                 remember(&mut paused, token, conn.paused);
                 remember(&mut blocked, token, conn.is_blocked());
                 if conn.flush_deferred {
@@ -289,9 +292,7 @@ impl Worker {
         for token in tokens {
             let conn = &mut conns[token];
             let next = if conn.client.handle.is_killed() {
-                // A client killing itself still gets its reply first.
-                let _ = conn.flush(&self.engine);
-                Next::Close
+                conn.last_words(&self.engine)
             } else {
                 let pushed = conn.client.handle.take_pushed();
                 if pushed.is_empty() {

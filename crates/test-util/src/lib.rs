@@ -174,9 +174,16 @@ impl Drop for ServerProcess {
 }
 
 /// Starts quince-server from the binary Cargo built for this test.
+/// `QUINCE_IO_BACKEND` (auto, io_uring, epoll) picks the server's I/O backend, so the
+/// whole suite can run over each (.ci/run runs the server's tests over epoll too), unless
+/// the test chose one itself.
 pub fn start_quince(binary: &str, extra_args: &[&str]) -> ServerProcess {
+    let backend = std::env::var("QUINCE_IO_BACKEND").ok();
     let mut args = vec!["--save", ""];
     args.extend_from_slice(extra_args);
+    if let Some(backend) = backend.as_deref().filter(|_| !extra_args.contains(&"--io-backend")) {
+        args.extend_from_slice(&["--io-backend", backend]);
+    }
     ServerProcess::spawn("quince", Path::new(binary), &args).expect("quince-server starts")
 }
 

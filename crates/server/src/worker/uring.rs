@@ -193,7 +193,8 @@ impl RingReactor {
 
     fn arm_accept(&mut self, listener: usize) {
         let entry = opcode::AcceptMulti::new(types::Fd(self.listeners[listener]))
-            .flags(libc::SOCK_CLOEXEC)
+            // Non-blocking, so that a killed client's last words never stall the loop.
+            .flags(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK)
             .build()
             .user_data(user_data(ACCEPT, 0, listener));
         self.push(entry);
