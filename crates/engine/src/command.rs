@@ -95,6 +95,15 @@ pub const ACL_CATEGORY_NAMES: &[&str] = &[
 pub const KEY_FLAG_NAMES: &[&str] =
     &["RO", "RW", "OW", "RM", "access", "update", "insert", "delete", "not_key", "incomplete", "variable_flags"];
 
+/// Key-spec flag bits, one per name of `KEY_FLAG_NAMES` in its order (a test checks), for
+/// the per-request paths (looking a name up costs more than the command it serves).
+pub mod key_flags {
+    pub const RO: u32 = 1 << 0;
+    pub const NOT_KEY: u32 = 1 << 8;
+    pub const INCOMPLETE: u32 = 1 << 9;
+    pub const VARIABLE_FLAGS: u32 = 1 << 10;
+}
+
 pub const GROUP_NAMES: &[&str] = &[
     "generic",
     "string",
@@ -570,12 +579,29 @@ impl CommandSpec {
         self.keys_with_specs(args).map(|(pos, _)| pos)
     }
 
+    /// Calls `f` with each key position, as `key_positions` finds them, without building
+    /// its iterator chain: the per-request path, where a one-key command (the key spec
+    /// "the argument at index n") takes a shortcut.
+    #[inline]
+    pub fn each_key_position(&self, args: &[&[u8]], mut f: impl FnMut(usize)) {
+        if let (None, [ks]) = (self.getkeys, self.key_specs.as_slice()) {
+            if ks.is_index_range() && ks.last_key == 0 && ks.flags & key_flags::NOT_KEY == 0 {
+                let at = ks.begin_index as usize;
+                if at < args.len() {
+                    f(at);
+                }
+                return;
+            }
+        }
+        self.key_positions(args).for_each(f);
+    }
+
     /// Key positions, each with the key spec that found it (for its access flags). Specs
     /// flagged `not_key` (SSUBSCRIBE's shard channels) name no keys: skipped, as Redis's
     /// COMMAND GETKEYS does.
     pub fn keys_with_specs<'s>(&'s self, args: &'s [&[u8]]) -> impl Iterator<Item = (usize, &'s KeySpec)> + 's {
         let found = self.getkeys.map(|f| f(args)).unwrap_or_default();
-        let not_key = Self::key_flags("not_key");
+        let not_key = key_flags::NOT_KEY;
         let from_specs = self
             .getkeys
             .is_none()
@@ -593,7 +619,7 @@ impl CommandSpec {
     pub fn movable_keys(&self) -> bool {
         if let [ks] = self.key_specs.as_slice() {
             if ks.is_index_range() {
-                return ks.flags & bits(KEY_FLAG_NAMES, "incomplete", "key flag") != 0;
+                return ks.flags & key_flags::INCOMPLETE != 0;
             }
         }
         let mut prev_last = 0;
@@ -603,7 +629,7 @@ impl CommandSpec {
                 movable = true;
                 continue;
             }
-            if ks.flags & bits(KEY_FLAG_NAMES, "incomplete", "key flag") != 0 {
+            if ks.flags & key_flags::INCOMPLETE != 0 {
                 movable = true;
             }
             let abs_last = if ks.last_key >= 0 { ks.last_key + ks.begin_index } else { ks.last_key };
@@ -966,6 +992,30 @@ mod tests {
     }
 
     #[test]
+    fn each_key_position_finds_what_key_positions_finds() {
+        let table = CommandTable::new(crate::cmd::all_commands());
+        let arg_lists: [&[&[u8]]; 6] = [
+            &[b"x"],
+            &[b"x", b"k"],
+            &[b"x", b"k", b"v"],
+            &[b"x", b"k", b"1", b"2", b"3"],
+            &[b"x", b"2", b"a", b"b", b"STORE", b"d"],
+            &[b"x", b"STREAMS", b"s1", b"s2", b"0", b"0"],
+        ];
+        let mut checked = 0;
+        for spec in table.specs.iter().flat_map(|s| std::iter::once(s).chain(s.subcommands.iter())) {
+            for args in arg_lists {
+                let mut fast = Vec::new();
+                spec.each_key_position(args, |p| fast.push(p));
+                let slow: Vec<usize> = spec.key_positions(args).collect();
+                assert_eq!(fast, slow, "{} {:?}", spec.name, args);
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    #[test]
     fn flag_constants_follow_the_flag_names() {
         let constants = [
             flags::WRITE,
@@ -992,6 +1042,14 @@ mod tests {
         assert_eq!(constants.len(), COMMAND_FLAG_NAMES.len());
         for (constant, name) in constants.iter().zip(COMMAND_FLAG_NAMES) {
             assert_eq!(*constant, flag(name), "{name}");
+        }
+        for (constant, name) in [
+            (key_flags::RO, "RO"),
+            (key_flags::NOT_KEY, "not_key"),
+            (key_flags::INCOMPLETE, "incomplete"),
+            (key_flags::VARIABLE_FLAGS, "variable_flags"),
+        ] {
+            assert_eq!(constant, CommandSpec::key_flags(name), "{name}");
         }
     }
 }

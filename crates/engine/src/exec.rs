@@ -54,6 +54,10 @@ pub struct Client {
     /// Write effects recorded for the persistence layer, until handed over: after each
     /// command, or after the whole transaction or script.
     effects: Effects,
+    /// Some while a server runs a batch of this client's requests back to back (see
+    /// `begin_batch`): the time the previous command of the batch ended, which the next
+    /// one takes as its start.
+    batch_clock_us: Option<i64>,
 }
 
 /// A command a handler recorded as its effect: database, arguments, for replicas only.
@@ -100,7 +104,19 @@ impl Client {
             in_script: false,
             must_obey: false,
             effects: Effects::default(),
+            batch_clock_us: None,
         }
+    }
+
+    /// The requests executed until `end_batch` arrived together and run back to back: each
+    /// command's start time is the previous one's end (one clock read per command instead
+    /// of two). Only for requests executed without waiting in between.
+    pub fn begin_batch(&mut self) {
+        self.batch_clock_us = Some(0);
+    }
+
+    pub fn end_batch(&mut self) {
+        self.batch_clock_us = None;
     }
 
     pub fn select(&mut self, db: usize) {
@@ -950,14 +966,20 @@ impl Engine {
             return;
         };
         // A script locks nothing itself: each of its commands locks its own shards.
-        let mut shards: SmallVec<[usize; 4]> = if crate::cmd::scripting::is_script_command(args[0]) {
-            SmallVec::new()
-        } else {
-            spec.key_positions(args).map(|p| self.keyspace.shard_of(args[p])).collect()
+        let mut shards: SmallVec<[usize; 4]> = SmallVec::new();
+        if !crate::cmd::scripting::is_script_command(args[0]) {
+            spec.each_key_position(args, |p| shards.push(self.keyspace.shard_of(args[p])));
+        }
+        if shards.len() > 1 {
+            shards.sort_unstable();
+            shards.dedup();
+        }
+        // PERF: in a batch, a command starts when the previous one ended (one clock read
+        // per command instead of two).
+        let start_us = match client.batch_clock_us {
+            Some(t) if t > 0 => t,
+            _ => self.clock.now_us(),
         };
-        shards.sort_unstable();
-        shards.dedup();
-        let start_us = self.clock.now_us();
         // Inside a script time stands still at the script's start, as in Redis: a key
         // can't expire half way through a script.
         let now_ms = if client.in_script { self.scripting.time_snapshot_ms() } else { start_us / 1000 };
@@ -1020,7 +1042,11 @@ impl Engine {
             }
             result
         };
-        let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
+        let end_us = self.clock.now_us();
+        if client.batch_clock_us.is_some() {
+            client.batch_clock_us = Some(end_us);
+        }
+        let duration_us = (end_us - start_us).max(0) as u64;
         let stat = &self.observe.commands[spec.id];
         // A command that blocked is counted when its wait ends, as Redis does.
         if client.blocked.is_none() {
@@ -1070,7 +1096,7 @@ impl Engine {
             _ if changed => {
                 // Keys the command only reads (a SORT or GEORADIUS source next to its STORE
                 // destination) are not modified: Redis signals only the written ones.
-                let read_only = CommandSpec::key_flags("RO");
+                let read_only = crate::command::key_flags::RO;
                 for (pos, spec) in ctx.spec.keys_with_specs(args) {
                     if spec.flags & read_only == 0 {
                         self.touch_watched(Some(db), Some(args[pos]));

@@ -133,12 +133,8 @@ impl Connection {
     /// still needs.
     fn reserve_read_space(&mut self, at_least: usize) {
         let pending = self.read_end - self.read_start;
-        let wanted = self
-            .decoder
-            .bytes_wanted()
-            .saturating_sub(pending)
-            .clamp(READ_CHUNK, MAX_READ_GROWTH)
-            .max(at_least);
+        let wanted =
+            self.decoder.bytes_wanted().saturating_sub(pending).clamp(READ_CHUNK, MAX_READ_GROWTH).max(at_least);
         if self.read_buf.len() - self.read_end >= wanted {
             return;
         }
@@ -249,6 +245,7 @@ impl Connection {
 
     /// Executes all complete requests in the read buffer.
     fn execute_buffered(&mut self, engine: &Engine) {
+        self.client.begin_batch();
         while !self.closing && self.client.blocked.is_none() && !self.script_running {
             let pending = &self.read_buf[self.read_start..self.read_end];
             match self.decoder.decode(pending) {
@@ -268,6 +265,8 @@ impl Connection {
                         let owned = args.iter().map(|a| a.to_vec()).collect();
                         self.read_start += len;
                         self.script_running = true;
+                        // The runner may wait for the gate: its command reads the clock.
+                        self.client.end_batch();
                         self.offload.submit(self.token, self.client.clone(), owned);
                         break;
                     }
@@ -300,6 +299,7 @@ impl Connection {
                 }
             }
         }
+        self.client.end_batch();
         self.client.handle.qbuf.store(self.read_end - self.read_start, Ordering::Relaxed);
         if self.read_start == self.read_end {
             self.read_start = 0;

@@ -120,8 +120,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             .map(|l| l.try_clone().map(mio::net::TcpListener::from_std))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("cloning listener: {e}"))?;
-        let worker =
-            worker::Worker {
+        let worker = worker::Worker {
             index,
             engine: Arc::clone(&engine),
             listeners: worker_listeners,

@@ -217,7 +217,7 @@ fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, w
         _ => return Err(CmdError::msg("ERR Invalid command specified")),
     };
     // Redis's doesCommandHaveKeys: a key spec not flagged `not_key` (SSUBSCRIBE has none).
-    let not_key = CommandSpec::key_flags("not_key");
+    let not_key = crate::command::key_flags::NOT_KEY;
     if spec.getkeys.is_none() && spec.key_specs.iter().all(|ks| ks.flags & not_key != 0) {
         return Err(CmdError::msg("ERR The command has no key arguments"));
     }
@@ -234,7 +234,7 @@ fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, w
         if with_flags {
             out.array(2);
             out.bulk(target[pos]);
-            let variable = key_spec.flags & CommandSpec::key_flags("variable_flags") != 0;
+            let variable = key_spec.flags & crate::command::key_flags::VARIABLE_FLAGS != 0;
             let flags = match spec.variable_key_flags {
                 Some(f) if variable => f(target),
                 _ => key_spec.flags,

@@ -120,15 +120,10 @@ impl RingReactor {
     }
 
     fn provide_all(&mut self) -> io::Result<()> {
-        let entry = opcode::ProvideBuffers::new(
-            self.pool.as_mut_ptr(),
-            BUFFER_SIZE as i32,
-            BUFFER_COUNT,
-            BUFFER_GROUP,
-            0,
-        )
-        .build()
-        .user_data(user_data(QUIET, 0, 0));
+        let entry =
+            opcode::ProvideBuffers::new(self.pool.as_mut_ptr(), BUFFER_SIZE as i32, BUFFER_COUNT, BUFFER_GROUP, 0)
+                .build()
+                .user_data(user_data(QUIET, 0, 0));
         self.push(entry);
         self.ring.submit_and_wait(1)?;
         let result = self.ring.completion().next().map(|c| c.result());
@@ -164,7 +159,9 @@ impl RingReactor {
             _ => Err(io::Error::new(io::ErrorKind::Unsupported, "multishot receive not supported")),
         };
         // End the test receive before the pair closes; its last completion is skipped.
-        self.push(opcode::AsyncCancel::new(0).build().flags(squeue::Flags::SKIP_SUCCESS).user_data(user_data(QUIET, 0, 0)));
+        self.push(
+            opcode::AsyncCancel::new(0).build().flags(squeue::Flags::SKIP_SUCCESS).user_data(user_data(QUIET, 0, 0)),
+        );
         self.ring.submit()?;
         drop((a, b));
         outcome
@@ -187,7 +184,8 @@ impl RingReactor {
 
     fn arm_wake(&mut self) {
         let ptr = &mut *self.wake_count as *mut u64 as *mut u8;
-        let entry = opcode::Read::new(types::Fd(self.wake_fd.as_raw_fd()), ptr, 8).build().user_data(user_data(WAKE, 0, 0));
+        let entry =
+            opcode::Read::new(types::Fd(self.wake_fd.as_raw_fd()), ptr, 8).build().user_data(user_data(WAKE, 0, 0));
         self.push(entry);
     }
 
@@ -201,13 +199,17 @@ impl RingReactor {
     }
 
     fn arm_receive(&mut self, fd: RawFd, generation: u32, token: usize) {
-        let entry =
-            opcode::RecvMulti::new(types::Fd(fd), BUFFER_GROUP).build().user_data(user_data(RECEIVE, generation, token));
+        let entry = opcode::RecvMulti::new(types::Fd(fd), BUFFER_GROUP)
+            .build()
+            .user_data(user_data(RECEIVE, generation, token));
         self.push(entry);
     }
 
     fn cancel(&mut self, target: u64) {
-        let entry = opcode::AsyncCancel::new(target).build().flags(squeue::Flags::SKIP_SUCCESS).user_data(user_data(QUIET, 0, 0));
+        let entry = opcode::AsyncCancel::new(target)
+            .build()
+            .flags(squeue::Flags::SKIP_SUCCESS)
+            .user_data(user_data(QUIET, 0, 0));
         self.push(entry);
     }
 
@@ -378,7 +380,8 @@ impl Reactor for RingReactor {
                 let _ = self.settle(conn, token, Next::Keep);
                 pending |= conn.output_pending();
             }
-            if !pending || Instant::now() >= deadline || self.wait(Duration::from_millis(10), &mut happenings).is_err() {
+            if !pending || Instant::now() >= deadline || self.wait(Duration::from_millis(10), &mut happenings).is_err()
+            {
                 break;
             }
             for happening in happenings.drain(..) {
