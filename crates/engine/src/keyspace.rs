@@ -23,6 +23,9 @@ pub const SHARED_INTEGERS: i64 = 10_000;
 
 pub use crate::types::small::{SmallBytes, EMB_INLINE_MAX};
 
+mod table;
+use table::KeyTable;
+
 /// A string value, in the encoding Redis would give it (OBJECT ENCODING reports it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StrValue {
@@ -273,8 +276,9 @@ pub fn scan_hash(key: &[u8]) -> u64 {
 /// One database's keys within one shard.
 #[derive(Debug, Default)]
 pub struct Db {
-    /// PERF: keys of up to 22 bytes are stored in the table's slot itself.
-    map: HashMap<SmallBytes, Entry>,
+    /// PERF: each key and its entry in one allocation (keys of up to 22 bytes inline in
+    /// it), the table holding pointers (see keyspace/table.rs).
+    map: KeyTable,
     /// Keys that have a TTL, indexable so the active expiry cycle can sample at random.
     expires: IndexSet<Key>,
     /// Keys removed because their TTL passed (lazily or by the active cycle).
@@ -523,7 +527,7 @@ impl Db {
                 }
             }
             None => {
-                self.map.insert(key.into(), Entry::new(value, expire_at_ms, fresh));
+                self.map.insert(key, Entry::new(value, expire_at_ms, fresh));
                 self.note_new(key);
             }
         }
@@ -537,7 +541,7 @@ impl Db {
     pub fn insert_entry(&mut self, key: &[u8], entry: Entry, now_ms: i64) {
         self.expire_if_due(key, now_ms);
         let has_ttl = entry.expire_at_ms().is_some();
-        let old = self.map.insert(key.into(), entry);
+        let old = self.map.insert(key, entry);
         // RENAME, MOVE and COPY add the key anew (Redis's dbAdd after deleting any old one).
         self.note_new(key);
         self.dirty += 1;
@@ -618,7 +622,7 @@ impl Db {
         }
         let n = self.map.len();
         self.dirty += n as u64;
-        self.map = HashMap::new();
+        self.map = KeyTable::default();
         self.expires = IndexSet::new();
         n
     }
@@ -655,19 +659,19 @@ impl Db {
     /// Every key whose TTL has not passed, deleting none (Redis's KEYS skips expired keys
     /// with keyIsExpired: a deletion here would go unlogged).
     pub fn unexpired(&self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Entry)> {
-        self.map.iter().filter(move |(_, e)| e.expire_at_ms().is_none_or(|at| at > now_ms)).map(|(k, e)| (&k[..], e))
+        self.map.iter().filter(move |(_, e)| e.expire_at_ms().is_none_or(|at| at > now_ms))
     }
 
     /// Every key with its entry, expired ones included and nothing changed (for snapshots,
     /// which save keys whose TTL passed as Redis does, and must not write to the table).
     pub fn iter_all(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
-        self.map.iter().map(|(k, e)| (&k[..], e))
+        self.map.iter()
     }
 
     /// Every live key with its entry (expired ones are deleted first).
     pub fn iter_live(&mut self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Entry)> {
         self.expire_all_due(now_ms);
-        self.map.iter().map(|(k, e)| (&k[..], e))
+        self.map.iter()
     }
 
     /// One SCAN step within this shard: up to `count` keys whose scan hash is at least
@@ -682,7 +686,7 @@ impl Db {
             .iter()
             .filter_map(|(k, _)| {
                 let h = scan_hash(k) >> shift;
-                (h >= from).then_some((h, &k[..]))
+                (h >= from).then_some((h, k))
             })
             .collect();
         let count = count.max(1);
@@ -735,7 +739,7 @@ impl Db {
                 .skip(start)
                 .chain(self.map.iter())
                 .take(n.min(self.map.len()))
-                .map(|(k, e)| describe(&k[..], e))
+                .map(|(k, e)| describe(k, e))
                 .collect()
         }
     }
@@ -747,7 +751,7 @@ impl Db {
 
     /// The `n`-th key in table order (for RANDOMKEY), if any.
     pub fn nth_key(&self, n: usize) -> Option<&[u8]> {
-        self.map.keys().nth(n).map(|k| &k[..])
+        self.map.keys().nth(n)
     }
 
     /// Checks up to `samples` random keys with a TTL and deletes the expired ones.

@@ -1,0 +1,126 @@
+//! The table of one database's keys in one shard.
+//!
+//! Each key and its entry live together in one allocation; the hash table holds only
+//! pointers to them. A table is a power of two of buckets at most 7/8 full, so right after
+//! it doubles it is less than half full: with the pair stored in the bucket (72 bytes) every
+//! empty bucket costs as much as a key, with a pointer only 8 bytes. Redis's dict makes the
+//! same trade (an 8-byte bucket array of pointers to entries). See docs/memory.md.
+
+use hashbrown::hash_table::Entry as Slot;
+use hashbrown::{DefaultHashBuilder, HashTable};
+use std::hash::BuildHasher;
+
+use super::{Entry, SmallBytes};
+
+/// A key and its entry, in one allocation.
+#[derive(Debug)]
+struct Pair {
+    key: SmallBytes,
+    entry: Entry,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct KeyTable {
+    table: HashTable<Box<Pair>>,
+    hasher: DefaultHashBuilder,
+}
+
+impl KeyTable {
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    pub fn get(&self, key: &[u8]) -> Option<&Entry> {
+        self.table.find(self.hash(key), |p| p.key[..] == *key).map(|p| &p.entry)
+    }
+
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        let hash = self.hash(key);
+        self.table.find_mut(hash, |p| p.key[..] == *key).map(|p| &mut p.entry)
+    }
+
+    pub fn contains_key(&self, key: &[u8]) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Stores `entry` under `key`; returns the entry it replaced (the key stays as it was).
+    pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
+        let hash = self.hash(key);
+        let hasher = &self.hasher;
+        match self.table.entry(hash, |p| p.key[..] == *key, |p| hasher.hash_one(&p.key[..])) {
+            Slot::Occupied(mut found) => Some(std::mem::replace(&mut found.get_mut().entry, entry)),
+            Slot::Vacant(vacant) => {
+                vacant.insert(Box::new(Pair { key: key.into(), entry }));
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let hash = self.hash(key);
+        match self.table.find_entry(hash, |p| p.key[..] == *key) {
+            Ok(found) => Some(found.remove().0.entry),
+            Err(_) => None,
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
+        self.table.iter().map(|p| (&p.key[..], &p.entry))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.table.iter().map(|p| &p.key[..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::{StrValue, Value};
+
+    fn entry(n: i64) -> Entry {
+        Entry::new(Value::Str(StrValue::Int(n)), None, 0)
+    }
+
+    fn int_of(e: Option<&Entry>) -> Option<i64> {
+        match e.map(|e| &e.value) {
+            Some(Value::Str(StrValue::Int(n))) => Some(*n),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn behaves_as_a_map_of_byte_strings() {
+        let mut t = KeyTable::default();
+        let long = vec![b'x'; 100];
+        assert!(t.insert(b"a", entry(1)).is_none());
+        assert!(t.insert(&long, entry(2)).is_none());
+        assert_eq!(int_of(t.insert(b"a", entry(3)).as_ref()), Some(1));
+        assert_eq!((t.len(), int_of(t.get(b"a")), int_of(t.get(&long))), (2, Some(3), Some(2)));
+        assert!(t.contains_key(b"a") && !t.contains_key(b"b"));
+        if let Some(e) = t.get_mut(&long) {
+            *e = entry(4);
+        }
+        assert_eq!(int_of(t.get(&long)), Some(4));
+        let mut keys: Vec<Vec<u8>> = t.keys().map(|k| k.to_vec()).collect();
+        keys.sort();
+        assert_eq!(keys, vec![b"a".to_vec(), long.clone()]);
+        assert_eq!(int_of(t.remove(b"a").as_ref()), Some(3));
+        assert!(t.remove(b"a").is_none() && t.get(b"a").is_none());
+        assert_eq!(t.iter().count(), 1);
+        for i in 0..10_000 {
+            t.insert(format!("k{i}").as_bytes(), entry(i));
+        }
+        assert_eq!(t.len(), 10_001);
+        assert!((0..10_000).all(|i| int_of(t.get(format!("k{i}").as_bytes())) == Some(i)));
+        assert!(!t.is_empty());
+    }
+}
