@@ -130,6 +130,18 @@ impl RequestDecoder {
         self.bulk_len.map_or(0, |len| self.pos + len + 2)
     }
 
+    /// Gives back the memory a request with very many arguments made the decoder keep
+    /// (call between requests; Redis frees a big argv once the command ran too).
+    pub fn release_spare(&mut self) {
+        const KEEP: usize = 1024;
+        if self.args_remaining == 0 && self.spans.capacity() > KEEP {
+            self.spans = Vec::with_capacity(8);
+        }
+        if self.inline.capacity() > KEEP * 64 {
+            self.inline = Vec::new();
+        }
+    }
+
     pub fn argc(&self) -> usize {
         self.spans.len()
     }
@@ -244,6 +256,22 @@ mod tests {
                 Decoded::Incomplete => return Ok(out),
             }
         }
+    }
+
+    #[test]
+    fn a_huge_request_leaves_no_huge_buffers_behind() {
+        let mut d = RequestDecoder::new(DEFAULT_PROTO_MAX_BULK_LEN);
+        let mut req = b"*100001\r\n$4\r\nSADD\r\n".to_vec();
+        for _ in 0..100_000 {
+            req.extend_from_slice(b"$1\r\nx\r\n");
+        }
+        assert_eq!(d.decode(&req), Ok(Decoded::Request { len: req.len() }));
+        assert_eq!(d.args(&req).count(), 100_001);
+        d.release_spare();
+        assert!(d.spans.capacity() <= 1024, "{}", d.spans.capacity());
+        let ping = b"*1\r\n$4\r\nPING\r\n";
+        assert_eq!(d.decode(ping), Ok(Decoded::Request { len: ping.len() }));
+        assert_eq!(d.args(ping).collect::<Vec<_>>(), vec![&b"PING"[..]]);
     }
 
     #[test]

@@ -308,6 +308,7 @@ impl Connection {
             if self.read_buf.len() > 4 * FLUSH_THRESHOLD {
                 self.read_buf = vec![0; READ_CHUNK];
             }
+            self.decoder.release_spare();
         }
     }
 
