@@ -16,7 +16,8 @@
 # NO_BUILD=1; a QUINCE_BIN given explicitly is never built), QUINCE_THREADS (default 1, same
 # core budget as redis), SERVER_CPU, CLIENT_CPU, SERVER_ARGS for settings given to both
 # servers (e.g. "--appendonly yes --appendfsync always"; each server gets its own temporary
-# --dir), QUINCE_ARGS for quince only (e.g. "--io-backend epoll").
+# --dir), QUINCE_ARGS for quince only (e.g. "--io-backend epoll"), UNIX_SOCKET=1 to connect
+# redis-benchmark through each server's Unix domain socket (`unixsocket`) instead of TCP.
 # Output: a Markdown table on stdout: rps, p50 and p99 (ms) per server, the quince/redis
 # throughput ratio, and server CPU microseconds per request with its quince/redis ratio.
 # Unless -o none, also DIR/YYYY-MM-DD-HHMM-compare.md (machine facts, settings, the table),
@@ -26,7 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
-CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_CPU CLIENT_CPU SERVER_ARGS QUINCE_ARGS" "$0" "$@")
+CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_CPU CLIENT_CPU SERVER_ARGS QUINCE_ARGS UNIX_SOCKET" "$0" "$@")
 
 TESTS=set,get,incr; REQUESTS=200000; CLIENTS=50; PIPELINES="1 16"; ROUNDS=1; OUT=""
 while getopts "t:n:c:P:r:o:h" opt; do
@@ -50,20 +51,26 @@ trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR" "$
 trap 'exit 130' INT; trap 'exit 143' TERM
 read -r -a EXTRA <<< "${SERVER_ARGS:-}"
 read -r -a QEXTRA <<< "${QUINCE_ARGS:-}"
+QTARGET=(-p "$QPORT"); RTARGET=(-p "$RPORT"); REXTRA=()
+if [ "${UNIX_SOCKET:-0}" = 1 ]; then
+  QEXTRA+=(--unixsocket "$QDIR/q.sock"); REXTRA+=(--unixsocket "$RDIR/r.sock")
+  QTARGET=(-s "$QDIR/q.sock"); RTARGET=(-s "$RDIR/r.sock")
+fi
 taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" "${EXTRA[@]}" "${QEXTRA[@]}" >/dev/null 2>&1 &
 QPID=$!
-taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$RDIR" "${EXTRA[@]}" >/dev/null 2>&1 &
+taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$RDIR" "${EXTRA[@]}" "${REXTRA[@]}" >/dev/null 2>&1 &
 RPID=$!
 wait_ready "$QPORT"; wait_ready "$RPORT"
 
 TICK_US=$((1000000 / $(getconf CLK_TCK)))
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# run_one PORT PID TEST PIPELINE -> "rps p50 p99 cpu_us_per_request"
+# run_one "-p PORT"|"-s PATH" PID TEST PIPELINE -> "rps p50 p99 cpu_us_per_request"
 run_one() {
-  local port=$1 pid=$2 test=$3 pipeline=$4 before after line
+  local target=$1 pid=$2 test=$3 pipeline=$4 before after line
   before=$(cpu_ticks "$pid")
-  line=$(taskset -c "$CLIENT_CPU" redis-benchmark -p "$port" -t "$test" -n "$REQUESTS" -c "$CLIENTS" -P "$pipeline" --csv 2>/dev/null | tail -n 1)
+  # shellcheck disable=SC2086
+  line=$(taskset -c "$CLIENT_CPU" redis-benchmark $target -t "$test" -n "$REQUESTS" -c "$CLIENTS" -P "$pipeline" --csv 2>/dev/null | tail -n 1)
   after=$(cpu_ticks "$pid")
   # CSV: "test","rps","avg","min","p50","p95","p99","max"
   echo "$line" | tr -d '"' | awk -F, -v cpu=$(( (after - before) * TICK_US )) -v n="$REQUESTS" \
@@ -75,6 +82,7 @@ best() { sort -k1 -g -r | head -n 1; }
 REDIS_VERSION=$(redis-server --version | awk '{print $3}' | sed 's/^v=//')
 SETTINGS="requests=$REQUESTS clients=$CLIENTS servers on cpu $SERVER_CPU (quince --threads $QUINCE_THREADS), redis-benchmark on cpu $CLIENT_CPU, best of $ROUNDS round(s)"
 if [ -n "${SERVER_ARGS:-}" ]; then SETTINGS="$SETTINGS, SERVER_ARGS: $SERVER_ARGS"; fi
+if [ "${UNIX_SOCKET:-0}" = 1 ]; then SETTINGS="$SETTINGS, clients over Unix domain sockets"; fi
 TABLE=$WORK/table.md; TSV=$WORK/ratios.tsv
 echo "# quince vs redis-server ($REDIS_VERSION)"
 echo
@@ -90,8 +98,8 @@ for pipeline in $PIPELINES; do
   for test in ${TESTS//,/ }; do
     q=""; r=""
     for _ in $(seq "$ROUNDS"); do
-      q+="$(run_one "$QPORT" "$QPID" "$test" "$pipeline")"$'\n'
-      r+="$(run_one "$RPORT" "$RPID" "$test" "$pipeline")"$'\n'
+      q+="$(run_one "${QTARGET[*]}" "$QPID" "$test" "$pipeline")"$'\n'
+      r+="$(run_one "${RTARGET[*]}" "$RPID" "$test" "$pipeline")"$'\n'
     done
     read -r qrps qp50 qp99 qcpu <<<"$(printf '%s' "$q" | best)"
     read -r rrps rp50 rp99 rcpu <<<"$(printf '%s' "$r" | best)"

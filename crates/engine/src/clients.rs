@@ -26,6 +26,8 @@ pub mod flag {
     pub const BLOCKED: u32 = 1 << 3;
     pub const CLOSE_AFTER_REPLY: u32 = 1 << 4;
     pub const NO_EVICT: u32 = 1 << 5;
+    /// Connected through the `unixsocket` listener.
+    pub const UNIX_SOCKET: u32 = 1 << 6;
 }
 
 /// The part of a client other threads may read or act on.

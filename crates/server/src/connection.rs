@@ -10,10 +10,10 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use mio::net::TcpStream;
 use quince_engine::{Client, Engine};
 use quince_resp::{Decoded, Encoder, RequestDecoder};
 
+use crate::socket::Socket;
 use crate::worker::script_runner::Offload;
 use smallvec::SmallVec;
 
@@ -27,7 +27,7 @@ const MAX_READ_GROWTH: usize = 64 << 20;
 /// How a connection's bytes move.
 pub enum Io {
     /// Readiness: the connection reads and writes the non-blocking socket itself.
-    Ready(TcpStream),
+    Ready(Socket),
     /// Completions: the worker's ring does the socket I/O.
     Ring(RingSocket),
 }
@@ -35,7 +35,7 @@ pub enum Io {
 /// A socket served by an io_uring: the reply bytes in flight live here, apart from
 /// `write_buf`, because the kernel reads them until the send completes.
 pub struct RingSocket {
-    pub socket: std::net::TcpStream,
+    pub socket: Socket,
     /// Tells this connection's completions from those of an earlier one in the same slot.
     pub generation: u32,
     sending: Vec<u8>,
@@ -46,7 +46,7 @@ pub struct RingSocket {
 }
 
 impl RingSocket {
-    pub fn new(socket: std::net::TcpStream, generation: u32) -> Self {
+    pub fn new(socket: Socket, generation: u32) -> Self {
         Self { socket, generation, sending: Vec::new(), send_pos: 0, send_in_flight: false, receiving: false }
     }
 
@@ -157,8 +157,8 @@ impl Connection {
         while !self.closing && !self.paused {
             self.reserve_read_space(0);
             let space = self.read_buf.len() - self.read_end;
-            let Io::Ready(stream) = &mut self.io else { return Next::Keep };
-            match stream.read(&mut self.read_buf[self.read_end..]) {
+            let Io::Ready(socket) = &self.io else { return Next::Keep };
+            match (&*socket).read(&mut self.read_buf[self.read_end..]) {
                 Ok(0) => return self.on_peer_closed(engine),
                 Ok(n) => {
                     if let Some(next) = self.absorb(engine, n, query_buffer_limit) {
@@ -364,8 +364,8 @@ impl Connection {
                 }
             }
         }
-        let stream = match &mut self.io {
-            Io::Ready(stream) => stream,
+        let socket = match &self.io {
+            Io::Ready(socket) => socket,
             Io::Ring(ring) => {
                 // The worker sends after this turn; CLIENT LIST omem and the Pub/Sub output
                 // limit see what is still queued meanwhile.
@@ -375,7 +375,7 @@ impl Connection {
             }
         };
         while self.write_pos < self.write_buf.len() {
-            match stream.write(&self.write_buf[self.write_pos..]) {
+            match (&*socket).write(&self.write_buf[self.write_pos..]) {
                 Ok(0) => return Next::CloseNow,
                 Ok(n) => {
                     self.write_pos += n;

@@ -6,6 +6,7 @@ mod alloc;
 mod config;
 mod connection;
 mod log;
+mod socket;
 mod worker;
 
 use std::net::{IpAddr, SocketAddr};
@@ -61,8 +62,14 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         _ => worker::Backend::Auto,
     };
     let port = config.get_int("port") as u16;
-    let listeners = bind_all(config.get("bind").unwrap_or(""), port, config.get_int("tcp-backlog") as i32)?;
-    let bound_port = listeners.first().and_then(|l| l.local_addr().ok()).map_or(port, |a| a.port());
+    let tcp_listeners = bind_all(config.get("bind").unwrap_or(""), port, config.get_int("tcp-backlog") as i32)?;
+    let bound_port = tcp_listeners.first().and_then(|l| l.local_addr().ok()).map_or(port, |a| a.port());
+    let mut listeners: Vec<socket::Listener> = tcp_listeners.into_iter().map(socket::Listener::Tcp).collect();
+    let unix_path = config.get("unixsocket").unwrap_or("").to_string();
+    if !unix_path.is_empty() {
+        let perm = config.get_int("unixsocketperm") as u32;
+        listeners.push(socket::Listener::Unix(listen_unix(&unix_path, perm)?));
+    }
     let hz = config.get_int("hz").max(1) as u64;
     let shards = config.get_int("shards") as usize;
     let extra_commands = quince_persist::commands();
@@ -117,7 +124,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     for index in 0..threads {
         let worker_listeners = listeners
             .iter()
-            .map(|l| l.try_clone().map(mio::net::TcpListener::from_std))
+            .map(socket::Listener::try_clone)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("cloning listener: {e}"))?;
         let worker = worker::Worker {
@@ -150,6 +157,9 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         return Err(e);
     }
     log::log(Level::Notice, "Ready to accept connections tcp");
+    if !unix_path.is_empty() {
+        log::log(Level::Notice, &format!("The server is now ready to accept connections at {unix_path}"));
+    }
 
     // The main thread is the server's clock: active expiry `hz` times a second, with 25%
     // of each period as its budget (Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC).
@@ -200,6 +210,12 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     } else if let Err(e) = layer.flush_aof() {
         log::log(Level::Warning, &e);
     }
+    if !unix_path.is_empty() {
+        log::log(Level::Notice, "Removing the unix socket file.");
+        if let Err(e) = std::fs::remove_file(&unix_path) {
+            log::log(Level::Warning, &format!("Error removing the unix socket file: {e}"));
+        }
+    }
     log::log(Level::Warning, "Quince is now ready to exit, bye bye...");
     Ok(())
 }
@@ -244,6 +260,20 @@ fn listen(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListen
     socket.listen(backlog)?;
     socket.set_nonblocking(true)?;
     Ok(socket.into())
+}
+
+/// The `unixsocket` listener, as redis-server opens it: any file left at the path is
+/// removed first, and a non-zero `unixsocketperm` sets the socket file's mode.
+fn listen_unix(path: &str, perm: u32) -> Result<std::os::unix::net::UnixListener, String> {
+    let _ = std::fs::remove_file(path);
+    let fail = |e: std::io::Error| format!("Failed opening Unix socket: {e}");
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(fail)?;
+    if perm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm)).map_err(fail)?;
+    }
+    listener.set_nonblocking(true).map_err(fail)?;
+    Ok(listener)
 }
 
 fn os_description() -> String {

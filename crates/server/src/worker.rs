@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpListener;
 use slab::Slab;
 
 use quince_engine::{ConnInfo, Engine};
 
 use crate::connection::{Connection, Io, Next};
 use crate::log::{log, Level};
+use crate::socket::{Listener, Socket};
 
 pub mod epoll;
 pub mod script_runner;
@@ -32,7 +32,7 @@ const LIMIT_CHECK_PERIOD: Duration = Duration::from_millis(100);
 pub struct Worker {
     pub index: usize,
     pub engine: Arc<Engine>,
-    pub listeners: Vec<TcpListener>,
+    pub listeners: Vec<Listener>,
     pub stop: Arc<AtomicBool>,
     pub backend: Backend,
 }
@@ -54,7 +54,7 @@ pub enum Happening {
     /// Readiness: listener `n` has connections waiting.
     Acceptable(usize),
     /// Completions: a connection was accepted.
-    Accepted(std::net::TcpStream),
+    Accepted(Socket),
     /// Readiness on a connection's socket.
     Ready { token: usize, readable: bool, writable: bool, peer_closed: bool },
     /// Completions: `len` bytes arrived for the connection, in the reactor's `buffer`.
@@ -72,9 +72,9 @@ pub trait Reactor {
     /// Waits until something happens or `timeout` passes, appending what happened.
     fn wait(&mut self, timeout: Duration, happenings: &mut Vec<Happening>) -> io::Result<()>;
     /// Readiness: accepts one waiting connection from listener `n`.
-    fn accept(&mut self, listener: usize) -> io::Result<(std::net::TcpStream, SocketAddr)>;
+    fn accept(&mut self, listener: usize) -> io::Result<Socket>;
     /// Starts serving a new connection's socket.
-    fn watch(&mut self, socket: std::net::TcpStream, token: usize) -> io::Result<Io>;
+    fn watch(&mut self, socket: Socket, token: usize) -> io::Result<Io>;
     /// Completions: the bytes of a `Received`.
     fn received(&self, buffer: u16, len: usize) -> &[u8];
     /// After a connection's requests ran: sends its output and renews its interest, or
@@ -110,12 +110,12 @@ impl Limits {
 
 impl Worker {
     pub fn run(mut self) -> io::Result<()> {
-        let listeners = std::mem::take(&mut self.listeners);
         if self.backend != Backend::Epoll {
-            match uring::RingReactor::new(listeners.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect()) {
+            let listeners = self.listeners.iter().map(Listener::try_clone).collect::<io::Result<Vec<_>>>()?;
+            match uring::RingReactor::new(listeners) {
                 Ok(ring) => {
                     self.engine.server.write().multiplexing_api = "io_uring";
-                    return self.serve(ring.keeping(listeners));
+                    return self.serve(ring);
                 }
                 Err(e) if self.backend == Backend::IoUring => {
                     return Err(io::Error::new(e.kind(), format!("io_uring refused: {e}")));
@@ -126,6 +126,7 @@ impl Worker {
                 Err(_) => {}
             }
         }
+        let listeners = std::mem::take(&mut self.listeners);
         self.serve(epoll::EpollReactor::new(listeners)?)
     }
 
@@ -176,9 +177,7 @@ impl Worker {
                         continue;
                     }
                     Happening::Accepted(socket) => {
-                        if let Ok(peer) = socket.peer_addr() {
-                            self.admit(socket, peer, &mut reactor, &mut conns, &limits, &offload);
-                        }
+                        self.admit(socket, &mut reactor, &mut conns, &limits, &offload);
                         continue;
                     }
                     Happening::Ready { token, readable, writable, peer_closed } => {
@@ -332,7 +331,7 @@ impl Worker {
     ) {
         loop {
             match reactor.accept(listener) {
-                Ok((socket, peer)) => self.admit(socket, peer, reactor, conns, limits, offload),
+                Ok(socket) => self.admit(socket, reactor, conns, limits, offload),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
@@ -346,38 +345,47 @@ impl Worker {
     /// Takes a new connection in, or turns it away with Redis's error.
     fn admit<R: Reactor>(
         &self,
-        mut socket: std::net::TcpStream,
-        peer: SocketAddr,
+        socket: Socket,
         reactor: &mut R,
         conns: &mut Slab<Connection>,
         limits: &Limits,
         offload: &Offload,
     ) {
+        // A TCP peer that is already gone has no address: nothing to serve.
+        let Ok(peer) = socket.peer_addr() else { return };
         let stats = &self.engine.stats;
         stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
-        if let Some(refusal) = refusal(limits, stats.connected_clients.load(Ordering::Relaxed), &peer) {
+        if let Some(refusal) = refusal(limits, stats.connected_clients.load(Ordering::Relaxed), peer.as_ref()) {
             stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
             // Best effort, as Redis does: the socket is fresh, so this rarely blocks.
-            let _ = io::Write::write(&mut socket, refusal.as_bytes());
+            let _ = io::Write::write(&mut &socket, refusal.as_bytes());
             return;
         }
-        let _ = socket.set_nodelay(true);
-        let conn_info = ConnInfo {
-            addr: peer.to_string(),
-            laddr: socket.local_addr().map(|a| a.to_string()).unwrap_or_default(),
-            fd: std::os::fd::AsRawFd::as_raw_fd(&socket),
+        socket.set_nodelay();
+        let unix = socket.is_unix();
+        let (addr, laddr) = match peer {
+            Some(peer) => (peer.to_string(), socket.local_addr().map(|a| a.to_string()).unwrap_or_default()),
+            // Redis names both ends of a Unix socket connection `<unixsocket>:0`.
+            None => {
+                let path = format!("{}:0", self.engine.config.read().get("unixsocket").unwrap_or(""));
+                (path.clone(), path)
+            }
         };
+        let conn_info = ConnInfo { addr, laddr, fd: std::os::fd::AsRawFd::as_raw_fd(&socket) };
         let entry = conns.vacant_entry();
         let token = entry.key();
         let Ok(io) = reactor.watch(socket, token) else { return };
         stats.connected_clients.fetch_add(1, Ordering::Relaxed);
         let client = self.engine.register_client(conn_info);
+        if unix {
+            client.handle.set_flag(quince_engine::clients::flag::UNIX_SOCKET, true);
+        }
         let waker = Arc::clone(&offload.waker);
         client.handle.set_waker(Box::new(move || waker()));
+        log(Level::Verbose, &format!("Accepted {} on worker {}", client.handle.conn.addr, self.index));
         entry.insert(Connection::new(io, client, limits.max_bulk_len, token, offload.clone()));
         // Completions: the first receive is armed here.
         self.settle(reactor, conns, token, Next::Keep);
-        log(Level::Verbose, &format!("Accepted {peer} on worker {}", self.index));
     }
 
     /// Subscribers over the pubsub soft output limit for too long are closed even when no
@@ -427,11 +435,12 @@ fn remember(list: &mut Vec<usize>, token: usize, waits: bool) {
 }
 
 /// Why a new connection is turned away, as the bytes Redis would send, if it is.
-fn refusal(limits: &Limits, connected: u64, peer: &SocketAddr) -> Option<&'static str> {
+/// `peer` is None for a Unix socket client, which is always local.
+fn refusal(limits: &Limits, connected: u64, peer: Option<&SocketAddr>) -> Option<&'static str> {
     if connected >= limits.maxclients {
         return Some("-ERR max number of clients reached\r\n");
     }
-    if limits.protected && !peer.ip().is_loopback() {
+    if limits.protected && peer.is_some_and(|p| !p.ip().is_loopback()) {
         return Some(
             "-DENIED Quince is running in protected mode because protected mode is enabled and \
              no password is set for the default user. In this mode connections are only accepted \

@@ -52,6 +52,7 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
         (flag::MULTI, 'x'),
         (flag::BLOCKED, 'b'),
         (flag::CLOSE_AFTER_REPLY, 'c'),
+        (flag::UNIX_SOCKET, 'U'),
         (flag::NO_EVICT, 'e'),
     ] {
         if f & bit != 0 {

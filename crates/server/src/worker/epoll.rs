@@ -3,11 +3,12 @@
 //! when it changes (docs/threading.md, "The read loop").
 
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mio::net::{TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
@@ -15,6 +16,7 @@ use quince_engine::Engine;
 
 use super::{Happening, Reactor};
 use crate::connection::{Connection, Io, Next};
+use crate::socket::{Listener, Socket};
 
 /// Listener tokens come after every possible connection token.
 const LISTENER_BASE: usize = usize::MAX / 2;
@@ -24,15 +26,16 @@ const WAKER: Token = Token(LISTENER_BASE - 1);
 pub struct EpollReactor {
     poll: Poll,
     events: Events,
-    listeners: Vec<TcpListener>,
+    listeners: Vec<Listener>,
     waker: Arc<Waker>,
 }
 
 impl EpollReactor {
-    pub fn new(mut listeners: Vec<TcpListener>) -> io::Result<Self> {
+    pub fn new(listeners: Vec<Listener>) -> io::Result<Self> {
         let poll = Poll::new()?;
-        for (i, listener) in listeners.iter_mut().enumerate() {
-            poll.registry().register(listener, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        for (i, listener) in listeners.iter().enumerate() {
+            let fd = listener.as_raw_fd();
+            poll.registry().register(&mut SourceFd(&fd), Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         Ok(Self { poll, events: Events::with_capacity(1024), listeners, waker })
@@ -61,19 +64,15 @@ impl Reactor for EpollReactor {
         Ok(())
     }
 
-    fn accept(&mut self, listener: usize) -> io::Result<(std::net::TcpStream, SocketAddr)> {
-        let (stream, peer) = self.listeners[listener].accept()?;
-        // Back to a std socket: `watch` registers it, and a refusal is written before that.
-        let fd = std::os::fd::IntoRawFd::into_raw_fd(stream);
-        // SAFETY: `fd` was just released by the mio stream, which owned it.
-        Ok((unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) }, peer))
+    fn accept(&mut self, listener: usize) -> io::Result<Socket> {
+        self.listeners[listener].accept()
     }
 
-    fn watch(&mut self, socket: std::net::TcpStream, token: usize) -> io::Result<Io> {
+    fn watch(&mut self, socket: Socket, token: usize) -> io::Result<Io> {
         socket.set_nonblocking(true)?;
-        let mut stream = TcpStream::from_std(socket);
-        self.poll.registry().register(&mut stream, Token(token), Interest::READABLE)?;
-        Ok(Io::Ready(stream))
+        let fd = socket.as_raw_fd();
+        self.poll.registry().register(&mut SourceFd(&fd), Token(token), Interest::READABLE)?;
+        Ok(Io::Ready(socket))
     }
 
     fn received(&self, _buffer: u16, _len: usize) -> &[u8] {
@@ -81,9 +80,10 @@ impl Reactor for EpollReactor {
     }
 
     fn settle(&mut self, conn: &mut Connection, token: usize, next: Next) -> bool {
-        let Io::Ready(stream) = &mut conn.io else { return true };
+        let Io::Ready(socket) = &conn.io else { return true };
+        let fd = socket.as_raw_fd();
         if next != Next::Keep {
-            let _ = self.poll.registry().deregister(stream);
+            let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
             return true;
         }
         // Edge-triggered: the registration stays armed; it changes only when writability
@@ -95,7 +95,7 @@ impl Reactor for EpollReactor {
         conn.registered_writable = conn.wants_writable;
         conn.rearm = false;
         let interest = if conn.wants_writable { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
-        let _ = self.poll.registry().reregister(stream, Token(token), interest);
+        let _ = self.poll.registry().reregister(&mut SourceFd(&fd), Token(token), interest);
         false
     }
 

@@ -14,19 +14,18 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
-use mio::net::TcpListener;
 use slab::Slab;
 
 use quince_engine::Engine;
 
 use super::{Happening, Reactor};
 use crate::connection::{Connection, Io, Next, RingSocket};
+use crate::socket::{Listener, Socket};
 
 /// Submission queue size; the completion queue is four times as large (and the kernel
 /// keeps overflowing completions rather than dropping them).
@@ -57,9 +56,8 @@ fn user_data(kind: u64, generation: u32, token: usize) -> u64 {
 
 pub struct RingReactor {
     ring: IoUring,
-    listeners: Vec<RawFd>,
-    /// Keeps the listening sockets open while the ring accepts on them.
-    owned_listeners: Vec<TcpListener>,
+    /// The listening sockets the ring accepts on.
+    listeners: Vec<Listener>,
     pool: Vec<u8>,
     /// Buffers handed out this turn, given back to the kernel at the next wait.
     lent: Vec<u16>,
@@ -75,7 +73,7 @@ pub struct RingReactor {
 impl RingReactor {
     /// Sets up the ring and checks, on a socket pair, that this kernel does everything
     /// the reactor relies on; an error means the caller should fall back to epoll.
-    pub fn new(listeners: Vec<RawFd>) -> io::Result<Self> {
+    pub fn new(listeners: Vec<Listener>) -> io::Result<Self> {
         // Completions are produced only when the loop asks for them (defer_taskrun), and
         // only this thread submits: the kernel then skips work it does for shared rings.
         let ring = IoUring::builder()
@@ -97,7 +95,6 @@ impl RingReactor {
         let mut reactor = Self {
             ring,
             listeners,
-            owned_listeners: Vec::new(),
             pool: vec![0; BUFFER_SIZE * BUFFER_COUNT as usize],
             lent: Vec::new(),
             wake_fd,
@@ -113,12 +110,6 @@ impl RingReactor {
             reactor.arm_accept(n);
         }
         Ok(reactor)
-    }
-
-    /// Takes ownership of the listening sockets the ring accepts on.
-    pub fn keeping(mut self, listeners: Vec<TcpListener>) -> Self {
-        self.owned_listeners = listeners;
-        self
     }
 
     fn provide_all(&mut self) -> io::Result<()> {
@@ -192,7 +183,7 @@ impl RingReactor {
     }
 
     fn arm_accept(&mut self, listener: usize) {
-        let entry = opcode::AcceptMulti::new(types::Fd(self.listeners[listener]))
+        let entry = opcode::AcceptMulti::new(types::Fd(self.listeners[listener].as_raw_fd()))
             // Non-blocking, so that a killed client's last words never stall the loop.
             .flags(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK)
             .build()
@@ -291,7 +282,13 @@ impl Reactor for RingReactor {
                 ACCEPT => {
                     if result >= 0 {
                         // SAFETY: the kernel just created this descriptor for us.
-                        happenings.push(Happening::Accepted(unsafe { std::net::TcpStream::from_raw_fd(result) }));
+                        let socket = unsafe {
+                            match self.listeners.get(token).is_some_and(Listener::is_unix) {
+                                true => Socket::Unix(std::os::unix::net::UnixStream::from_raw_fd(result)),
+                                false => Socket::Tcp(std::net::TcpStream::from_raw_fd(result)),
+                            }
+                        };
+                        happenings.push(Happening::Accepted(socket));
                     } else {
                         crate::log::log(
                             crate::log::Level::Warning,
@@ -312,11 +309,11 @@ impl Reactor for RingReactor {
         Ok(())
     }
 
-    fn accept(&mut self, _listener: usize) -> io::Result<(std::net::TcpStream, SocketAddr)> {
+    fn accept(&mut self, _listener: usize) -> io::Result<Socket> {
         Err(io::ErrorKind::WouldBlock.into())
     }
 
-    fn watch(&mut self, socket: std::net::TcpStream, _token: usize) -> io::Result<Io> {
+    fn watch(&mut self, socket: Socket, _token: usize) -> io::Result<Io> {
         self.next_generation = (self.next_generation + 1) & GENERATION_MASK;
         Ok(Io::Ring(RingSocket::new(socket, self.next_generation)))
     }
