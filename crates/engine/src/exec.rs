@@ -119,6 +119,13 @@ impl Client {
         self.batch_clock_us = None;
     }
 
+    /// Within a batch, the next command reads the clock again (time passed in between).
+    pub(crate) fn restart_batch_clock(&mut self) {
+        if self.batch_clock_us.is_some() {
+            self.batch_clock_us = Some(0);
+        }
+    }
+
     pub fn select(&mut self, db: usize) {
         self.db = db;
         self.handle.db.store(db, Ordering::Relaxed);
@@ -515,10 +522,16 @@ impl Engine {
         let _gate = if client.in_exec {
             None
         } else {
-            match self.enter_gate(resolved, out) {
+            let mut waited = false;
+            let gate = match self.enter_gate(resolved, out, &mut waited) {
                 Some(gate) => Some(gate),
                 None => return,
+            };
+            if waited {
+                // Time passed while this command waited for the gate.
+                client.restart_batch_clock();
             }
+            gate
         };
         self.execute_resolved(client, args, resolved, out);
     }
@@ -620,14 +633,17 @@ impl Engine {
     /// than `busy-reply-threshold`, commands that would wait for it get BUSY instead, and
     /// those flagged `allow_busy` (SCRIPT KILL, SHUTDOWN NOSAVE...) run at once without the
     /// gate. None: BUSY was replied.
-    fn enter_gate(&self, resolved: Resolved<'_>, out: &mut dyn ReplySink) -> Option<Gate<'_>> {
+    fn enter_gate(&self, resolved: Resolved<'_>, out: &mut dyn ReplySink, waited: &mut bool) -> Option<Gate<'_>> {
         let (spec, exclusive) = match resolved {
             Resolved::Found(spec) => (Some(spec), spec.exclusive),
             Resolved::UnknownSubcommand(parent) => (None, parent.exclusive),
             Resolved::Unknown => (None, false),
         };
-        let gate =
-            self.wait_gate(exclusive, || spec.is_some_and(|spec| spec.has_flag(crate::command::flags::ALLOW_BUSY)));
+        let gate = self.wait_gate(
+            exclusive,
+            || spec.is_some_and(|spec| spec.has_flag(crate::command::flags::ALLOW_BUSY)),
+            waited,
+        );
         if gate.is_none() {
             self.reject(spec, out, self.scripting.busy_error());
         }
@@ -636,7 +652,17 @@ impl Engine {
 
     /// Waits for the transaction gate in 5 ms slices. Once a script has run longer than
     /// `busy-reply-threshold`: Bypass if `allow_busy()`, else None (the caller replies BUSY).
-    fn wait_gate(&self, exclusive: bool, allow_busy: impl Fn() -> bool) -> Option<Gate<'_>> {
+    /// `waited` is set when the gate was not free at once.
+    fn wait_gate(&self, exclusive: bool, allow_busy: impl Fn() -> bool, waited: &mut bool) -> Option<Gate<'_>> {
+        let free = if exclusive {
+            self.exec_gate.try_write().map(Gate::Exclusive)
+        } else {
+            self.exec_gate.try_read().map(Gate::Shared)
+        };
+        if free.is_some() {
+            return free;
+        }
+        *waited = true;
         let wait = std::time::Duration::from_millis(5);
         loop {
             // (parking_lot's timed attempts try the uncontended fast path before any clock read.)
@@ -772,13 +798,16 @@ impl Engine {
         }
         // The gate before the WATCH check: a write landing between the check and the run
         // of the queue would otherwise be lost (optimistic locking must be atomic).
-        let Some(gate) = self.wait_gate(true, || false) else {
+        let mut waited = false;
+        let Some(gate) = self.wait_gate(true, || false, &mut waited) else {
             client.multi_error = false;
             self.unwatch_all(client);
             let busy = self.scripting.busy_error();
             self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {busy}"));
             return;
         };
+        // The queued commands start now, not when the command before EXEC ended.
+        client.restart_batch_clock();
         if std::mem::take(&mut client.multi_error) {
             self.unwatch_all(client);
             self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");

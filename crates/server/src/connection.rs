@@ -413,8 +413,9 @@ impl Connection {
             // A send in flight would be overtaken: the rest is dropped instead.
             if !ring.send_in_flight {
                 let mut socket = &ring.socket;
-                let _ = socket.write_all(&ring.sending[ring.send_pos..]);
-                let _ = socket.write_all(&self.write_buf[self.write_pos..]);
+                if socket.write_all(&ring.sending[ring.send_pos..]).is_ok() {
+                    let _ = socket.write_all(&self.write_buf[self.write_pos..]);
+                }
             }
         }
         Next::CloseNow
@@ -449,6 +450,13 @@ impl Connection {
         engine.stats.total_net_output_bytes.fetch_add(n as u64, Ordering::Relaxed);
         let queued = self.write_buf.len() + ring.sending.len() - ring.send_pos;
         self.client.handle.output_bytes.store(queued, Ordering::Relaxed);
+    }
+
+    /// Completions: a send failed (the peer is gone); nothing is in flight any more.
+    pub fn send_failed(&mut self) {
+        if let Io::Ring(ring) = &mut self.io {
+            ring.send_in_flight = false;
+        }
     }
 
     /// Completions: output not yet handed to the kernel, or in flight.

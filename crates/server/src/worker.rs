@@ -155,6 +155,8 @@ impl Worker {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
+                // The reactor keeps what the kernel may still use before the connections go.
+                reactor.finish(&self.engine, &mut conns);
                 return Err(e);
             }
             let limits = Limits::read(&self.engine);
@@ -217,7 +219,10 @@ impl Worker {
                                 conn.sent(&self.engine, n);
                                 (token, if conn.closing { Next::Close } else { Next::Keep })
                             }
-                            Err(_) => (token, Next::CloseNow),
+                            Err(_) => {
+                                conn.send_failed();
+                                (token, Next::CloseNow)
+                            }
                         }
                     }
                 };

@@ -68,7 +68,19 @@ pub struct RingReactor {
     orphans: HashMap<u64, Vec<u8>>,
     next_generation: u32,
     completions: Vec<(u64, i32, u32)>,
+    /// Completions taken off the queue early (to make room while submitting), handled at
+    /// the next wait.
+    backlog: Vec<(u64, i32, u32)>,
+    /// Receives to arm at the next wait, after the buffers lent this turn are given back
+    /// (armed before, they would find the pool empty): (fd, generation, token).
+    receives_to_arm: Vec<(RawFd, u32, usize)>,
+    /// Listeners whose accept failed (EMFILE...), and when to try again.
+    accept_retry: Vec<(usize, Instant)>,
 }
+
+/// How long a listener rests after its accept failed (a descriptor shortage does not end
+/// at once; re-arming at once would spin).
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 
 impl RingReactor {
     /// Sets up the ring and checks, on a socket pair, that this kernel does everything
@@ -102,6 +114,9 @@ impl RingReactor {
             orphans: HashMap::new(),
             next_generation: 0,
             completions: Vec::with_capacity(1024),
+            backlog: Vec::new(),
+            receives_to_arm: Vec::new(),
+            accept_retry: Vec::new(),
         };
         reactor.provide_all()?;
         reactor.self_test()?;
@@ -169,8 +184,13 @@ impl RingReactor {
                 return;
             }
             if self.ring.submit().is_err() {
-                // Still full: wait for the kernel to take some.
-                std::thread::yield_now();
+                // The kernel refuses more while completions wait (EBUSY): take them off
+                // the queue for the next wait, then try again.
+                let taken: Vec<_> = self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())).collect();
+                if taken.is_empty() {
+                    std::thread::yield_now();
+                }
+                self.backlog.extend(taken);
             }
         }
     }
@@ -221,17 +241,36 @@ impl RingReactor {
     /// Closes a connection's side of the ring: its receive is cancelled (the socket closes
     /// when that completes and the connection is dropped), its send's bytes kept until the
     /// send completes.
+    ///
+    /// The queue is submitted before returning: the caller then drops the socket, and an
+    /// entry still queued that names its descriptor number would otherwise reach whatever
+    /// socket is accepted next under that number (in any worker).
     fn forget(&mut self, ring: &mut RingSocket, token: usize, cut_send: bool) {
+        let generation = ring.generation;
+        self.receives_to_arm.retain(|&(_, g, t)| (g, t) != (generation, token));
         if ring.receiving {
-            self.cancel(user_data(RECEIVE, ring.generation, token));
+            self.cancel(user_data(RECEIVE, generation, token));
             ring.receiving = false;
         }
         if ring.send_in_flight {
-            let send = user_data(SEND, ring.generation, token);
+            let send = user_data(SEND, generation, token);
             self.orphans.insert(send, ring.take_in_flight());
             if cut_send {
                 self.cancel(send);
             }
+        }
+        self.submit_now();
+    }
+
+    /// Hands the queued entries to the kernel without waiting.
+    fn submit_now(&mut self) {
+        while let Err(e) = self.ring.submit() {
+            if e.raw_os_error() != Some(libc::EBUSY) && e.raw_os_error() != Some(libc::EINTR) {
+                crate::log::log(crate::log::Level::Warning, &format!("io_uring submit: {e}"));
+                return;
+            }
+            let taken: Vec<_> = self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())).collect();
+            self.backlog.extend(taken);
         }
     }
 }
@@ -243,6 +282,19 @@ fn error_of(result: i32) -> io::Error {
 impl Reactor for RingReactor {
     fn wait(&mut self, timeout: Duration, happenings: &mut Vec<Happening>) -> io::Result<()> {
         self.give_back_buffers();
+        for (fd, generation, token) in std::mem::take(&mut self.receives_to_arm) {
+            self.arm_receive(fd, generation, token);
+        }
+        let now = Instant::now();
+        let (due, resting): (Vec<_>, Vec<_>) = self.accept_retry.drain(..).partition(|&(_, at)| at <= now);
+        self.accept_retry = resting;
+        for (listener, _) in due {
+            self.arm_accept(listener);
+        }
+        let timeout = match self.accept_retry.iter().map(|&(_, at)| at.saturating_duration_since(now)).min() {
+            Some(rest) => timeout.min(rest),
+            None => timeout,
+        };
         let ts = types::Timespec::new().sec(timeout.as_secs()).nsec(timeout.subsec_nanos());
         match self.ring.submitter().submit_with_args(1, &types::SubmitArgs::new().timespec(&ts)) {
             Ok(_) => {}
@@ -250,6 +302,7 @@ impl Reactor for RingReactor {
             Err(e) => return Err(e),
         }
         self.completions.clear();
+        self.completions.append(&mut self.backlog);
         self.completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
         for i in 0..self.completions.len() {
             let (data, result, flags) = self.completions[i];
@@ -289,14 +342,16 @@ impl Reactor for RingReactor {
                             }
                         };
                         happenings.push(Happening::Accepted(socket));
-                    } else {
+                        if !cqueue::more(flags) {
+                            self.arm_accept(token);
+                        }
+                    } else if !cqueue::more(flags) {
+                        // Once per rest, not once per attempt.
                         crate::log::log(
                             crate::log::Level::Warning,
                             &format!("Accepting client connection: {}", error_of(result)),
                         );
-                    }
-                    if !cqueue::more(flags) {
-                        self.arm_accept(token);
+                        self.accept_retry.push((token, Instant::now() + ACCEPT_RETRY));
                     }
                 }
                 WAKE => {
@@ -342,12 +397,17 @@ impl Reactor for RingReactor {
             }
             Next::Keep => {}
         }
-        let closing = conn.closing;
+        let (closing, deferred) = (conn.closing, conn.flush_deferred);
         let Io::Ring(ring) = &mut conn.io else { return true };
         let (fd, generation) = (ring.socket.as_raw_fd(), ring.generation);
         if !ring.receiving && !closing {
             ring.receiving = true;
-            self.arm_receive(fd, generation, token);
+            self.receives_to_arm.push((fd, generation, token));
+        }
+        // Replies waiting for the AOF's group commit are sent once it is done (the worker
+        // settles them again then): a send queued now could reach the kernel first.
+        if deferred {
+            return false;
         }
         if let Some((ptr, len)) = conn.start_send() {
             let entry = opcode::Send::new(types::Fd(fd), ptr, len)
