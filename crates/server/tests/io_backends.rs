@@ -246,3 +246,53 @@ fn refused_connections_get_redis_error() {
         assert_eq!(got, b"-ERR max number of clients reached\r\n", "{backend}");
     }
 }
+
+/// CPU time (user + system, in clock ticks) the process has used so far.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn running_out_of_descriptors_neither_spins_nor_stops_accepting() {
+    for backend in BACKENDS {
+        // 64 descriptors in all: the clients below need more than the server has left.
+        let server = ServerProcess::spawn(
+            "quince",
+            std::path::Path::new("/bin/sh"),
+            &["-c", "ulimit -n 64 && exec \"$0\" \"$@\"", QUINCE, "--save", "", "--io-backend", backend],
+        )
+        .unwrap();
+        let mut clients: Vec<TcpStream> =
+            (0..80).map(|_| TcpStream::connect(("127.0.0.1", server.port)).unwrap()).collect();
+        for c in &mut clients {
+            let _ = c.write_all(&encode_command(&["PING"]));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        // With accepts failing, the server rests instead of retrying in a loop.
+        let before = cpu_ticks(server.pid());
+        std::thread::sleep(Duration::from_secs(1));
+        let used = cpu_ticks(server.pid()) - before;
+        assert!(used < 30, "{backend}: {used} ticks of CPU in 1 s while out of descriptors");
+        // Once descriptors are free again, waiting and new clients are served.
+        clients.clear();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let answered = TcpStream::connect(("127.0.0.1", server.port)).ok().and_then(|mut c| {
+                c.set_read_timeout(Some(Duration::from_millis(500))).ok()?;
+                c.write_all(&encode_command(&["PING"])).ok()?;
+                let mut buf = [0u8; 7];
+                c.read_exact(&mut buf).ok()?;
+                Some(buf)
+            });
+            if answered == Some(*b"+PONG\r\n") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{backend}: no PONG after descriptors were freed");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
