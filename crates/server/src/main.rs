@@ -46,9 +46,10 @@ fn main() {
 }
 
 fn run(startup: config::StartupConfig) -> Result<(), String> {
-    let config = startup.config;
+    let mut config = startup.config;
     log::init(config.get("logfile").unwrap_or(""), config.get("loglevel").unwrap_or("notice"))
         .map_err(|e| format!("Can't open the log file: {e}"))?;
+    adjust_open_files_limit(&mut config)?;
     if config.get_bool("daemonize") {
         return Err("daemonize yes is not supported: run quince-server under a supervisor (systemd, runit)".into());
     }
@@ -260,6 +261,85 @@ fn listen(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListen
     socket.listen(backlog)?;
     socket.set_nonblocking(true)?;
     Ok(socket.into())
+}
+
+/// Descriptors kept for the server's own use beyond one per client (Redis's
+/// CONFIG_MIN_RESERVED_FDS).
+const MIN_RESERVED_FDS: u64 = 32;
+
+/// Redis's adjustOpenFilesLimit: raises the open-files limit to `maxclients` + 32 if it is
+/// lower, as far as the system allows, and otherwise lowers `maxclients` to fit, so that
+/// clients past the limit are told "max number of clients reached" instead of waiting for a
+/// descriptor.
+fn adjust_open_files_limit(config: &mut quince_engine::Config) -> Result<(), String> {
+    let requested = config.get_int("maxclients") as u64;
+    let maxfiles = requested + MIN_RESERVED_FDS;
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        log::log(
+            Level::Warning,
+            &format!(
+                "Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the max clients configuration accordingly.",
+                std::io::Error::last_os_error()
+            ),
+        );
+        let _ = config.set("maxclients", &[(1024 - MIN_RESERVED_FDS).to_string()]);
+        return Ok(());
+    }
+    let old = limit.rlim_cur;
+    if old >= maxfiles {
+        return Ok(());
+    }
+    // Try the limit wanted, then lower ones in steps of 16, as Redis does.
+    let mut best = maxfiles;
+    let mut error = std::io::Error::from_raw_os_error(0);
+    while best > old {
+        let wanted = libc::rlimit { rlim_cur: best, rlim_max: best };
+        // SAFETY: setrlimit reads the struct we pass.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &wanted) } == 0 {
+            break;
+        }
+        error = std::io::Error::last_os_error();
+        if best < 16 {
+            best = old;
+            break;
+        }
+        best -= 16;
+    }
+    let best = best.max(old);
+    if best >= maxfiles {
+        log::log(
+            Level::Notice,
+            &format!("Increased maximum number of open files to {maxfiles} (it was originally set to {old})."),
+        );
+        return Ok(());
+    }
+    if best <= MIN_RESERVED_FDS {
+        return Err(format!(
+            "Your current 'ulimit -n' of {old} is not enough for the server to start. Please increase your open file limit to at least {maxfiles}. Exiting."
+        ));
+    }
+    let maxclients = best - MIN_RESERVED_FDS;
+    let _ = config.set("maxclients", &[maxclients.to_string()]);
+    // Redis's wording (its strerror text, without Rust's "(os error N)").
+    let reason = error.to_string();
+    let reason = reason.split(" (os error").next().unwrap_or(&reason).to_string();
+    log::log(
+        Level::Warning,
+        &format!("You requested maxclients of {requested} requiring at least {maxfiles} max file descriptors."),
+    );
+    log::log(
+        Level::Warning,
+        &format!("Server can't set maximum open files to {maxfiles} because of OS error: {reason}."),
+    );
+    log::log(
+        Level::Warning,
+        &format!(
+            "Current maximum open files is {best}. maxclients has been reduced to {maxclients} to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'."
+        ),
+    );
+    Ok(())
 }
 
 /// The `unixsocket` listener, as redis-server opens it: any file left at the path is

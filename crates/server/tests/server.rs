@@ -214,3 +214,54 @@ fn redis_benchmark_default_suite_runs_clean() {
         }
     }
 }
+
+/// Under `ulimit -n 64` a server that cannot raise its open-files limit to maxclients + 32
+/// lowers maxclients to fit (Redis's adjustOpenFilesLimit), and clients past it get
+/// "-ERR max number of clients reached" rather than waiting for a descriptor. Compared with
+/// redis-server under the same limit (where the limit can be raised, both keep 10000).
+#[test]
+fn a_low_open_files_limit_lowers_maxclients_as_redis_does() {
+    let Some(redis_path) = which("redis-server") else {
+        assert!(!quince_test_util::redis_required(), "QUINCE_REQUIRE_REDIS=1 but redis-server is not on PATH");
+        eprintln!("SKIPPED: redis-server not found on PATH");
+        return;
+    };
+    let redis_path = redis_path.to_str().unwrap().to_string();
+    let wrap = "ulimit -n 64 && exec \"$0\" \"$@\"";
+    let sh = std::path::Path::new("/bin/sh");
+    let quince = quince_test_util::ServerProcess::spawn("quince", sh, &["-c", wrap, QUINCE, "--save", ""]).unwrap();
+    let redis = quince_test_util::ServerProcess::spawn(
+        "redis",
+        sh,
+        &["-c", wrap, &redis_path, "--save", "", "--appendonly", "no"],
+    )
+    .unwrap();
+    let outcome = |server: &quince_test_util::ServerProcess| {
+        let mut first = server.client();
+        let maxclients = String::from_utf8(first.call(&["CONFIG", "GET", "maxclients"])).unwrap();
+        let n: usize = maxclients.lines().nth(4).unwrap().parse().unwrap();
+        // The start-up check's connections must be gone before counting.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !String::from_utf8(first.call(&["INFO", "clients"])).unwrap().contains("connected_clients:1\r\n") {
+            assert!(std::time::Instant::now() < deadline, "start-up connections still open");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // A few more than allowed (capped: a raised limit keeps 10000).
+        let mut clients = vec![first];
+        let (mut served, mut refused) = (0, 0);
+        for _ in 1..(n + 5).min(60) {
+            let mut c = server.client();
+            c.send(&["PING"]);
+            match c.read_reply() {
+                r if r == b"+PONG\r\n" => served += 1,
+                r if r == b"-ERR max number of clients reached\r\n" => refused += 1,
+                r => panic!("unexpected reply {:?}", String::from_utf8_lossy(&r)),
+            }
+            clients.push(c);
+        }
+        (maxclients, served, refused)
+    };
+    let expected = outcome(&redis);
+    drop(redis);
+    assert_eq!(outcome(&quince), expected);
+}
