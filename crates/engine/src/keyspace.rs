@@ -24,7 +24,7 @@ pub const SHARED_INTEGERS: i64 = 10_000;
 pub use crate::types::small::{SmallBytes, EMB_INLINE_MAX};
 
 mod table;
-use table::KeyTable;
+use table::{KeySlot, KeyTable};
 
 /// A string value, in the encoding Redis would give it (OBJECT ENCODING reports it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -509,27 +509,33 @@ impl Db {
         self.expire_if_due(key, now_ms);
         let fresh = self.fresh_access(now_ms);
         let lfu = matches!(self.access_mode, AccessMode::Lfu { .. });
-        // PERF: one hash lookup on overwrite; the key is only copied when new.
-        let existing = self.map.get_mut(key);
-        let old_expire = existing.as_ref().and_then(|e| e.expire_at_ms());
-        let expire_at_ms = match ttl {
+        let expiry = |old: Option<i64>| match ttl {
             TtlOnWrite::Clear => None,
-            TtlOnWrite::Keep => old_expire,
+            TtlOnWrite::Keep => old,
             TtlOnWrite::At(ms) => Some(ms),
         };
-        match existing {
-            Some(entry) => {
+        // PERF: one hash and one probe, whether the key is new or overwritten; the key is
+        // only copied when new.
+        let (old_expire, expire_at_ms, new) = match self.map.slot(key) {
+            KeySlot::Taken(entry) => {
+                let old_expire = entry.expire_at_ms();
+                let expire_at_ms = expiry(old_expire);
                 entry.value = value;
                 entry.set_expire_at_ms(expire_at_ms);
                 // An overwrite keeps the LFU history of the key, as Redis's dbOverwrite does.
                 if !lfu {
                     entry.access = fresh;
                 }
+                (old_expire, expire_at_ms, false)
             }
-            None => {
-                self.map.insert(key, Entry::new(value, expire_at_ms, fresh));
-                self.note_new(key);
+            KeySlot::Free(free) => {
+                let expire_at_ms = expiry(None);
+                free.fill(Entry::new(value, expire_at_ms, fresh));
+                (None, expire_at_ms, true)
             }
+        };
+        if new {
+            self.note_new(key);
         }
         self.dirty += 1;
         self.track_expire(key, old_expire.is_some(), expire_at_ms.is_some());

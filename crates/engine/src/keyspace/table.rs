@@ -14,7 +14,7 @@ use super::{Entry, SmallBytes};
 
 /// A key and its entry, in one allocation.
 #[derive(Debug)]
-struct Pair {
+pub(super) struct Pair {
     key: SmallBytes,
     entry: Entry,
 }
@@ -64,6 +64,16 @@ impl KeyTable {
         }
     }
 
+    /// The entry of `key`, or the place to put one: one hash and one probe either way.
+    pub fn slot<'t, 'k>(&'t mut self, key: &'k [u8]) -> KeySlot<'t, 'k> {
+        let hash = self.hash(key);
+        let hasher = &self.hasher;
+        match self.table.entry(hash, |p| p.key[..] == *key, |p| hasher.hash_one(&p.key[..])) {
+            Slot::Occupied(found) => KeySlot::Taken(&mut found.into_mut().entry),
+            Slot::Vacant(vacant) => KeySlot::Free(FreeSlot { vacant, key }),
+        }
+    }
+
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let hash = self.hash(key);
         match self.table.find_entry(hash, |p| p.key[..] == *key) {
@@ -78,6 +88,23 @@ impl KeyTable {
 
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
         self.table.iter().map(|p| &p.key[..])
+    }
+}
+
+/// What `KeyTable::slot` found.
+pub(super) enum KeySlot<'t, 'k> {
+    Taken(&'t mut Entry),
+    Free(FreeSlot<'t, 'k>),
+}
+
+pub(super) struct FreeSlot<'t, 'k> {
+    vacant: hashbrown::hash_table::VacantEntry<'t, Box<Pair>>,
+    key: &'k [u8],
+}
+
+impl FreeSlot<'_, '_> {
+    pub fn fill(self, entry: Entry) {
+        self.vacant.insert(Box::new(Pair { key: self.key.into(), entry }));
     }
 }
 
@@ -122,5 +149,14 @@ mod tests {
         assert_eq!(t.len(), 10_001);
         assert!((0..10_000).all(|i| int_of(t.get(format!("k{i}").as_bytes())) == Some(i)));
         assert!(!t.is_empty());
+        match t.slot(b"k7") {
+            KeySlot::Taken(e) => *e = entry(70),
+            KeySlot::Free(_) => panic!("k7 is there"),
+        }
+        match t.slot(b"new") {
+            KeySlot::Free(free) => free.fill(entry(5)),
+            KeySlot::Taken(_) => panic!("new is not there"),
+        }
+        assert_eq!((int_of(t.get(b"k7")), int_of(t.get(b"new")), t.len()), (Some(70), Some(5), 10_002));
     }
 }
