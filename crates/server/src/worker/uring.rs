@@ -183,14 +183,10 @@ impl RingReactor {
             if unsafe { self.ring.submission().push(&entry) }.is_ok() {
                 return;
             }
-            if self.ring.submit().is_err() {
-                // The kernel refuses more while completions wait (EBUSY): take them off
-                // the queue for the next wait, then try again.
-                let taken: Vec<_> = self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())).collect();
-                if taken.is_empty() {
-                    std::thread::yield_now();
-                }
-                self.backlog.extend(taken);
+            if self.ring.submit().is_err() && self.set_completions_aside() == 0 {
+                // The kernel refuses more while completions wait (EBUSY); with none to set
+                // aside, give it a moment.
+                std::thread::yield_now();
             }
         }
     }
@@ -269,9 +265,17 @@ impl RingReactor {
                 crate::log::log(crate::log::Level::Warning, &format!("io_uring submit: {e}"));
                 return;
             }
-            let taken: Vec<_> = self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())).collect();
-            self.backlog.extend(taken);
+            self.set_completions_aside();
         }
+    }
+
+    /// Takes the completions waiting in the queue off it, to be handled at the next wait
+    /// (the kernel refuses submissions while its completion queue overflows). Returns how
+    /// many there were.
+    fn set_completions_aside(&mut self) -> usize {
+        let before = self.backlog.len();
+        self.backlog.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
+        self.backlog.len() - before
     }
 }
 
