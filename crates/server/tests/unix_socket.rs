@@ -2,52 +2,16 @@
 //! socket, the same client address and flag in CLIENT LIST/INFO, the socket file's mode
 //! from `unixsocketperm`, and the file removed at shutdown. Over both I/O backends.
 
-use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use quince_test_util::{encode_command, start_quince, start_redis, ServerProcess};
+use quince_test_util::{start_quince, start_redis, RawClient, ServerProcess};
 
 const QUINCE: &str = env!("CARGO_BIN_EXE_quince-server");
 
-struct UnixClient {
-    stream: UnixStream,
-    buf: Vec<u8>,
-}
-
-impl UnixClient {
-    fn connect(path: &Path) -> Self {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match UnixStream::connect(path) {
-                Ok(stream) => {
-                    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                    return Self { stream, buf: Vec::new() };
-                }
-                Err(e) if Instant::now() > deadline => panic!("connect {}: {e}", path.display()),
-                Err(_) => std::thread::sleep(Duration::from_millis(20)),
-            }
-        }
-    }
-
-    fn call(&mut self, args: &[&str]) -> Vec<u8> {
-        self.stream.write_all(&encode_command(args)).unwrap();
-        loop {
-            if let Some(len) = quince_resp::reply_frame_len(&self.buf).expect("well-formed reply") {
-                return self.buf.drain(..len).collect();
-            }
-            let mut chunk = [0u8; 16 * 1024];
-            let n = self.stream.read(&mut chunk).unwrap();
-            assert!(n > 0, "connection closed");
-            self.buf.extend_from_slice(&chunk[..n]);
-        }
-    }
-}
-
 /// `addr`, `laddr` and `flags` of CLIENT INFO, with the server's socket path as `<sock>`.
-fn client_fields(c: &mut UnixClient, path: &Path) -> String {
+fn client_fields(c: &mut RawClient, path: &Path) -> String {
     let info = String::from_utf8(c.call(&["CLIENT", "INFO"])).unwrap();
     let path = path.to_str().unwrap();
     info.split_whitespace()
@@ -59,7 +23,7 @@ fn client_fields(c: &mut UnixClient, path: &Path) -> String {
 
 /// What one server answers over its Unix socket.
 fn session(path: &Path) -> Vec<String> {
-    let mut c = UnixClient::connect(path);
+    let mut c = RawClient::connect_unix(path);
     let mut replies: Vec<String> = [
         &["PING"][..],
         &["SET", "k", "v"],
@@ -130,7 +94,7 @@ fn a_stale_socket_file_is_replaced_and_many_clients_share_the_socket() {
         .map(|n| {
             let path = path.clone();
             std::thread::spawn(move || {
-                let mut c = UnixClient::connect(&path);
+                let mut c = RawClient::connect_unix(&path);
                 for i in 0..200 {
                     let key = format!("u{n}:{i}");
                     assert_eq!(c.call(&["SET", &key, &key]), b"+OK\r\n");
@@ -142,5 +106,5 @@ fn a_stale_socket_file_is_replaced_and_many_clients_share_the_socket() {
     for h in handles {
         h.join().unwrap();
     }
-    assert_eq!(UnixClient::connect(&path).call(&["DBSIZE"]), b":4000\r\n");
+    assert_eq!(RawClient::connect_unix(&path).call(&["DBSIZE"]), b":4000\r\n");
 }

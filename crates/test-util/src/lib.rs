@@ -214,22 +214,54 @@ pub fn encode_command<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
     out
 }
 
-/// A blocking RESP client that returns raw reply bytes.
+/// A blocking RESP client that returns raw reply bytes, over TCP or a Unix socket.
 pub struct RawClient {
-    stream: TcpStream,
+    stream: ClientStream,
     buf: Vec<u8>,
 }
+
+enum ClientStream {
+    Tcp(TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+impl ClientStream {
+    fn io(&mut self) -> &mut dyn ReadWrite {
+        match self {
+            Self::Tcp(s) => s,
+            Self::Unix(s) => s,
+        }
+    }
+
+    fn shutdown(&self, how: std::net::Shutdown) {
+        let _ = match self {
+            Self::Tcp(s) => s.shutdown(how),
+            Self::Unix(s) => s.shutdown(how),
+        };
+    }
+}
+
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
 
 impl RawClient {
     pub fn connect(port: u16) -> Self {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
         stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
         stream.set_nodelay(true).expect("nodelay");
-        Self { stream, buf: Vec::new() }
+        Self { stream: ClientStream::Tcp(stream), buf: Vec::new() }
+    }
+
+    /// Connects through a server's Unix domain socket (`unixsocket`).
+    pub fn connect_unix(path: &Path) -> Self {
+        let stream =
+            std::os::unix::net::UnixStream::connect(path).unwrap_or_else(|e| panic!("connect {}: {e}", path.display()));
+        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        Self { stream: ClientStream::Unix(stream), buf: Vec::new() }
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).expect("write");
+        self.stream.io().write_all(bytes).expect("write");
     }
 
     pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {
@@ -243,7 +275,7 @@ impl RawClient {
                 return self.buf.drain(..len).collect();
             }
             let mut chunk = [0u8; 64 * 1024];
-            let n = self.stream.read(&mut chunk).expect("read reply");
+            let n = self.stream.io().read(&mut chunk).expect("read reply");
             assert!(
                 n > 0,
                 "connection closed while waiting for a reply; got so far: {:?}",
@@ -260,13 +292,13 @@ impl RawClient {
 
     /// Closes the sending side; the server sees end of input.
     pub fn shutdown_write(&mut self) {
-        let _ = self.stream.shutdown(std::net::Shutdown::Write);
+        self.stream.shutdown(std::net::Shutdown::Write);
     }
 
     /// Reads until the server closes the connection; returns everything received.
     pub fn read_to_close(&mut self) -> Vec<u8> {
         let mut all = std::mem::take(&mut self.buf);
-        let _ = self.stream.read_to_end(&mut all);
+        let _ = self.stream.io().read_to_end(&mut all);
         all
     }
 }
