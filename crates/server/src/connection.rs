@@ -366,11 +366,10 @@ impl Connection {
         }
         let socket = match &self.io {
             Io::Ready(socket) => socket,
-            Io::Ring(ring) => {
+            Io::Ring(_) => {
                 // The worker sends after this turn; CLIENT LIST omem and the Pub/Sub output
                 // limit see what is still queued meanwhile.
-                let queued = self.write_buf.len() + ring.sending.len() - ring.send_pos;
-                self.client.handle.output_bytes.store(queued, Ordering::Relaxed);
+                self.note_ring_output();
                 return if self.closing { Next::Close } else { Next::Keep };
             }
         };
@@ -448,8 +447,23 @@ impl Connection {
         ring.send_in_flight = false;
         ring.send_pos += n;
         engine.stats.total_net_output_bytes.fetch_add(n as u64, Ordering::Relaxed);
-        let queued = self.write_buf.len() + ring.sending.len() - ring.send_pos;
-        self.client.handle.output_bytes.store(queued, Ordering::Relaxed);
+        self.note_ring_output();
+    }
+
+    /// Completions: publishes the output not yet sent (queued or in flight) as the
+    /// client's pending output.
+    fn note_ring_output(&self) {
+        if let Io::Ring(ring) = &self.io {
+            let queued = self.write_buf.len() + ring.sending.len() - ring.send_pos;
+            self.client.handle.output_bytes.store(queued, Ordering::Relaxed);
+        }
+    }
+
+    /// Completions: the multishot receive ended (settling arms a new one unless closing).
+    pub fn receive_stopped(&mut self) {
+        if let Io::Ring(ring) = &mut self.io {
+            ring.receiving = false;
+        }
     }
 
     /// Completions: a send failed (the peer is gone); nothing is in flight any more.

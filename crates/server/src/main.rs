@@ -122,6 +122,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     }
 
     let mut handles = Vec::new();
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
     for index in 0..threads {
         let worker_listeners = listeners
             .iter()
@@ -134,12 +135,27 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             listeners: worker_listeners,
             stop: Arc::clone(&stop),
             backend,
+            started: started_tx.clone(),
         };
         let handle = std::thread::Builder::new()
             .name(format!("quince-worker-{index}"))
             .spawn(move || worker.run())
             .map_err(|e| format!("spawning worker: {e}"))?;
         handles.push(handle);
+    }
+    // A worker that cannot serve (io_uring refused under `io-backend io_uring`) stops the
+    // server before it says it is ready.
+    for _ in 0..threads {
+        let failure = match started_rx.recv() {
+            Ok(Ok(())) => continue,
+            Ok(Err(why)) => why,
+            Err(_) => "a worker stopped before serving".to_string(),
+        };
+        stop.store(true, Ordering::SeqCst);
+        for handle in handles {
+            let _ = handle.join();
+        }
+        return Err(failure);
     }
     log::log(
         Level::Notice,

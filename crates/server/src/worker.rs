@@ -35,6 +35,8 @@ pub struct Worker {
     pub listeners: Vec<Listener>,
     pub stop: Arc<AtomicBool>,
     pub backend: Backend,
+    /// Tells the main thread whether this worker is serving, or why it could not.
+    pub started: std::sync::mpsc::Sender<Result<(), String>>,
 }
 
 /// Which reactor moves the bytes (`io-backend` directive).
@@ -110,24 +112,37 @@ impl Limits {
 
 impl Worker {
     pub fn run(mut self) -> io::Result<()> {
+        let mut listeners = std::mem::take(&mut self.listeners);
         if self.backend != Backend::Epoll {
-            let listeners = self.listeners.iter().map(Listener::try_clone).collect::<io::Result<Vec<_>>>()?;
             match uring::RingReactor::new(listeners) {
                 Ok(ring) => {
                     self.engine.server.write().multiplexing_api = "io_uring";
+                    let _ = self.started.send(Ok(()));
                     return self.serve(ring);
                 }
-                Err(e) if self.backend == Backend::IoUring => {
-                    return Err(io::Error::new(e.kind(), format!("io_uring refused: {e}")));
+                Err((e, _)) if self.backend == Backend::IoUring => {
+                    let why = format!("io_uring refused (io-backend io_uring): {e}");
+                    let _ = self.started.send(Err(why.clone()));
+                    return Err(io::Error::new(e.kind(), why));
                 }
-                Err(e) if self.index == 0 => {
-                    log(Level::Notice, &format!("io_uring unavailable ({e}): serving connections with epoll"))
+                Err((e, given_back)) => {
+                    if self.index == 0 {
+                        log(Level::Notice, &format!("io_uring unavailable ({e}): serving connections with epoll"));
+                    }
+                    listeners = given_back;
                 }
-                Err(_) => {}
             }
         }
-        let listeners = std::mem::take(&mut self.listeners);
-        self.serve(epoll::EpollReactor::new(listeners)?)
+        match epoll::EpollReactor::new(listeners) {
+            Ok(reactor) => {
+                let _ = self.started.send(Ok(()));
+                self.serve(reactor)
+            }
+            Err(e) => {
+                let _ = self.started.send(Err(format!("epoll: {e}")));
+                Err(e)
+            }
+        }
     }
 
     fn serve<R: Reactor>(&self, mut reactor: R) -> io::Result<()> {
@@ -200,16 +215,13 @@ impl Worker {
                     }
                     Happening::ReceiveEnded { token, generation, error } => {
                         let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
-                        if let Io::Ring(ring) = &mut conn.io {
-                            ring.receiving = false;
-                        }
+                        conn.receive_stopped();
                         (token, if error { Next::CloseNow } else { conn.on_peer_closed(&self.engine) })
                     }
                     Happening::ReceiveStopped { token, generation } => {
                         let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
-                        if let Io::Ring(ring) = &mut conn.io {
-                            ring.receiving = false;
-                        }
+                        // Settling arms it again.
+                        conn.receive_stopped();
                         (token, if conn.closing { Next::Close } else { Next::Keep })
                     }
                     Happening::Sent { token, generation, result } => {
@@ -423,7 +435,7 @@ impl Worker {
 
 /// The connection a completion is for, unless it was closed (and its slot perhaps reused)
 /// since the operation was submitted.
-fn ring_conn(conns: &mut Slab<Connection>, token: usize, generation: u32) -> Option<&mut Connection> {
+pub(crate) fn ring_conn(conns: &mut Slab<Connection>, token: usize, generation: u32) -> Option<&mut Connection> {
     let conn = conns.get_mut(token)?;
     match &conn.io {
         Io::Ring(ring) if ring.generation == generation => Some(conn),

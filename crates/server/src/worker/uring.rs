@@ -84,26 +84,17 @@ const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 
 impl RingReactor {
     /// Sets up the ring and checks, on a socket pair, that this kernel does everything
-    /// the reactor relies on; an error means the caller should fall back to epoll.
-    pub fn new(listeners: Vec<Listener>) -> io::Result<Self> {
-        // Completions are produced only when the loop asks for them (defer_taskrun), and
-        // only this thread submits: the kernel then skips work it does for shared rings.
-        let ring = IoUring::builder()
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .setup_cqsize(RING_ENTRIES * 4)
-            .build(RING_ENTRIES)
-            .or_else(|_| IoUring::builder().setup_cqsize(RING_ENTRIES * 4).build(RING_ENTRIES))?;
-        if !ring.params().is_feature_ext_arg() || !ring.params().is_feature_nodrop() {
-            return Err(io::Error::new(io::ErrorKind::Unsupported, "kernel too old (no EXT_ARG or NODROP)"));
-        }
-        // SAFETY: eventfd has no memory-safety preconditions; the result is checked.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` is a fresh descriptor owned by nobody else.
-        let wake_fd = Arc::new(unsafe { OwnedFd::from_raw_fd(fd) });
+    /// the reactor relies on; an error (with the listeners given back) means the caller
+    /// should fall back to epoll.
+    pub fn new(listeners: Vec<Listener>) -> Result<Self, (io::Error, Vec<Listener>)> {
+        let ring = match Self::ring() {
+            Ok(ring) => ring,
+            Err(e) => return Err((e, listeners)),
+        };
+        let wake_fd = match Self::eventfd() {
+            Ok(fd) => fd,
+            Err(e) => return Err((e, listeners)),
+        };
         let mut reactor = Self {
             ring,
             listeners,
@@ -118,13 +109,39 @@ impl RingReactor {
             receives_to_arm: Vec::new(),
             accept_retry: Vec::new(),
         };
-        reactor.provide_all()?;
-        reactor.self_test()?;
+        if let Err(e) = reactor.provide_all().and_then(|()| reactor.self_test()) {
+            return Err((e, std::mem::take(&mut reactor.listeners)));
+        }
         reactor.arm_wake();
         for n in 0..reactor.listeners.len() {
             reactor.arm_accept(n);
         }
         Ok(reactor)
+    }
+
+    fn ring() -> io::Result<IoUring> {
+        // Completions are produced only when the loop asks for them (defer_taskrun), and
+        // only this thread submits: the kernel then skips work it does for shared rings.
+        let ring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_cqsize(RING_ENTRIES * 4)
+            .build(RING_ENTRIES)
+            .or_else(|_| IoUring::builder().setup_cqsize(RING_ENTRIES * 4).build(RING_ENTRIES))?;
+        if !ring.params().is_feature_ext_arg() || !ring.params().is_feature_nodrop() {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "kernel too old (no EXT_ARG or NODROP)"));
+        }
+        Ok(ring)
+    }
+
+    fn eventfd() -> io::Result<Arc<OwnedFd>> {
+        // SAFETY: eventfd has no memory-safety preconditions; the result is checked.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor owned by nobody else.
+        Ok(Arc::new(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
     fn provide_all(&mut self) -> io::Result<()> {
@@ -258,6 +275,19 @@ impl RingReactor {
         self.submit_now();
     }
 
+    /// Arms the accepts whose rest is over; returns `timeout` shortened to the end of the
+    /// nearest rest still running.
+    fn rearm_rested_accepts(&mut self, timeout: Duration) -> Duration {
+        let now = Instant::now();
+        let (due, resting): (Vec<_>, Vec<_>) = self.accept_retry.drain(..).partition(|&(_, at)| at <= now);
+        self.accept_retry = resting;
+        for (listener, _) in due {
+            self.arm_accept(listener);
+        }
+        let nearest = self.accept_retry.iter().map(|&(_, at)| at.saturating_duration_since(now)).min();
+        nearest.map_or(timeout, |rest| timeout.min(rest))
+    }
+
     /// Hands the queued entries to the kernel without waiting.
     fn submit_now(&mut self) {
         while let Err(e) = self.ring.submit() {
@@ -289,16 +319,7 @@ impl Reactor for RingReactor {
         for (fd, generation, token) in std::mem::take(&mut self.receives_to_arm) {
             self.arm_receive(fd, generation, token);
         }
-        let now = Instant::now();
-        let (due, resting): (Vec<_>, Vec<_>) = self.accept_retry.drain(..).partition(|&(_, at)| at <= now);
-        self.accept_retry = resting;
-        for (listener, _) in due {
-            self.arm_accept(listener);
-        }
-        let timeout = match self.accept_retry.iter().map(|&(_, at)| at.saturating_duration_since(now)).min() {
-            Some(rest) => timeout.min(rest),
-            None => timeout,
-        };
+        let timeout = if self.accept_retry.is_empty() { timeout } else { self.rearm_rested_accepts(timeout) };
         let ts = types::Timespec::new().sec(timeout.as_secs()).nsec(timeout.subsec_nanos());
         match self.ring.submitter().submit_with_args(1, &types::SubmitArgs::new().timespec(&ts)) {
             Ok(_) => {}
@@ -449,10 +470,8 @@ impl Reactor for RingReactor {
             }
             for happening in happenings.drain(..) {
                 if let Happening::Sent { token, generation, result: Ok(n) } = happening {
-                    if let Some(conn) = conns.get_mut(token) {
-                        if matches!(&conn.io, Io::Ring(r) if r.generation == generation) {
-                            conn.sent(engine, n);
-                        }
+                    if let Some(conn) = super::ring_conn(conns, token, generation) {
+                        conn.sent(engine, n);
                     }
                 }
             }
