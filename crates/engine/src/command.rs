@@ -844,16 +844,15 @@ fn reply_arg_docs(out: &mut dyn ReplySink, args: &[ArgDoc]) {
 #[derive(Debug, Default)]
 pub struct CommandTable {
     specs: Vec<CommandSpec>,
-    by_name: HashMap<Vec<u8>, usize>,
-    /// PERF: the same lookup keyed by `name_key` (the name's first 16 bytes and its
-    /// length in one integer), which hashes and compares in a few instructions where a
-    /// byte-string key costs a few hundred; a hit is confirmed against the name.
+    /// PERF: names keyed by `name_key` (the name's first 16 bytes and its length in one
+    /// integer), which hashes and compares in a few instructions where a byte-string key
+    /// costs a few hundred; a hit is confirmed against the name.
     by_key: HashMap<u128, usize>,
     id_count: usize,
 }
 
-/// A lower-case command name's lookup key: its first 16 bytes and its length. Names that
-/// share both (none of Redis's do) fall back to `by_name`.
+/// A lower-case command name's lookup key: its first 16 bytes and its length. No two
+/// commands share one (`CommandTable::new` checks).
 fn name_key(lower: &[u8]) -> u128 {
     let mut bytes = [0u8; 16];
     let n = lower.len().min(16);
@@ -877,12 +876,12 @@ impl CommandTable {
                 next_id += 1;
             }
         }
-        let by_name = specs.iter().enumerate().map(|(i, s)| (s.name.as_bytes().to_vec(), i)).collect();
         let mut by_key = HashMap::new();
         for (i, spec) in specs.iter().enumerate() {
-            by_key.entry(name_key(spec.name.as_bytes())).or_insert(i);
+            let earlier = by_key.insert(name_key(spec.name.as_bytes()), i);
+            assert!(earlier.is_none(), "command {} shares its lookup key with another", spec.name);
         }
-        Self { specs, by_name, by_key, id_count: next_id }
+        Self { specs, by_key, id_count: next_id }
     }
 
     /// How many ids (commands plus subcommands) exist.
@@ -922,12 +921,8 @@ impl CommandTable {
         let lower = &mut buf[..name.len()];
         lower.copy_from_slice(name);
         lower.make_ascii_lowercase();
-        if let Some(&i) = self.by_key.get(&name_key(lower)) {
-            if self.specs[i].name.as_bytes() == lower {
-                return Some(&self.specs[i]);
-            }
-        }
-        self.by_name.get(&lower[..]).map(|&i| &self.specs[i])
+        let &i = self.by_key.get(&name_key(lower))?;
+        Some(&self.specs[i]).filter(|spec| spec.name.as_bytes() == lower)
     }
 
     /// Looks up `name` or `parent|sub` (as COMMAND INFO/DOCS accept).
