@@ -53,12 +53,10 @@ impl KeyTable {
 
     /// Stores `entry` under `key`; returns the entry it replaced (the key stays as it was).
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
-        let hash = self.hash(key);
-        let hasher = &self.hasher;
-        match self.table.entry(hash, |p| p.key[..] == *key, |p| hasher.hash_one(&p.key[..])) {
-            Slot::Occupied(mut found) => Some(std::mem::replace(&mut found.get_mut().entry, entry)),
-            Slot::Vacant(vacant) => {
-                vacant.insert(Box::new(Pair { key: key.into(), entry }));
+        match self.slot(key) {
+            KeySlot::Taken(found) => Some(std::mem::replace(found, entry)),
+            KeySlot::Free(free) => {
+                free.fill(entry);
                 None
             }
         }
