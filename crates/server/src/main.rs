@@ -122,6 +122,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     }
 
     let mut handles = Vec::new();
+    let mut go_senders = Vec::new();
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     for index in 0..threads {
         let worker_listeners = listeners
@@ -136,6 +137,11 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             stop: Arc::clone(&stop),
             backend,
             started: started_tx.clone(),
+            go: {
+                let (go_tx, go_rx) = std::sync::mpsc::channel();
+                go_senders.push(go_tx);
+                go_rx
+            },
         };
         let handle = std::thread::Builder::new()
             .name(format!("quince-worker-{index}"))
@@ -144,13 +150,16 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         handles.push(handle);
     }
     // A worker that cannot serve (io_uring refused under `io-backend io_uring`) stops the
-    // server before it says it is ready.
-    for _ in 0..threads {
-        let failure = match started_rx.recv() {
-            Ok(Ok(())) => continue,
-            Ok(Err(why)) => why,
-            Err(_) => "a worker stopped before serving".to_string(),
-        };
+    // server before any connection is accepted; otherwise all start serving together.
+    let failure = (0..threads).find_map(|_| match started_rx.recv() {
+        Ok(Ok(())) => None,
+        Ok(Err(why)) => Some(why),
+        Err(_) => Some("a worker stopped before serving".to_string()),
+    });
+    for go in &go_senders {
+        let _ = go.send(failure.is_none());
+    }
+    if let Some(failure) = failure {
         stop.store(true, Ordering::SeqCst);
         for handle in handles {
             let _ = handle.join();

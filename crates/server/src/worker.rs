@@ -35,8 +35,12 @@ pub struct Worker {
     pub listeners: Vec<Listener>,
     pub stop: Arc<AtomicBool>,
     pub backend: Backend,
-    /// Tells the main thread whether this worker is serving, or why it could not.
+    /// Tells the main thread whether this worker is ready to serve, or why it can't.
     pub started: std::sync::mpsc::Sender<Result<(), String>>,
+    /// The main thread's answer once every worker is ready: serve (true) or stop. No
+    /// worker accepts before all have their reactor: one that could not set up after
+    /// others took connections would otherwise stop a server already serving.
+    pub go: std::sync::mpsc::Receiver<bool>,
 }
 
 /// Which reactor moves the bytes (`io-backend` directive).
@@ -117,8 +121,7 @@ impl Worker {
             match uring::RingReactor::new(listeners) {
                 Ok(ring) => {
                     self.engine.server.write().multiplexing_api = "io_uring";
-                    let _ = self.started.send(Ok(()));
-                    return self.serve(ring);
+                    return self.serve_when_all_ready(ring);
                 }
                 Err((e, _)) if self.backend == Backend::IoUring => {
                     let why = format!("io_uring refused (io-backend io_uring): {e}");
@@ -134,14 +137,20 @@ impl Worker {
             }
         }
         match epoll::EpollReactor::new(listeners) {
-            Ok(reactor) => {
-                let _ = self.started.send(Ok(()));
-                self.serve(reactor)
-            }
+            Ok(reactor) => self.serve_when_all_ready(reactor),
             Err(e) => {
                 let _ = self.started.send(Err(format!("epoll: {e}")));
                 Err(e)
             }
+        }
+    }
+
+    fn serve_when_all_ready<R: Reactor>(&self, reactor: R) -> io::Result<()> {
+        let _ = self.started.send(Ok(()));
+        if self.go.recv().unwrap_or(false) {
+            self.serve(reactor)
+        } else {
+            Ok(())
         }
     }
 
