@@ -1,7 +1,6 @@
 //! DEBUG: the subcommands Redis's own test suite relies on, behind `enable-debug-command`
 //! exactly as in Redis (`no` by default; `local` allows loopback clients only).
 
-use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::Ordering;
 
 use crate::command::CommandSpec;
@@ -24,74 +23,113 @@ fn debug_allowed(ctx: &Ctx<'_>) -> bool {
     }
 }
 
-/// A 64-bit hash of some bytes under a domain tag (for DEBUG DIGEST).
-fn hash64(tag: u8, parts: &[&[u8]]) -> u64 {
-    let mut h = std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().build_hasher();
-    h.write_u8(tag);
-    for p in parts {
-        h.write_usize(p.len());
-        h.write(p);
-    }
-    h.finish()
+// DEBUG DIGEST and DIGEST-VALUE compute Redis 7.0's digest (debug.c) exactly, so a dataset
+// gives the same hex on quince and on redis-server. Two SHA1 combinators build it:
+// `xor_digest` for unordered parts (keys, set members, hash fields, zset members) and
+// `mix_digest` where order matters (a list's elements, a stream's entries, the parts of one
+// element). Only logical contents go in, never the encoding, so any iteration order and any
+// encoding of equal contents give equal digests.
+
+type Digest = [u8; 20];
+
+fn sha1(data: &[u8]) -> Digest {
+    sha1_smol::Sha1::from(data).digest().bytes()
 }
 
-/// A 20-byte digest of one key's value and TTL. Order-independent mixing (xor) across keys
-/// makes the dataset digest independent of iteration order, as Redis's is.
-fn entry_digest(key: &[u8], entry: &Entry) -> [u8; 20] {
-    let value = value_content(&entry.value);
-    let ttl = entry.expire_at_ms().map(|t| t.to_le_bytes()).unwrap_or_default();
-    let type_tag = entry.value.type_name().as_bytes();
-    let mut out = [0u8; 20];
-    for (i, chunk) in out.chunks_mut(8).enumerate() {
-        let h = hash64(i as u8, &[key, type_tag, &value, &ttl]).to_le_bytes();
-        chunk.copy_from_slice(&h[..chunk.len()]);
+/// Redis's `xorDigest`: `digest ^= SHA1(data)`, commutative.
+fn xor_digest(digest: &mut Digest, data: &[u8]) {
+    for (d, h) in digest.iter_mut().zip(sha1(data)) {
+        *d ^= h;
     }
-    out
 }
 
-/// The value's contents as bytes for digesting: ordered types in order, unordered ones
-/// (hash, set) as an order-independent xor of per-element hashes, so equal contents give
-/// equal digests whatever the encoding.
-fn value_content(value: &Value) -> Vec<u8> {
-    fn xor_all<'a>(items: impl Iterator<Item = [&'a [u8]; 2]>) -> Vec<u8> {
-        let mut acc = 0u64;
-        for item in items {
-            acc ^= hash64(0xe1, &item);
-        }
-        acc.to_le_bytes().to_vec()
-    }
-    let mut out = Vec::new();
+/// Redis's `mixDigest`: `digest = SHA1(digest ^ SHA1(data))`, order-dependent.
+fn mix_digest(digest: &mut Digest, data: &[u8]) {
+    xor_digest(digest, data);
+    *digest = sha1(digest);
+}
+
+/// Redis's object type codes (`OBJ_STRING`...), which the digest mixes in big-endian.
+fn redis_type_code(value: &Value) -> u32 {
     match value {
-        Value::Str(s) => out.extend_from_slice(&s.as_bytes()),
-        Value::List(l) => {
-            for item in l.iter() {
-                out.extend_from_slice(&(item.len() as u64).to_le_bytes());
-                out.extend_from_slice(item);
-            }
-        }
-        Value::Hash(h) => out = xor_all(h.iter().map(|(f, v)| [f, v])),
-        Value::Set(set) => {
-            let members: Vec<_> = set.iter().collect();
-            out = xor_all(members.iter().map(|m| [&m[..], &[][..]]));
-        }
+        Value::Str(_) => 0,
+        Value::List(_) => 1,
+        Value::Set(_) => 2,
+        Value::ZSet(_) => 3,
+        Value::Hash(_) => 4,
+        Value::Stream(_) => 6,
+    }
+}
+
+/// Redis's `xorObjectDigest`: mixes one value (and whether it has a TTL, not the TTL
+/// itself) into `digest`.
+fn mix_value_digest(digest: &mut Digest, entry: &Entry) {
+    mix_digest(digest, &redis_type_code(&entry.value).to_be_bytes());
+    match &entry.value {
+        // The int encoding digests its decimal text, as getDecodedObject gives it.
+        Value::Str(s) => mix_digest(digest, &s.as_bytes()),
+        Value::List(l) => l.iter().for_each(|item| mix_digest(digest, item)),
+        Value::Set(set) => set.iter().for_each(|member| xor_digest(digest, &member)),
         Value::ZSet(z) => {
+            let mut score_text = Vec::with_capacity(24);
             for (member, score) in z.iter() {
-                out.extend_from_slice(&(member.len() as u64).to_le_bytes());
-                out.extend_from_slice(member);
-                out.extend_from_slice(&score.to_le_bytes());
+                // Redis 7.0 formats the score with snprintf("%.17g") here (7.2 moved to
+                // fpconv_dtoa, which gives shorter text and so other digests).
+                score_text.clear();
+                quince_resp::format_double(score, &mut score_text);
+                let mut element = [0u8; 20];
+                mix_digest(&mut element, member);
+                mix_digest(&mut element, &score_text);
+                xor_digest(digest, &element);
             }
         }
+        Value::Hash(h) => {
+            for (field, value) in h.iter() {
+                let mut element = [0u8; 20];
+                mix_digest(&mut element, field);
+                mix_digest(&mut element, value);
+                xor_digest(digest, &element);
+            }
+        }
+        // Live entries in ID order, each as "ms.seq" then its fields and values; node
+        // layout, consumer groups, last ID and tombstones do not count.
         Value::Stream(st) => {
             for (id, fields) in st.entries() {
-                out.extend_from_slice(id.to_string().as_bytes());
-                for f in fields.iter() {
-                    out.extend_from_slice(&(f.len() as u64).to_le_bytes());
-                    out.extend_from_slice(f);
-                }
+                mix_digest(digest, format!("{}.{}", id.ms, id.seq).as_bytes());
+                fields.iter().for_each(|f| mix_digest(digest, f));
             }
         }
     }
-    out
+    if entry.expire_at_ms().is_some() {
+        xor_digest(digest, b"!!expire!!");
+    }
+}
+
+/// Redis's `computeDatasetDigest`: per non-empty database in order, mix in its id, then xor
+/// in each key's digest (its name mixed with its value). Keys whose TTL passed but that are
+/// not deleted yet count, as in Redis's dict walk. All shards are locked at once so the
+/// digest is of one point in time.
+fn dataset_digest(ctx: &Ctx<'_>) -> Digest {
+    let shards = ctx.engine.keyspace.lock_all();
+    let mut total = [0u8; 20];
+    for db in 0..ctx.engine.keyspace.databases() {
+        let mut keys = [0u8; 20];
+        let mut any = false;
+        for shard in &shards {
+            for (key, entry) in shard.dbs[db].iter_all() {
+                any = true;
+                let mut digest = [0u8; 20];
+                mix_digest(&mut digest, key);
+                mix_value_digest(&mut digest, entry);
+                xor_digest(&mut keys, &digest);
+            }
+        }
+        if any {
+            mix_digest(&mut total, &(db as u32).to_be_bytes());
+            keys.iter().zip(total.iter_mut()).for_each(|(k, t)| *t ^= k);
+        }
+    }
+    total
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -185,34 +223,19 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         );
         out.simple(&line);
     } else if is(sub, "DIGEST") && argc == 2 {
-        let mut digest = [0u8; 20];
-        let now = ctx.now_ms;
-        for shard in 0..ctx.engine.keyspace.shard_count() {
-            let mut guard = ctx.engine.keyspace.lock(shard);
-            for (dbi, db) in guard.dbs.iter_mut().enumerate() {
-                for (key, entry) in db.iter_live(now) {
-                    let d = entry_digest(key, entry);
-                    let salt = hash64(0xdb, &[&(dbi as u64).to_le_bytes()]).to_le_bytes();
-                    for (i, b) in d.iter().enumerate() {
-                        digest[i] ^= b ^ salt[i % 8];
-                    }
-                }
-            }
-        }
-        out.simple(&hex(&digest));
+        out.simple(&hex(&dataset_digest(ctx)));
     } else if is(sub, "DIGEST-VALUE") && argc >= 2 {
-        let now = ctx.now_ms;
         let db = ctx.client.db;
         out.array(argc - 2);
         for key in &args[2..] {
             let shard = ctx.engine.keyspace.shard_of(key);
             let mut guard = ctx.engine.keyspace.lock(shard);
-            let digest = guard.dbs[db].peek(key, now).map_or([0u8; 20], |e| {
-                // The value only: the key name and TTL do not count.
-                let mut e = e.clone();
-                e.set_expire_at_ms(None);
-                entry_digest(b"", &e)
-            });
+            // The raw lookup Redis does (a key whose TTL passed still counts); the value and
+            // whether it has a TTL, not the key name. A missing key gives 20 zero bytes.
+            let mut digest = [0u8; 20];
+            if let Some(entry) = guard.dbs[db].peek(key, i64::MIN) {
+                mix_value_digest(&mut digest, entry);
+            }
             out.simple(&hex(&digest));
         }
     } else if is(sub, "POPULATE") && (3..=5).contains(&argc) {
@@ -366,4 +389,32 @@ pub fn register() -> Vec<CommandSpec> {
     vec![CommandSpec::new("debug", -2, "admin noscript loading stale", "", debug)
         .doc("server", "1.0.0", "A container for debugging commands", "Depends on subcommand.")
         .syscmd()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Limits, ZSetValue};
+
+    fn value_digest(entry: &Entry) -> String {
+        let mut digest = [0u8; 20];
+        mix_value_digest(&mut digest, entry);
+        hex(&digest)
+    }
+
+    // Golden values from redis-server 7.0.15's DEBUG DIGEST-VALUE.
+    #[test]
+    fn value_digests_match_redis() {
+        assert_eq!(
+            value_digest(&Entry::new(Value::string(b"hello"), None, 0)),
+            "36b23a1456b2dce2c3ed252c456761301dba8060"
+        );
+        // An int-encoded string with a TTL: its decimal text, plus the "!!expire!!" mark.
+        let n = Entry::new(Value::string(b"12345"), Some(4_102_444_800_000), 0);
+        assert_eq!(value_digest(&n), "074a6e8892a0b0b4fcf085794cb69322c36c9d00");
+        let mut z = ZSetValue::default();
+        z.insert(b"a", 0.1, &Limits::default());
+        z.insert(b"b", f64::NEG_INFINITY, &Limits::default());
+        assert_eq!(value_digest(&Entry::new(Value::ZSet(z), None, 0)), "fa48bda41961eaa30d989c5e8a983204dcf42d6b");
+    }
 }
