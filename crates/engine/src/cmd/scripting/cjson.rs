@@ -75,7 +75,7 @@ struct JsonConfig {
 }
 
 /// Nesting quince allows whatever the configured depth (each level recurses in Rust).
-const JSON_DEPTH_CAP: usize = 200;
+const JSON_DEPTH_CAP: usize = 1000;
 
 fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: JsonConfig) -> mlua::Result<()> {
     let max = cfg.encode_max_depth.min(JSON_DEPTH_CAP);
@@ -312,21 +312,34 @@ impl JsonParser<'_> {
                         b'b' => buf.push(8),
                         b'f' => buf.push(12),
                         b'u' => {
-                            let hex = self.s.get(self.pos..self.pos + 4).and_then(|h| std::str::from_utf8(h).ok());
-                            let Some(mut cp) = hex.and_then(|h| u32::from_str_radix(h, 16).ok()) else {
-                                return self.fail("value");
+                            // lua-cjson refuses bad hex and lone or unpaired surrogates,
+                            // naming the escape's backslash.
+                            let escape_at = self.pos - 2;
+                            let invalid = || {
+                                Err(lua_err(format!(
+                                    "Expected value but found invalid unicode escape code at character {}",
+                                    escape_at + 1
+                                )))
                             };
+                            let hex4 = |at: usize| {
+                                self.s
+                                    .get(at..at + 4)
+                                    .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+                                    .and_then(|h| u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok())
+                            };
+                            let Some(mut cp) = hex4(self.pos) else { return invalid() };
                             self.pos += 4;
-                            if (0xD800..0xDC00).contains(&cp) && self.s.get(self.pos..self.pos + 2) == Some(b"\\u") {
-                                let low = self
-                                    .s
-                                    .get(self.pos + 2..self.pos + 6)
-                                    .and_then(|h| std::str::from_utf8(h).ok())
-                                    .and_then(|h| u32::from_str_radix(h, 16).ok());
-                                if let Some(low) = low.filter(|l| (0xDC00..0xE000).contains(l)) {
-                                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                                    self.pos += 6;
-                                }
+                            if (0xDC00..0xE000).contains(&cp) {
+                                return invalid();
+                            }
+                            if (0xD800..0xDC00).contains(&cp) {
+                                let low = (self.s.get(self.pos..self.pos + 2) == Some(b"\\u"))
+                                    .then(|| hex4(self.pos + 2))
+                                    .flatten()
+                                    .filter(|l| (0xDC00..0xE000).contains(l));
+                                let Some(low) = low else { return invalid() };
+                                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                                self.pos += 6;
                             }
                             let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
                             let mut tmp = [0u8; 4];
@@ -431,6 +444,10 @@ pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
         t.raw_set(name, lua.create_function(|_, _: MultiValue| Ok(()))?)?;
     }
     t.raw_set("null", cjson_null())?;
+    t.raw_set("_NAME", "cjson")?;
+    t.raw_set("_VERSION", "2.1.0")?;
+    // cjson.new(): an instance with settings of its own (the prelude wraps its functions).
+    t.raw_set("new", lua.create_function(|lua, _: MultiValue| cjson_library(lua))?)?;
     Ok(t)
 }
 

@@ -8,11 +8,13 @@
 //! are encoded in the script's protocol (RESP2 unless `redis.setresp(3)`) and parsed back
 //! into Lua values the way Redis's script_lua.c converts them.
 //!
-//! The sandbox: the global table is read-only (creating or assigning a global is "Attempt
-//! to modify a readonly table", reading a missing one is an error), the library tables are
-//! read-only proxies, and os/io/loadfile/dofile/print are absent. `math.random` is Redis's
-//! rand48 generator. The `bit` library and `cjson` are implemented in Rust; `struct` and
-//! `cmsgpack` are not provided.
+//! The sandbox follows Redis 7.0 with its 2025 Lua fixes (tests/lua_sandbox.rs compares it
+//! with redis-server): the global table, the library tables and the string metatable are
+//! read-only (writes, rawset, setmetatable and table.insert on them are "Attempt to modify a
+//! readonly table"; reading a missing global is an error); getfenv, setfenv, newproxy, os,
+//! io, loadfile, dofile, print and debug are absent; load and loadstring take text only;
+//! unpack is bounded. `math.random` is Redis's rand48 generator. The `bit`, `cjson`,
+//! `cmsgpack` and `struct` libraries are implemented in Rust.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -275,8 +277,10 @@ pub fn sha1hex(data: &[u8]) -> String {
 /// sandbox. Its arguments are the Rust helpers; it returns the hooks table, the runner and
 /// the script environment.
 const PRELUDE: &str = r#"
-local hooks, sha1_impl, bit_lib, cjson_lib, cmsgpack_lib, struct_lib, math_random, math_randomseed, c_wrap = ...
+local hooks, sha1_impl, bit_lib, cjson_lib, cmsgpack_lib, struct_lib, math_random, math_randomseed, c_wrap,
+  c_guard, c_pairs, c_unpack = ...
 local dbg = debug
+local setfenv_saved = setfenv
 debug = nil
 print = nil
 loadfile = nil
@@ -284,6 +288,16 @@ dofile = nil
 local G = _G
 local prelude_source = dbg.getinfo(1, 'S').source
 local raw_pcall = pcall
+-- A map or set reply as an array of keys (and values), read one element at a time by Rust.
+hooks.flatten = function(t, with_values)
+  local flat, n = {}, 0
+  for k, v in next, t do
+    n = n + 1
+    flat[n] = k
+    if with_values then n = n + 1; flat[n] = v end
+  end
+  return flat
+end
 
 -- Errors raised by Rust functions arrive as mlua error objects: keep just the message.
 local function clean(e)
@@ -320,7 +334,13 @@ local function wrap_all(t, packed)
   return t
 end
 bit_lib = wrap_all(bit_lib)
-cjson_lib = wrap_all(cjson_lib, true)
+local function cjson_instance(t)
+  t = wrap_all(t, true)
+  local make = t.new
+  t.new = function() return cjson_instance(make()) end
+  return t
+end
+cjson_lib = cjson_instance(cjson_lib)
 cmsgpack_lib = wrap_all(cmsgpack_lib, true)
 struct_lib = wrap_all(struct_lib, true)
 sha1_impl = wrap(sha1_impl)
@@ -449,23 +469,87 @@ math.random = math_random
 math.randomseed = math_randomseed
 
 local function readonly() error('Attempt to modify a readonly table', 2) end
-local protected = setmetatable({}, {__mode = 'k'})
-local locked_meta = setmetatable({}, {__newindex = readonly, __metatable = false})
+-- Read-only tables are empty proxies: `backing[proxy]` is the table they show, `shown[proxy]`
+-- what getmetatable tells of them. Lua 5.1 has no read-only tables, so every builtin that
+-- writes a table raw (rawset, setmetatable, table.insert) is wrapped by a C
+-- guard that refuses a proxy, and those that read raw (rawget, next, pairs) read through
+-- it, so scripts see the libraries as Redis's read-only tables.
+local backing = setmetatable({}, {__mode = 'k'})
+local shown = setmetatable({}, {__mode = 'k'})
 local function protect(t)
-  local p = setmetatable({}, {__index = t, __newindex = readonly, __metatable = locked_meta})
-  protected[p] = true
+  local p = setmetatable({}, {__index = t, __newindex = readonly, __metatable = false})
+  backing[p] = t
   return p
 end
+local GUARD_WRITE, GUARD_READ, GUARD_META = 0, 1, 2
+local function guarded(f, mode) return c_guard(f, backing, shown, mode) end
 local raw_setmetatable = setmetatable
-G.setmetatable = function(t, mt)
-  if protected[t] then error('Attempt to modify a readonly table', 0) end
-  return raw_setmetatable(t, mt)
+G.setmetatable = guarded(setmetatable, GUARD_WRITE)
+G.rawset = guarded(rawset, GUARD_WRITE)
+G.rawget = guarded(rawget, GUARD_READ)
+G.next = guarded(next, GUARD_READ)
+G.pairs = c_pairs(G.next)
+G.getmetatable = guarded(getmetatable, GUARD_META)
+table.insert = guarded(table.insert, GUARD_WRITE)
+-- (table.remove and table.sort never write to a proxy: its length is 0.)
+unpack = c_unpack
+-- What Redis's sandbox leaves out: no way to the real globals, to new userdata or to files.
+getfenv = nil
+setfenv = nil
+newproxy = nil
+module = nil
+require = nil
+package = nil
+G.__redis__err__handler = handler
+
+-- Redis's Lua never loads binary chunks (crafted bytecode reads and writes memory): its
+-- parser takes every chunk as text, so one starting with ESC fails at that byte. A space in
+-- front gives the same error here; the chunk keeps its name. Loaded code sees the sandbox.
+local raw_loadstring, raw_load = loadstring, load
+local raw_setfenv = setfenv_saved
+local function as_text(s)
+  if type(s) == 'string' and string.byte(s, 1) == 27 then return ' ' .. s end
+  return s
 end
-local raw_loadstring = loadstring
-local raw_setfenv = setfenv
-G.loadstring = function(s, name)
-  if type(s) == 'string' and string.byte(s, 1) == 27 then return nil, 'binary chunks are not allowed' end
-  local f, e = raw_loadstring(s, name)
+local function where(level)
+  local info = dbg.getinfo(level + 1, 'Sl')
+  if info and info.currentline > 0 then return info.short_src .. ':' .. info.currentline .. ': ' end
+  return ''
+end
+G.loadstring = function(...)
+  local s, name = ...
+  if type(s) ~= 'string' and type(s) ~= 'number' then
+    local got = select('#', ...) == 0 and 'no value' or type(s)
+    error("bad argument #1 to 'loadstring' (string expected, got " .. got .. ')', 2)
+  end
+  if name ~= nil and type(name) ~= 'string' and type(name) ~= 'number' then
+    error("bad argument #2 to 'loadstring' (string expected, got " .. type(name) .. ')', 2)
+  end
+  local f, e = raw_loadstring(as_text(s), name or s)
+  if f then raw_setfenv(f, hooks.env) end
+  return f, e
+end
+G.load = function(...)
+  local reader, name = ...
+  if type(reader) ~= 'function' then
+    local got = select('#', ...) == 0 and 'no value' or type(reader)
+    error("bad argument #1 to 'load' (function expected, got " .. got .. ')', 2)
+  end
+  if name ~= nil and type(name) ~= 'string' and type(name) ~= 'number' then
+    error("bad argument #2 to 'load' (string expected, got " .. type(name) .. ')', 2)
+  end
+  local at, first = where(2), true
+  local f, e = raw_load(function()
+    local piece = reader()
+    if piece ~= nil and type(piece) ~= 'string' and type(piece) ~= 'number' then
+      error(at .. 'reader function must return a string', 0)
+    end
+    if first then
+      first = false
+      piece = as_text(piece)
+    end
+    return piece
+  end, name or '=(load)')
   if f then raw_setfenv(f, hooks.env) end
   return f, e
 end
@@ -478,6 +562,11 @@ G.struct = protect(struct_lib)
 G.string = protect(string)
 G.math = protect(math)
 G.table = protect(table)
+-- Methods on strings go through the read-only string library, and getmetatable('') shows
+-- a read-only view of the metatable (CVE-2025-46818: a script rewrote it for all others).
+local string_meta = getmetatable('')
+string_meta.__index = G.string
+string_meta.__metatable = protect(string_meta)
 
 local flag_bits = {['no-writes'] = 1, ['allow-oom'] = 2, ['allow-stale'] = 4, ['no-cluster'] = 8,
   ['allow-cross-slot-keys'] = 32}
@@ -557,9 +646,10 @@ local env = raw_setmetatable({}, {
     return v
   end,
   __newindex = readonly,
-  __metatable = locked_meta,
+  __metatable = false,
 })
-protected[env] = true
+backing[env] = G
+shown[env] = protect(getmetatable(env))
 hooks.env = env
 G._G = env
 
@@ -596,6 +686,106 @@ unsafe extern "C-unwind" fn c_wrap(l: *mut mlua::ffi::lua_State) -> std::ffi::c_
         ffi::lua_settop(l, 1);
         ffi::lua_pushcclosure(l, c_trampoline, 1);
         1
+    }
+}
+
+/// `c_guard(f, backing, shown, mode)`: a C closure over the C function `f` that first checks
+/// whether its first argument is a read-only proxy (a key of `backing`): in mode 0 (writes)
+/// that is "Attempt to modify a readonly table", in mode 1 (raw reads) `f` reads the proxied
+/// table instead, in mode 2 (getmetatable) the result is `shown[proxy]`.
+unsafe extern "C-unwind" fn c_guard(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: called by Lua with the four arguments the prelude passes.
+    unsafe {
+        ffi::lua_settop(l, 4);
+        ffi::lua_pushcclosure(l, c_guarded, 4);
+        1
+    }
+}
+
+unsafe extern "C-unwind" fn c_guarded(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: the closure's upvalues are those `c_guard` set: a C function, two tables and a
+    // mode. The wrapped builtins use no upvalues of their own, so calling them in this
+    // frame is calling them directly: their argument errors name the function as the script
+    // called it. The frame holds nothing with a destructor, so a Lua error may unwind it.
+    unsafe {
+        if ffi::lua_type(l, 1) == ffi::LUA_TTABLE {
+            ffi::lua_pushvalue(l, 1);
+            ffi::lua_rawget(l, ffi::lua_upvalueindex(2));
+            if ffi::lua_isnil(l, -1) == 0 {
+                match ffi::lua_tointeger(l, ffi::lua_upvalueindex(4)) {
+                    0 => {
+                        ffi::lua_pushstring(l, c"Attempt to modify a readonly table".as_ptr());
+                        ffi::lua_error(l)
+                    }
+                    1 => ffi::lua_replace(l, 1),
+                    _ => {
+                        ffi::lua_pop(l, 1);
+                        ffi::lua_pushvalue(l, 1);
+                        ffi::lua_rawget(l, ffi::lua_upvalueindex(3));
+                        return 1;
+                    }
+                }
+            } else {
+                ffi::lua_pop(l, 1);
+            }
+        }
+        match ffi::lua_tocfunction(l, ffi::lua_upvalueindex(1)) {
+            Some(f) => f(l),
+            None => 0,
+        }
+    }
+}
+
+/// `c_pairs(next)`: Lua's `pairs` returning the given (guarded) `next`.
+unsafe extern "C-unwind" fn c_pairs(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: called by Lua with the `next` function as its only argument.
+    unsafe {
+        ffi::lua_settop(l, 1);
+        ffi::lua_pushcclosure(l, c_pairs_impl, 1);
+        1
+    }
+}
+
+unsafe extern "C-unwind" fn c_pairs_impl(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: upvalue 1 is the `next` given to `c_pairs`.
+    unsafe {
+        ffi::luaL_checktype(l, 1, ffi::LUA_TTABLE);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_pushnil(l);
+        3
+    }
+}
+
+/// Lua's `unpack` with Redis's fix for CVE-2025-46817: the count is computed without
+/// overflow, so `unpack(t, -2, 2147483647)` is "too many results to unpack", not a crash.
+unsafe extern "C-unwind" fn c_unpack(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: a plain Lua C function over its own stack frame; errors unwind nothing.
+    unsafe {
+        ffi::luaL_checktype(l, 1, ffi::LUA_TTABLE);
+        // luaL_optint and luaL_checkint: the integer, truncated to a C int.
+        let first = ffi::luaL_optinteger(l, 2, 1) as i32;
+        let last = if ffi::lua_isnoneornil(l, 3) != 0 {
+            ffi::lua_objlen(l, 1) as i32
+        } else {
+            ffi::luaL_checkinteger(l, 3) as i32
+        };
+        if first > last {
+            return 0;
+        }
+        let count = last as i64 - first as i64 + 1;
+        if count >= i32::MAX as i64 || ffi::lua_checkstack(l, count as i32) == 0 {
+            return ffi::luaL_error(l, c"too many results to unpack".as_ptr());
+        }
+        for i in first..=last {
+            ffi::lua_rawgeti(l, 1, i as ffi::lua_Integer);
+        }
+        count as i32
     }
 }
 
@@ -677,9 +867,14 @@ impl Vm {
         let structlib = struct_library(&lua)?;
         // SAFETY: `c_wrap` only builds a closure over its argument (see `c_trampoline`).
         let wrap = unsafe { lua.create_c_function(c_wrap)? };
+        // SAFETY: C functions over their own stack frames (see each one).
+        let (guard, pairs, unpack) = unsafe {
+            (lua.create_c_function(c_guard)?, lua.create_c_function(c_pairs)?, lua.create_c_function(c_unpack)?)
+        };
         let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
-        let (hooks, runner, env, globals): (Table, Function, Table, Table) =
-            prelude.call((hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap))?;
+        let (hooks, runner, env, globals): (Table, Function, Table, Table) = prelude
+            .call((hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap, guard, pairs, unpack))?;
+        lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
         Ok(Vm { lua, hooks, runner, env, globals, scripts: HashMap::new() })
     }
 
@@ -848,12 +1043,74 @@ fn resp_to_lua(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
     })
 }
 
-/// Writes a Lua value as the script's reply (luaReplyToRedisReply).
-fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8, depth: usize) {
-    if depth > 100 {
-        out.error("ERR reached lua stack limit");
-        return;
+/// How deep a script's reply may nest: Redis fails with "reached lua stack limit" where
+/// its conversion runs out of Lua stack (LUAI_MAXCSTACK), 7,995 levels down.
+const REPLY_MAX_DEPTH: usize = 7995;
+
+/// Writes a Lua value as the script's reply (luaReplyToRedisReply). Iterative, holding one
+/// element at a time: a reply may be millions of elements long or thousands of levels deep
+/// without growing the thread's stack or mlua's reference stack.
+fn lua_to_reply(lua: &Lua, value: Value, out: &mut dyn ReplySink, script_resp: u8) {
+    /// An aggregate being written: its table (maps and sets flattened to arrays of keys,
+    /// or of keys and values, by the prelude), the next index and the last. Past
+    /// `HELD_IN_RUST` levels the tables wait in a Lua table instead (`deep`): each value
+    /// Rust holds takes a slot of mlua's reference stack, which has about 8,000.
+    struct Open {
+        table: Option<Table>,
+        next: usize,
+        last: usize,
     }
+    const HELD_IN_RUST: usize = 64;
+    let mut open: Vec<Open> = Vec::new();
+    let mut deep: Option<Table> = None;
+    let mut value = Some(value);
+    loop {
+        let Some(v) = value.take() else {
+            let depth = open.len();
+            let Some(top) = open.last_mut() else { return };
+            if top.next > top.last {
+                open.pop();
+                continue;
+            }
+            let element = match (&top.table, &deep) {
+                (Some(t), _) => t.raw_get::<Value>(top.next),
+                (None, Some(d)) => d.raw_get::<Table>(depth).and_then(|t| t.raw_get::<Value>(top.next)),
+                (None, None) => Ok(Value::Nil),
+            };
+            value = Some(element.unwrap_or(Value::Nil));
+            top.next += 1;
+            continue;
+        };
+        if open.len() >= REPLY_MAX_DEPTH {
+            // Redis writes this error in place of the value and goes on with the next one
+            // (the aggregates already announced still need their elements).
+            out.error("ERR reached lua stack limit");
+            continue;
+        }
+        if let Some((table, last)) = write_lua_value(lua, &v, out, script_resp) {
+            let depth = open.len() + 1;
+            let table = if depth <= HELD_IN_RUST {
+                Some(table)
+            } else {
+                if deep.is_none() {
+                    deep = lua.create_table().ok();
+                }
+                match &deep {
+                    Some(d) if d.raw_set(depth, table).is_ok() => None,
+                    _ => {
+                        out.error("ERR reached lua stack limit");
+                        continue;
+                    }
+                }
+            };
+            open.push(Open { table, next: 1, last });
+        }
+    }
+}
+
+/// Writes a scalar or a special table (`err`, `ok`, `double`...) and returns None, or writes
+/// an aggregate's header and returns the table of its elements and their count.
+fn write_lua_value(lua: &Lua, value: &Value, out: &mut dyn ReplySink, script_resp: u8) -> Option<(Table, usize)> {
     let replace_crlf = |s: &[u8]| -> String {
         String::from_utf8_lossy(s).chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect()
     };
@@ -876,20 +1133,26 @@ fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8, depth: 
         Value::Table(t) => {
             if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
                 out.error(&replace_crlf(&e.as_bytes()));
-                return;
+                return None;
             }
             if let Ok(Value::String(ok)) = t.raw_get::<Value>("ok") {
                 out.simple(&replace_crlf(&ok.as_bytes()));
-                return;
+                return None;
             }
             match t.raw_get::<Value>("double") {
-                Ok(Value::Number(d)) => return out.double(d),
-                Ok(Value::Integer(i)) => return out.double(i as f64),
+                Ok(Value::Number(d)) => {
+                    out.double(d);
+                    return None;
+                }
+                Ok(Value::Integer(i)) => {
+                    out.double(i as f64);
+                    return None;
+                }
                 _ => {}
             }
             if let Ok(Value::String(b)) = t.raw_get::<Value>("big_number") {
                 out.big_number(replace_crlf(&b.as_bytes()).as_bytes());
-                return;
+                return None;
             }
             if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
                 if let (Ok(Value::String(f)), Ok(Value::String(s))) =
@@ -901,40 +1164,36 @@ fn lua_to_reply(value: &Value, out: &mut dyn ReplySink, script_resp: u8, depth: 
                         format[i] = *b;
                     }
                     out.verbatim(&format, &s.as_bytes());
-                    return;
+                    return None;
                 }
             }
+            let flatten = |t: &Table, with_values: bool| -> Option<(Table, usize)> {
+                let f: Function = lua.named_registry_value("quince_flatten").ok()?;
+                let flat: Table = f.call((t.clone(), with_values)).ok()?;
+                let len = flat.raw_len();
+                Some((flat, len))
+            };
             if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
-                let pairs: Vec<(Value, Value)> = m.pairs::<Value, Value>().filter_map(Result::ok).collect();
-                out.map(pairs.len());
-                for (k, v) in &pairs {
-                    lua_to_reply(k, out, script_resp, depth + 1);
-                    lua_to_reply(v, out, script_resp, depth + 1);
-                }
-                return;
+                let (flat, len) = flatten(&m, true)?;
+                out.map(len / 2);
+                return Some((flat, len));
             }
             if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
-                let keys: Vec<Value> = s.pairs::<Value, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
-                out.set(keys.len());
-                for k in &keys {
-                    lua_to_reply(k, out, script_resp, depth + 1);
-                }
-                return;
+                let (flat, len) = flatten(&s, false)?;
+                out.set(len);
+                return Some((flat, len));
             }
-            let mut items = Vec::new();
-            for i in 1.. {
-                match t.raw_get::<Value>(i) {
-                    Ok(Value::Nil) | Err(_) => break,
-                    Ok(v) => items.push(v),
-                }
+            // Up to the first nil, as Redis counts an array.
+            let mut len = 0;
+            while !matches!(t.raw_get::<Value>(len + 1), Ok(Value::Nil) | Err(_)) {
+                len += 1;
             }
-            out.array(items.len());
-            for v in &items {
-                lua_to_reply(v, out, script_resp, depth + 1);
-            }
+            out.array(len);
+            return Some((t.clone(), len));
         }
         _ => out.null(),
     }
+    None
 }
 
 /// `%.17g` of a Lua number argument, as Redis formats numbers passed to redis.call.
@@ -1202,7 +1461,7 @@ fn run_script(
                     return Err(CmdError::msg(text));
                 }
             }
-            lua_to_reply(&value, out, resp, 0);
+            lua_to_reply(&vm.lua, value, out, resp);
             Ok(())
         }
         Ok((false, Value::Table(err), _)) => {
