@@ -28,6 +28,55 @@ pub mod flag {
     pub const NO_EVICT: u32 = 1 << 5;
     /// Connected through the `unixsocket` listener.
     pub const UNIX_SOCKET: u32 = 1 << 6;
+    /// Receives the replication stream (SYNC): the `replica` output-limit class.
+    pub const REPLICA: u32 = 1 << 7;
+}
+
+/// One class of `client-output-buffer-limit <class> <hard> <soft> <soft-seconds>`
+/// (bytes; 0: no limit).
+#[derive(Debug, Default)]
+pub struct OutputLimit {
+    pub hard_bytes: AtomicUsize,
+    pub soft_bytes: AtomicUsize,
+    pub soft_seconds: AtomicI64,
+}
+
+impl OutputLimit {
+    pub(crate) fn set(&self, hard: usize, soft: usize, seconds: i64) {
+        self.hard_bytes.store(hard, Ordering::Relaxed);
+        self.soft_bytes.store(soft, Ordering::Relaxed);
+        self.soft_seconds.store(seconds, Ordering::Relaxed);
+    }
+
+    /// Redis's checkClientOutputBufferLimits for a client with `pending` bytes of output:
+    /// at or over the hard limit, or over the soft one for longer than its seconds (the
+    /// time it went over is kept on the client).
+    pub fn exceeded(&self, client: &ClientHandle, pending: usize, now_ms: i64) -> bool {
+        let hard = self.hard_bytes.load(Ordering::Relaxed);
+        let soft = self.soft_bytes.load(Ordering::Relaxed);
+        if hard > 0 && pending >= hard {
+            return true;
+        }
+        if soft > 0 && pending >= soft {
+            let since = client.soft_limit_since_ms.load(Ordering::Relaxed);
+            if since == 0 {
+                client.soft_limit_since_ms.store(now_ms, Ordering::Relaxed);
+                return false;
+            }
+            let secs = self.soft_seconds.load(Ordering::Relaxed);
+            return (now_ms - since) / 1000 > secs;
+        }
+        client.soft_limit_since_ms.store(0, Ordering::Relaxed);
+        false
+    }
+}
+
+/// The `normal` and `replica` classes of `client-output-buffer-limit` (the `pubsub` one
+/// lives with Pub/Sub, which checks it as it queues each message).
+#[derive(Debug, Default)]
+pub struct OutputLimits {
+    pub normal: OutputLimit,
+    pub replica: OutputLimit,
 }
 
 /// The part of a client other threads may read or act on.

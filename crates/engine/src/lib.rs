@@ -146,6 +146,8 @@ pub struct Engine {
     pub clients: ClientRegistry,
     pub observe: Observe,
     pub pubsub: pubsub::PubSub,
+    /// `client-output-buffer-limit` for normal clients and replicas.
+    pub output_limits: clients::OutputLimits,
     /// CLIENT PAUSE: until when (Unix ms, 0: not paused) and whether reads pause too.
     pause_end_ms: std::sync::atomic::AtomicI64,
     pause_all: AtomicBool,
@@ -166,6 +168,39 @@ pub struct Engine {
     /// The persistence layer, once installed (none: an in-memory engine).
     persistence: std::sync::OnceLock<Arc<dyn persistence::Persistence>>,
     loading: AtomicBool,
+}
+
+impl Engine {
+    /// Keeps the classes of `client-output-buffer-limit` (as stored: always well formed).
+    fn set_output_limits(&self, text: &str) {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for chunk in words.chunks(4) {
+            if let [class, hard, soft, secs] = chunk {
+                let limit = match class.to_ascii_lowercase().as_str() {
+                    "normal" => &self.output_limits.normal,
+                    "replica" | "slave" => &self.output_limits.replica,
+                    "pubsub" => &self.pubsub.limit,
+                    _ => continue,
+                };
+                limit.set(hard.parse().unwrap_or(0), soft.parse().unwrap_or(0), secs.parse().unwrap_or(0));
+            }
+        }
+    }
+
+    /// Whether `client`, with `pending` bytes of output not yet written, is over the
+    /// output limit of its class (Redis's getClientType: a replica unless it is a
+    /// MONITOR, else pubsub when subscribed, else normal).
+    pub fn output_limit_reached(&self, client: &clients::ClientHandle, pending: usize, now_ms: i64) -> bool {
+        use clients::flag;
+        let limit = if client.has_flag(flag::REPLICA) && !client.has_flag(flag::MONITOR) {
+            &self.output_limits.replica
+        } else if client.has_flag(flag::PUBSUB) {
+            &self.pubsub.limit
+        } else {
+            &self.output_limits.normal
+        };
+        limit.exceeded(client, pending, now_ms)
+    }
 }
 
 impl Engine {
@@ -202,6 +237,7 @@ impl Engine {
             clients: ClientRegistry::default(),
             observe: Observe::new(table_ids),
             pubsub: pubsub::PubSub::default(),
+            output_limits: clients::OutputLimits::default(),
             pause_end_ms: std::sync::atomic::AtomicI64::new(0),
             pause_all: AtomicBool::new(false),
             memory_probe: RwLock::new(None),
@@ -270,7 +306,7 @@ impl Engine {
         self.hot.notify_flags.store(int("notify-keyspace-events"), Ordering::Relaxed);
         self.hot.maxmemory.store(maxmemory.max(0) as u64, Ordering::Relaxed);
         *self.hot.maxmemory_policy.write() = evict::Policy::from_config(policy);
-        self.pubsub.set_limits_from_config(config.get("client-output-buffer-limit").unwrap_or(""));
+        self.set_output_limits(config.get("client-output-buffer-limit").unwrap_or(""));
         self.observe.slowlog_threshold_us.store(int("slowlog-log-slower-than"), Ordering::Relaxed);
         let slowlog_max_len = int("slowlog-max-len").max(0) as u64;
         self.observe.slowlog_max_len.store(slowlog_max_len, Ordering::Relaxed);

@@ -5,7 +5,7 @@
 //! Also the keyspace notification classes (`notify-keyspace-events`) and the channel
 //! names of keyspace/keyevent messages.
 
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use hashbrown::HashMap;
@@ -110,13 +110,7 @@ impl Registry {
     }
 }
 
-/// `client-output-buffer-limit pubsub <hard> <soft> <soft-seconds>` (bytes; 0: none).
-#[derive(Debug, Default)]
-pub struct OutputLimit {
-    pub hard_bytes: AtomicUsize,
-    pub soft_bytes: AtomicUsize,
-    pub soft_seconds: AtomicI64,
-}
+pub use crate::clients::OutputLimit;
 
 #[derive(Debug, Default)]
 pub struct PubSub {
@@ -245,37 +239,11 @@ impl PubSub {
         if client.is_killed() {
             return;
         }
-        if self.over_limit(client, client.pending_output() + bytes.len(), now_ms) {
+        if self.limit.exceeded(client, client.pending_output() + bytes.len(), now_ms) {
             client.kill();
             return;
         }
         client.push_output(&bytes);
-    }
-
-    /// For the owning worker's periodic check (Redis's clientsCron): whether a subscriber
-    /// that got no new message lately has been over the soft limit for too long.
-    pub fn output_limit_reached(&self, client: &ClientHandle, now_ms: i64) -> bool {
-        client.has_flag(flag::PUBSUB) && self.over_limit(client, client.pending_output(), now_ms)
-    }
-
-    /// Redis's checkClientOutputBufferLimits for a pubsub client with `pending` bytes.
-    fn over_limit(&self, client: &ClientHandle, pending: usize, now_ms: i64) -> bool {
-        let hard = self.limit.hard_bytes.load(Ordering::Relaxed);
-        let soft = self.limit.soft_bytes.load(Ordering::Relaxed);
-        if hard > 0 && pending >= hard {
-            return true;
-        }
-        if soft > 0 && pending >= soft {
-            let since = client.soft_limit_since_ms.load(Ordering::Relaxed);
-            if since == 0 {
-                client.soft_limit_since_ms.store(now_ms, Ordering::Relaxed);
-                return false;
-            }
-            let secs = self.limit.soft_seconds.load(Ordering::Relaxed);
-            return (now_ms - since) / 1000 > secs;
-        }
-        client.soft_limit_since_ms.store(0, Ordering::Relaxed);
-        false
     }
 
     /// PUBSUB CHANNELS / SHARDCHANNELS: active channels matching `pattern`.
@@ -292,20 +260,6 @@ impl PubSub {
     /// Distinct entries of a kind (PUBSUB NUMPAT, INFO pubsub_channels ...).
     pub fn count(&self, kind: Kind) -> usize {
         self.registry.read().get(kind).len()
-    }
-
-    /// Parses `client-output-buffer-limit` and keeps the pubsub class's limits.
-    pub fn set_limits_from_config(&self, text: &str) {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        for chunk in words.chunks(4) {
-            if let [class, hard, soft, secs] = chunk {
-                if class.eq_ignore_ascii_case("pubsub") {
-                    self.limit.hard_bytes.store(hard.parse().unwrap_or(0), Ordering::Relaxed);
-                    self.limit.soft_bytes.store(soft.parse().unwrap_or(0), Ordering::Relaxed);
-                    self.limit.soft_seconds.store(secs.parse().unwrap_or(0), Ordering::Relaxed);
-                }
-            }
-        }
     }
 }
 
@@ -383,7 +337,7 @@ mod tests {
     #[test]
     fn hard_limit_kills_slow_subscriber() {
         let ps = PubSub::default();
-        ps.set_limits_from_config("normal 0 0 0 slave 0 0 0 pubsub 100 50 60");
+        ps.limit.set(100, 50, 60);
         let a = client(1, 2);
         ps.subscribe(&a, Kind::Channel, b"c");
         ps.publish(Kind::Channel, b"c", &[b'x'; 20], 0, None);
@@ -396,7 +350,7 @@ mod tests {
     #[test]
     fn soft_limit_needs_time() {
         let ps = PubSub::default();
-        ps.set_limits_from_config("pubsub 0 10 1");
+        ps.limit.set(0, 10, 1);
         let a = client(1, 2);
         ps.subscribe(&a, Kind::Channel, b"c");
         ps.publish(Kind::Channel, b"c", b"first", 1000, None);

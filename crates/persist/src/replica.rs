@@ -30,6 +30,7 @@ impl Replicas {
     pub fn attach(&self, handle: Arc<ClientHandle>, snapshot: &[u8]) {
         let mut payload = format!("${}\r\n", snapshot.len()).into_bytes();
         payload.extend_from_slice(snapshot);
+        handle.set_flag(quince_engine::clients::flag::REPLICA, true);
         handle.push_output(&payload);
         let mut list = self.list.lock();
         list.push(Replica { handle, selected_db: None });

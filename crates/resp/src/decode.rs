@@ -21,6 +21,10 @@ pub enum ProtocolError {
     TooBigBulkCount,
     ExpectedDollar(u8),
     InvalidBulkLength,
+    /// Before AUTH: more than 10 arguments.
+    UnauthenticatedMultibulkLength,
+    /// Before AUTH: an argument over 16 KB.
+    UnauthenticatedBulkLength,
 }
 
 impl ProtocolError {
@@ -33,6 +37,8 @@ impl ProtocolError {
             Self::InvalidMultibulkLength => b"Protocol error: invalid multibulk length",
             Self::TooBigBulkCount => b"Protocol error: too big bulk count string",
             Self::InvalidBulkLength => b"Protocol error: invalid bulk length",
+            Self::UnauthenticatedMultibulkLength => b"Protocol error: unauthenticated multibulk length",
+            Self::UnauthenticatedBulkLength => b"Protocol error: unauthenticated bulk length",
             Self::ExpectedDollar(got) => {
                 let mut m = b"Protocol error: expected '$', got '".to_vec();
                 m.push(*got);
@@ -89,7 +95,14 @@ pub struct RequestDecoder {
     bulk_len: Option<usize>,
     spans: Vec<Span>,
     inline: Vec<u8>,
+    /// The client has not authenticated: Redis's smaller limits apply, so a stranger
+    /// can't make the server buffer much before being refused.
+    unauthenticated: bool,
 }
+
+/// Before AUTH, Redis refuses requests of more arguments, or with longer ones, than these.
+const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
+const UNAUTHENTICATED_MAX_BULK: usize = 16 * 1024;
 
 impl RequestDecoder {
     pub fn new(max_bulk_len: i64) -> Self {
@@ -100,7 +113,13 @@ impl RequestDecoder {
             bulk_len: None,
             spans: Vec::with_capacity(8),
             inline: Vec::new(),
+            unauthenticated: false,
         }
+    }
+
+    /// Whether the client has yet to authenticate (see `unauthenticated`).
+    pub fn set_unauthenticated(&mut self, unauthenticated: bool) {
+        self.unauthenticated = unauthenticated;
     }
 
     /// Changes `proto-max-bulk-len` for requests that start after this call.
@@ -170,6 +189,9 @@ impl RequestDecoder {
                 Some(n) if n <= i64::from(i32::MAX) => n,
                 _ => return Err(ProtocolError::InvalidMultibulkLength),
             };
+            if self.unauthenticated && count > UNAUTHENTICATED_MAX_ARGS {
+                return Err(ProtocolError::UnauthenticatedMultibulkLength);
+            }
             self.pos = cr + 2;
             if count <= 0 {
                 return Ok(Decoded::Empty { len: self.pos });
@@ -198,6 +220,9 @@ impl RequestDecoder {
                         Some(n) if n >= 0 && n <= self.max_bulk_len => n as usize,
                         _ => return Err(ProtocolError::InvalidBulkLength),
                     };
+                    if self.unauthenticated && len > UNAUTHENTICATED_MAX_BULK {
+                        return Err(ProtocolError::UnauthenticatedBulkLength);
+                    }
                     self.pos += cr + 2;
                     self.bulk_len = Some(len);
                     len

@@ -23,6 +23,8 @@ const READ_CHUNK: usize = 16 * 1024;
 const FLUSH_THRESHOLD: usize = 256 * 1024;
 /// Most the read buffer grows by at once while a large bulk argument arrives.
 const MAX_READ_GROWTH: usize = 64 << 20;
+/// Redis's per-client reply buffer (PROTO_REPLY_CHUNK_BYTES): output limits count beyond it.
+const OUTPUT_STATIC_BUFFER: usize = 16 * 1024;
 
 /// How a connection's bytes move.
 pub enum Io {
@@ -92,6 +94,8 @@ pub struct Connection {
     /// Input may sit unread in the socket (reading stopped under CLIENT PAUSE): the
     /// registration must be renewed so the poller reports it again.
     pub rearm: bool,
+    /// Closed for going over its output-buffer limit: the output is dropped.
+    pub output_limit_hit: bool,
 }
 
 /// What the worker should do with the connection after an event.
@@ -126,15 +130,23 @@ impl Connection {
             close_pending: false,
             registered_writable: false,
             rearm: false,
+            output_limit_hit: false,
         }
     }
 
-    /// Makes room for the next read: at least `at_least`, a chunk, or what a large bulk
-    /// still needs.
+    /// Makes room for the next read: at least `at_least`, a chunk, or more of what a large
+    /// bulk still needs, but never more than what is already buffered: the buffer doubles
+    /// as data arrives, so a header announcing a huge bulk costs memory only once its bytes
+    /// come (zeroing the announced size up front let a stranger take gigabytes).
     fn reserve_read_space(&mut self, at_least: usize) {
         let pending = self.read_end - self.read_start;
-        let wanted =
-            self.decoder.bytes_wanted().saturating_sub(pending).clamp(READ_CHUNK, MAX_READ_GROWTH).max(at_least);
+        let wanted = self
+            .decoder
+            .bytes_wanted()
+            .saturating_sub(pending)
+            .min(pending)
+            .clamp(READ_CHUNK, MAX_READ_GROWTH)
+            .max(at_least);
         if self.read_buf.len() - self.read_end >= wanted {
             return;
         }
@@ -248,6 +260,7 @@ impl Connection {
         self.client.begin_batch();
         while !self.closing && self.client.blocked.is_none() && !self.script_running {
             let pending = &self.read_buf[self.read_start..self.read_end];
+            self.decoder.set_unauthenticated(!self.client.authenticated);
             match self.decoder.decode(pending) {
                 Ok(Decoded::Request { len }) => {
                     // PERF: up to 8 arguments live on the stack; no allocation per request.
@@ -279,6 +292,10 @@ impl Connection {
                     }
                     if self.client.close_after_reply {
                         self.closing = true;
+                    }
+                    drop(args);
+                    if self.over_output_limit(engine) {
+                        break;
                     }
                 }
                 Ok(Decoded::Empty { len }) => self.read_start += len,
@@ -342,6 +359,36 @@ impl Connection {
         self.flush(engine)
     }
 
+    /// Output not yet written: the queue and, over io_uring, the send in flight.
+    fn pending_output(&self) -> usize {
+        let in_flight = match &self.io {
+            Io::Ring(ring) => ring.sending.len() - ring.send_pos,
+            Io::Ready(_) => 0,
+        };
+        self.write_buf.len() - self.write_pos + in_flight
+    }
+
+    /// After a reply: whether the client's output is over `client-output-buffer-limit` for
+    /// its class. Then it is closed at once with its output dropped, as Redis does (a
+    /// client that sends requests and never reads replies would take all memory).
+    fn over_output_limit(&mut self, engine: &Engine) -> bool {
+        // Redis counts the reply list beyond its 16 KB static buffer.
+        let pending = self.pending_output().saturating_sub(OUTPUT_STATIC_BUFFER);
+        if pending == 0 || !engine.output_limit_reached(&self.client.handle, pending, engine.clock.now_ms()) {
+            return false;
+        }
+        crate::log::log(
+            crate::log::Level::Warning,
+            &format!(
+                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                self.client.id, self.client.handle.conn.addr
+            ),
+        );
+        self.closing = true;
+        self.output_limit_hit = true;
+        true
+    }
+
     pub fn is_blocked(&self) -> bool {
         self.client.blocked.is_some()
     }
@@ -355,6 +402,9 @@ impl Connection {
     /// (completions). Returns Close when the peer is gone, or when closing and done.
     pub fn flush(&mut self, engine: &Engine) -> Next {
         self.flush_deferred = false;
+        if self.output_limit_hit {
+            return Next::CloseNow;
+        }
         // No reply leaves before the writes it may depend on are as durable as
         // `appendfsync` promises (always: fsynced).
         if self.write_pos < self.write_buf.len() {

@@ -414,17 +414,22 @@ impl Worker {
         self.settle(reactor, conns, token, Next::Keep);
     }
 
-    /// Subscribers over the pubsub soft output limit for too long are closed even when no
-    /// new message arrives to trigger the check (Redis's clientsCron does the same).
+    /// Clients over their class's soft output limit for too long are closed even when no new
+    /// output arrives to trigger the check (Redis's clientsCron does the same); so are
+    /// replicas, whose stream other threads queue.
     fn close_over_output_limit<R: Reactor>(&self, reactor: &mut R, conns: &mut Slab<Connection>) {
         let now_ms = self.engine.clock.now_ms();
         let over: Vec<usize> = conns
             .iter()
-            .filter(|(_, c)| self.engine.pubsub.output_limit_reached(&c.client.handle, now_ms))
+            .filter(|(_, c)| {
+                let handle = &c.client.handle;
+                let pending = handle.pending_output();
+                pending > 0 && self.engine.output_limit_reached(handle, pending, now_ms)
+            })
             .map(|(t, _)| t)
             .collect();
         for token in over {
-            log(Level::Warning, "Client closed for overcoming of output buffer limits.");
+            log(Level::Warning, "Client scheduled to be closed ASAP for overcoming of output buffer limits.");
             self.settle(reactor, conns, token, Next::CloseNow);
         }
     }

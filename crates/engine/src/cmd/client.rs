@@ -47,6 +47,7 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
     let mut flags = String::new();
     let f = handle.flags.load(Ordering::Relaxed);
     for (bit, letter) in [
+        (flag::REPLICA, 'S'),
         (flag::MONITOR, 'O'),
         (flag::PUBSUB, 'P'),
         (flag::MULTI, 'x'),
