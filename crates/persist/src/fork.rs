@@ -23,6 +23,8 @@ impl ChildExit {
 /// Forks; the child runs `work` and exits with its result (0: success). The caller must
 /// hold `Engine::exclusive()`, so the child's copy of the dataset is at a consistent point.
 pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::io::Result<ChildPid> {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: fork is async-signal-safe; the child only runs `work`, which touches the
     // keyspace (its locks are released first: their holders don't exist in the child) and
     // files, then leaves with _exit, skipping destructors and atexit handlers of the parent.
@@ -30,6 +32,8 @@ pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::
     match pid {
         -1 => Err(std::io::Error::last_os_error()),
         0 => {
+            // SAFETY: the child's own descriptors and process attributes.
+            unsafe { detach_child_from_server(parent) };
             // SAFETY: single-threaded child of a fork made under the exclusive gate.
             unsafe { engine.keyspace.unlock_all_after_fork() };
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(engine))).unwrap_or(false);
@@ -41,6 +45,65 @@ pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::
             Ok(ChildPid(pid))
         }
     }
+}
+
+/// In a new child: closes what belongs to the serving parent, as Redis's
+/// closeChildUnusedResourceAfterFork does, and makes the child die with its parent.
+/// Sockets (listeners and clients) and anonymous-inode descriptors (io_uring rings, whose
+/// armed accepts hold the listeners too; eventfds; epoll) are closed: a child that outlived
+/// a killed parent kept the port, and a restarted server could not bind it. Files stay open.
+///
+/// # Safety
+/// Only in the child right after fork, before anything uses those descriptors.
+unsafe fn detach_child_from_server(parent: libc::pid_t) {
+    // SAFETY: plain syscalls on this process's own descriptors and attributes.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        // The parent may have died before the line above: then nobody waits for this child.
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let max_fd = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur.min(1 << 20) as libc::c_int
+        } else {
+            1024
+        };
+        for fd in 3..max_fd {
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(fd, &mut st) != 0 {
+                continue;
+            }
+            let kind = st.st_mode & libc::S_IFMT;
+            if kind == libc::S_IFSOCK || kind == 0 || is_anon_inode(fd) {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// Whether `fd` is an anonymous inode (`/proc/self/fd/N` reads `anon_inode:...`; newer
+/// kernels give them a regular-file mode). No allocation: this runs right after fork.
+fn is_anon_inode(fd: libc::c_int) -> bool {
+    let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
+    let mut digits = [0u8; 10];
+    let (mut n, mut len) = (fd as u32, 0);
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..len {
+        path[14 + i] = digits[len - 1 - i];
+    }
+    let mut target = [0u8; 16];
+    // SAFETY: `path` is NUL-terminated (at most 10 digits after 14 bytes, in 26) and
+    // `target` is a valid buffer of its length.
+    let n = unsafe { libc::readlink(path.as_ptr().cast(), target.as_mut_ptr().cast(), target.len()) };
+    n >= 11 && target.starts_with(b"anon_inode:")
 }
 
 /// Checks without waiting whether `child` ended.

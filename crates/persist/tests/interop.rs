@@ -134,7 +134,7 @@ fn rdb_files_both_ways() {
 
     // Without compression and checksum too.
     let file = std::fs::File::create(dir.join("plain.rdb")).unwrap();
-    let options = SaveOptions { compression: false, checksum: false, aof_base: false };
+    let options = SaveOptions { compression: false, checksum: false, ..SaveOptions::default() };
     write_snapshot(&quince.engine, std::io::BufWriter::new(file), &options).unwrap();
     let Some(plain) = start_redis(&["--dir", dir_s, "--dbfilename", "plain.rdb"]) else { return };
     let mut plain = plain.client();

@@ -62,14 +62,27 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         2 => worker::Backend::Epoll,
         _ => worker::Backend::Auto,
     };
+    if config.get_int("tls-port") != 0 {
+        // As a Redis built without TLS: nothing would listen there, so refuse to start.
+        return Err("tls-port is set, but TLS is not supported by this build (quince has no TLS yet): \
+                    remove tls-port or set it to 0"
+            .into());
+    }
     let port = config.get_int("port") as u16;
-    let tcp_listeners = bind_all(config.get("bind").unwrap_or(""), port, config.get_int("tcp-backlog") as i32)?;
+    // Port 0: no TCP listener, as in Redis (a Unix socket only).
+    let tcp_listeners = match port {
+        0 => Vec::new(),
+        _ => bind_all(config.get("bind").unwrap_or(""), port, config.get_int("tcp-backlog") as i32)?,
+    };
     let bound_port = tcp_listeners.first().and_then(|l| l.local_addr().ok()).map_or(port, |a| a.port());
     let mut listeners: Vec<socket::Listener> = tcp_listeners.into_iter().map(socket::Listener::Tcp).collect();
     let unix_path = config.get("unixsocket").unwrap_or("").to_string();
     if !unix_path.is_empty() {
         let perm = config.get_int("unixsocketperm") as u32;
         listeners.push(socket::Listener::Unix(listen_unix(&unix_path, perm)?));
+    }
+    if listeners.is_empty() {
+        return Err("Configured to not listen anywhere, exiting.".into());
     }
     let hz = config.get_int("hz").max(1) as u64;
     let shards = config.get_int("shards") as usize;
@@ -264,7 +277,7 @@ fn bind_all(bind: &str, port: u16, backlog: i32) -> Result<Vec<std::net::TcpList
         // Later listeners share the port the first one got (matters for --port 0).
         let port =
             listeners.first().and_then(|l: &std::net::TcpListener| l.local_addr().ok()).map_or(port, |a| a.port());
-        match listen(SocketAddr::new(ip, port), backlog) {
+        match listen_retrying(SocketAddr::new(ip, port), backlog) {
             Ok(l) => listeners.push(l),
             Err(e) if optional => log::log(Level::Verbose, &format!("Skipping optional bind {addr}:{port}: {e}")),
             Err(e) => return Err(format!("Could not create server TCP listening socket {addr}:{port}: {e}")),
@@ -274,6 +287,24 @@ fn bind_all(bind: &str, port: u16, backlog: i32) -> Result<Vec<std::net::TcpList
         return Err("Failed listening on any address".into());
     }
     Ok(listeners)
+}
+
+/// How long a bind that finds the address in use is retried. A server killed with -9
+/// while an io_uring multishot accept was armed keeps its listener until the kernel tears
+/// the ring down, some milliseconds later; a supervisor restarting at once must not fail
+/// on that. A port another live process holds still fails, this much later.
+const BIND_RETRY: Duration = Duration::from_millis(1000);
+
+fn listen_retrying(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
+    let deadline = std::time::Instant::now() + BIND_RETRY;
+    loop {
+        match listen(addr, backlog) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
 }
 
 fn listen(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {

@@ -532,6 +532,13 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
                 )));
             }
         }
+        // No TLS yet: a TLS port is refused rather than accepted with nothing listening.
+        if config.get_int("tls-port") != 0 {
+            *config = before;
+            return Err(CmdError::msg(
+                "ERR CONFIG SET failed (possibly related to argument 'tls-port') - TLS is not supported by this build",
+            ));
+        }
     }
     ctx.engine.config_changed();
     out.simple("OK");

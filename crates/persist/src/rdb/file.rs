@@ -33,6 +33,9 @@ pub struct SaveOptions {
     pub checksum: bool,
     /// The `aof-base` aux field: 1 when the file is the base of a multi-part AOF.
     pub aof_base: bool,
+    /// `rdb-key-save-delay` (a testing aid, as in Redis): microseconds to sleep after each
+    /// key; negative: sleep 1 µs after one key in that many, on average.
+    pub key_save_delay_us: i64,
 }
 
 impl SaveOptions {
@@ -44,13 +47,14 @@ impl SaveOptions {
             compression: config.get_int("rdbcompression") != 0,
             checksum: config.get_int("rdbchecksum") != 0,
             aof_base,
+            key_save_delay_us: config.get_int("rdb-key-save-delay"),
         }
     }
 }
 
 impl Default for SaveOptions {
     fn default() -> Self {
-        Self { compression: true, checksum: true, aof_base: false }
+        Self { compression: true, checksum: true, aof_base: false, key_save_delay_us: 0 }
     }
 }
 
@@ -160,6 +164,7 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
                 write_key(&mut o, key, entry, access, now, &write_options);
                 keys += 1;
                 sink.drain(&mut o, false)?;
+                key_save_delay(options.key_save_delay_us, keys);
             }
         }
     }
@@ -169,6 +174,19 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
     sink.put(&crc.to_le_bytes())?;
     sink.inner.flush()?;
     Ok(SaveStats { keys, bytes: sink.bytes })
+}
+
+/// Redis's debugDelay after the `nth` key saved (see `SaveOptions::key_save_delay_us`).
+fn key_save_delay(delay_us: i64, nth: u64) {
+    let sleep_us = match delay_us {
+        0 => 0,
+        d if d > 0 => d as u64,
+        // Redis draws at random; every |d|-th key gives the same average delay.
+        d => u64::from(nth.is_multiple_of(d.unsigned_abs())),
+    };
+    if sleep_us > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(sleep_us));
+    }
 }
 
 /// `rdbSaveKeyValuePair`.
