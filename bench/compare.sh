@@ -17,7 +17,11 @@
 # core budget as redis), SERVER_CPU, CLIENT_CPU, SERVER_ARGS for settings given to both
 # servers (e.g. "--appendonly yes --appendfsync always"; each server gets its own temporary
 # --dir), QUINCE_ARGS for quince only (e.g. "--io-backend epoll"), UNIX_SOCKET=1 to connect
-# redis-benchmark through each server's Unix domain socket (`unixsocket`) instead of TCP.
+# redis-benchmark through each server's Unix domain socket (`unixsocket`) instead of TCP,
+# BENCH_ARGS for more redis-benchmark arguments (e.g. "-r 100000000 -d 100": random keys of
+# 100-byte values), PREFILL=N to run N untimed SETs with BENCH_ARGS into each server first
+# (e.g. to fill a `maxmemory` so that every measured write evicts: the eviction benchmark).
+# After the table: used_memory, RSS and evicted_keys of each server.
 # Output: a Markdown table on stdout: rps, p50 and p99 (ms) per server, the quince/redis
 # throughput ratio, and server CPU microseconds per request with its quince/redis ratio.
 # Unless -o none, also DIR/YYYY-MM-DD-HHMM-compare.md (machine facts, settings, the table),
@@ -27,7 +31,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
-CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_CPU CLIENT_CPU SERVER_ARGS QUINCE_ARGS UNIX_SOCKET" "$0" "$@")
+CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_CPU CLIENT_CPU SERVER_ARGS QUINCE_ARGS UNIX_SOCKET BENCH_ARGS PREFILL" "$0" "$@")
 
 TESTS=set,get,incr; REQUESTS=200000; CLIENTS=50; PIPELINES="1 16"; ROUNDS=1; OUT=""
 while getopts "t:n:c:P:r:o:h" opt; do
@@ -70,7 +74,7 @@ run_one() {
   local target=$1 pid=$2 test=$3 pipeline=$4 before after line
   before=$(cpu_ticks "$pid")
   # shellcheck disable=SC2086
-  line=$(taskset -c "$CLIENT_CPU" redis-benchmark $target -t "$test" -n "$REQUESTS" -c "$CLIENTS" -P "$pipeline" --csv 2>/dev/null | tail -n 1)
+  line=$(taskset -c "$CLIENT_CPU" redis-benchmark $target -t "$test" -n "$REQUESTS" -c "$CLIENTS" -P "$pipeline" ${BENCH_ARGS:-} --csv 2>/dev/null | tail -n 1)
   after=$(cpu_ticks "$pid")
   # CSV: "test","rps","avg","min","p50","p95","p99","max"
   echo "$line" | tr -d '"' | awk -F, -v cpu=$(( (after - before) * TICK_US )) -v n="$REQUESTS" \
@@ -79,10 +83,24 @@ run_one() {
 
 best() { sort -k1 -g -r | head -n 1; }
 
+if [ -n "${PREFILL:-}" ]; then
+  for target in "${QTARGET[*]}" "${RTARGET[*]}"; do
+    # shellcheck disable=SC2086
+    taskset -c "$CLIENT_CPU" redis-benchmark $target -t set -n "$PREFILL" -c "$CLIENTS" -P 16 ${BENCH_ARGS:-} -q >/dev/null 2>&1
+  done
+fi
+# "used_memory rss evicted_keys" of the server at $1 ("-p PORT" or "-s PATH").
+memory_facts() {
+  # shellcheck disable=SC2086
+  redis-cli $1 INFO | tr -d '\r' | awk -F: '/^used_memory:/ {u=$2} /^used_memory_rss:/ {r=$2} /^evicted_keys:/ {e=$2} END {print u, r, e}'
+}
+
 REDIS_VERSION=$(redis-server --version | awk '{print $3}' | sed 's/^v=//')
 SETTINGS="requests=$REQUESTS clients=$CLIENTS servers on cpu $SERVER_CPU (quince --threads $QUINCE_THREADS), redis-benchmark on cpu $CLIENT_CPU, best of $ROUNDS round(s)"
 if [ -n "${SERVER_ARGS:-}" ]; then SETTINGS="$SETTINGS, SERVER_ARGS: $SERVER_ARGS"; fi
 if [ "${UNIX_SOCKET:-0}" = 1 ]; then SETTINGS="$SETTINGS, clients over Unix domain sockets"; fi
+if [ -n "${BENCH_ARGS:-}" ]; then SETTINGS="$SETTINGS, BENCH_ARGS: $BENCH_ARGS"; fi
+if [ -n "${PREFILL:-}" ]; then SETTINGS="$SETTINGS, after $PREFILL untimed SETs"; fi
 TABLE=$WORK/table.md; TSV=$WORK/ratios.tsv
 echo "# quince vs redis-server ($REDIS_VERSION)"
 echo
@@ -116,6 +134,11 @@ for pipeline in $PIPELINES; do
   done
 done
 
+read -r qused qrss qevicted <<<"$(memory_facts "${QTARGET[*]}")"
+read -r rused rrss revicted <<<"$(memory_facts "${RTARGET[*]}")"
+FACTS="After the run: quince used_memory $qused, RSS $qrss, evicted_keys $qevicted; redis-server used_memory $rused, RSS $rrss, evicted_keys $revicted."
+echo; echo "$FACTS"
+
 [ "$OUT" != none ] || exit 0
 base=$(stamp)-compare
 python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = same as redis-server" --max 2 \
@@ -134,6 +157,8 @@ python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = sa
   echo "tests=$TESTS pipelines=\"$PIPELINES\". p50/p99 are redis-benchmark's latency percentiles; CPU us/req is the server's user+system time from /proc/PID/stat (10 ms ticks) divided by the requests of the test."
   echo
   cat "$TABLE"
+  echo
+  echo "$FACTS"
   echo
   echo "![throughput and CPU-per-request ratios, quince/redis-server]($base.svg)"
 } > "$OUT/$base.md"

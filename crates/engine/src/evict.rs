@@ -99,25 +99,24 @@ impl Engine {
             }
         };
         let shards = self.keyspace.shard_count();
+        let databases = self.keyspace.databases();
         let mut best: Option<(i64, usize, Key)> = None;
-        for db in 0..self.keyspace.databases() {
-            // Random shards until one holds candidates (most are empty in a small dataset).
-            let first = rng.below(shards);
-            for step in 0..shards {
-                let shard = (first + step) % shards;
-                let sample = self.keyspace.lock(shard).dbs[db].eviction_sample(samples, policy.volatile(), rng);
-                if sample.is_empty() {
-                    continue;
-                }
-                for (key, access, expire) in sample {
-                    let s = score(access, expire);
+        // Random shards until one holds candidates in some database (most are empty in a
+        // small dataset); every database is sampled under that one lock.
+        let first = rng.below(shards);
+        for step in 0..shards {
+            let guard = self.keyspace.lock((first + step) % shards);
+            for db in 0..databases {
+                if let Some((s, key)) = guard.dbs[db].eviction_best(samples, policy.volatile(), rng, score) {
                     if best.as_ref().is_none_or(|(b, _, _)| s < *b) {
                         best = Some((s, db, key));
                     }
                 }
-                break;
+                if matches!(policy, Policy::AllKeysRandom | Policy::VolatileRandom) && best.is_some() {
+                    break;
+                }
             }
-            if matches!(policy, Policy::AllKeysRandom | Policy::VolatileRandom) && best.is_some() {
+            if best.is_some() {
                 break;
             }
         }

@@ -331,7 +331,12 @@ impl Db {
     }
 
     pub(crate) fn add_waiter(&mut self, key: &[u8], waiter: WaiterRef) {
-        self.blocked.entry_ref(key).or_default().push_back(waiter);
+        match self.blocked.get_mut(key) {
+            Some(queue) => queue.push_back(waiter),
+            None => {
+                self.blocked.insert(Key::from(key), VecDeque::from([waiter]));
+            }
+        }
     }
 
     /// Drops `waiter` (and any finished waiters) from the queue of `key`.
@@ -720,33 +725,41 @@ impl Db {
         (sum, count)
     }
 
-    /// Up to `n` candidate keys for eviction with their access data and TTL: random ones
-    /// from the keys with a TTL (`volatile`), or a run of keys from a random point of the
-    /// table. PERF: reaching the random point walks the table; Redis samples random buckets.
-    pub fn eviction_sample(&self, n: usize, volatile: bool, rng: &mut Rng) -> Vec<(Key, u32, Option<i64>)> {
-        let describe = |key: &[u8], entry: &Entry| (Key::from(key), entry.access, entry.expire_at_ms());
+    /// Draws `n` keys (only keys with a TTL when `volatile`) and returns the one `score`
+    /// ranks lowest, with its score: random keys with a TTL, or a run of table buckets from
+    /// a random one (Redis's dictGetSomeKeys). Only the chosen key is copied.
+    pub fn eviction_best(
+        &self,
+        n: usize,
+        volatile: bool,
+        rng: &mut Rng,
+        score: impl Fn(u32, Option<i64>) -> i64,
+    ) -> Option<(i64, Key)> {
+        fn lowest<'a>(
+            candidates: impl Iterator<Item = (&'a [u8], &'a Entry)>,
+            score: impl Fn(u32, Option<i64>) -> i64,
+        ) -> Option<(i64, Key)> {
+            let mut best: Option<(i64, &[u8])> = None;
+            for (key, entry) in candidates {
+                let s = score(entry.access, entry.expire_at_ms());
+                if best.is_none_or(|(b, _)| s < b) {
+                    best = Some((s, key));
+                }
+            }
+            best.map(|(s, key)| (s, Key::from(key)))
+        }
         if volatile {
             if self.expires.is_empty() {
-                return Vec::new();
+                return None;
             }
-            (0..n)
-                .filter_map(|_| {
-                    let key = &self.expires[rng.below(self.expires.len())];
-                    self.map.get(&key[..]).map(|e| describe(key, e))
-                })
-                .collect()
+            let expires = &self.expires;
+            let drawn = (0..n).filter_map(|_| {
+                let key = &expires[rng.below(expires.len())];
+                self.map.get(&key[..]).map(|entry| (&key[..], entry))
+            });
+            lowest(drawn, score)
         } else {
-            if self.map.is_empty() {
-                return Vec::new();
-            }
-            let start = rng.below(self.map.len());
-            self.map
-                .iter()
-                .skip(start)
-                .chain(self.map.iter())
-                .take(n.min(self.map.len()))
-                .map(|(k, e)| describe(k, e))
-                .collect()
+            lowest(self.map.sample_from(rng.below(usize::MAX), n), score)
         }
     }
 
@@ -755,9 +768,10 @@ impl Db {
         self.remove_entry(key).is_some()
     }
 
-    /// The `n`-th key in table order (for RANDOMKEY), if any.
-    pub fn nth_key(&self, n: usize) -> Option<&[u8]> {
-        self.map.keys().nth(n)
+    /// The first key at or after table bucket `start` (RANDOMKEY with a random `start`):
+    /// O(1) on average, where walking to the n-th key was O(n).
+    pub fn key_from_bucket(&self, start: usize) -> Option<&[u8]> {
+        self.map.sample_from(start, 1).next().map(|(key, _)| key)
     }
 
     /// Checks up to `samples` random keys with a TTL and deletes the expired ones.

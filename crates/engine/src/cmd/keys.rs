@@ -455,7 +455,7 @@ fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
             }
             let mut guard = keyspace.lock(shard);
             let db = &mut guard.dbs[db];
-            let Some(key) = db.nth_key(pick.min(db.len().saturating_sub(1))).map(Key::from) else { break };
+            let Some(key) = db.key_from_bucket(rng.below(usize::MAX)).map(Key::from) else { break };
             // A key whose TTL passed is deleted here and another one is drawn.
             if db.contains(&key, now) {
                 out.bulk(&key);

@@ -84,8 +84,18 @@ impl KeyTable {
         self.table.iter().map(|p| (&p.key[..], &p.entry))
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.table.iter().map(|p| &p.key[..])
+    /// Up to `n` entries from the occupied buckets at and after bucket `start` (modulo the
+    /// bucket count), as Redis's dictGetSomeKeys samples: a table at most 7/8 and at least
+    /// about 3/8 full after growing needs a few buckets per entry, so a sample costs O(n),
+    /// not a walk from the table's start.
+    pub fn sample_from(&self, start: usize, n: usize) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
+        let buckets = self.table.num_buckets();
+        let wanted = if self.table.is_empty() { 0 } else { n.min(self.table.len()) };
+        let start = start % buckets.max(1);
+        (0..buckets)
+            .filter_map(move |step| self.table.get_bucket((start + step) % buckets))
+            .take(wanted)
+            .map(|p| (&p.key[..], &p.entry))
     }
 }
 
@@ -122,6 +132,35 @@ mod tests {
         }
     }
 
+    /// Eviction and RANDOMKEY sample from a random bucket: `n` distinct entries (or all of a
+    /// smaller table), from any start, every key reachable, also when the table is sparse
+    /// after mass deletion (it does not shrink).
+    #[test]
+    fn samples_from_any_bucket() {
+        let mut t = KeyTable::default();
+        assert_eq!(t.sample_from(7, 5).count(), 0);
+        for i in 0..10_000 {
+            t.insert(format!("key:{i}").as_bytes(), entry(i));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for start in (0..t.table.num_buckets() * 2).step_by(3) {
+            let sample: Vec<&[u8]> = t.sample_from(start, 5).map(|(k, _)| k).collect();
+            assert_eq!(sample.len(), 5);
+            let distinct: std::collections::HashSet<&[u8]> = sample.iter().copied().collect();
+            assert_eq!(distinct.len(), 5, "start {start}");
+            seen.extend(sample.iter().map(|k| k.to_vec()));
+        }
+        assert_eq!(seen.len(), 10_000, "every key is reachable from some start");
+        for i in 0..9_990 {
+            t.remove(format!("key:{i}").as_bytes());
+        }
+        for start in [0, 1, 12_345, usize::MAX] {
+            let sample: Vec<&[u8]> = t.sample_from(start, 5).map(|(k, _)| k).collect();
+            assert_eq!(sample.len(), 5, "a sparse table still gives a full sample");
+        }
+        assert_eq!(t.sample_from(3, 50).count(), 10, "at most the table's size");
+    }
+
     #[test]
     fn behaves_as_a_map_of_byte_strings() {
         let mut t = KeyTable::default();
@@ -135,7 +174,7 @@ mod tests {
             *e = entry(4);
         }
         assert_eq!(int_of(t.get(&long)), Some(4));
-        let mut keys: Vec<Vec<u8>> = t.keys().map(|k| k.to_vec()).collect();
+        let mut keys: Vec<Vec<u8>> = t.iter().map(|(k, _)| k.to_vec()).collect();
         keys.sort();
         assert_eq!(keys, vec![b"a".to_vec(), long.clone()]);
         assert_eq!(int_of(t.remove(b"a").as_ref()), Some(3));
