@@ -158,6 +158,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         };
         let handle = std::thread::Builder::new()
             .name(format!("quince-worker-{index}"))
+            .stack_size(worker::SCRIPT_STACK_SIZE)
             .spawn(move || worker.run())
             .map_err(|e| format!("spawning worker: {e}"))?;
         handles.push(handle);

@@ -29,6 +29,11 @@ const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 /// How often subscribers' output is checked against the soft limit without new messages.
 const LIMIT_CHECK_PERIOD: Duration = Duration::from_millis(100);
 
+/// Stack of the threads that run scripts (workers, script runners). cjson nests to 1,000
+/// levels as in Redis, one Rust frame per level, which a debug build's frames would take
+/// past the default 2 MB. Address space only: untouched pages cost no memory.
+pub const SCRIPT_STACK_SIZE: usize = 64 << 20;
+
 pub struct Worker {
     pub index: usize,
     pub engine: Arc<Engine>,

@@ -203,3 +203,26 @@ fn normal_soft_output_limit() {
     let (read, closed) = read_until_closed(&mut c, 100 << 20);
     assert!(closed && read < 20 << 20, "read {read}, closed {closed}");
 }
+
+/// The replica class: a connection that asked for the replication stream (SYNC) and never
+/// reads it is closed once the stream queued for it passes the replica hard limit.
+#[test]
+fn replica_output_limit_disconnects() {
+    let quince = start_quince(QUINCE, &["--client-output-buffer-limit", "replica 1mb 0 0"]);
+    let mut replica = TcpStream::connect(("127.0.0.1", quince.port)).expect("connect");
+    replica.write_all(&encode_command(&["SYNC"])).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut writer = quince.client();
+    let list = String::from_utf8(writer.call(&["CLIENT", "LIST"])).unwrap();
+    assert!(list.lines().any(|l| l.contains("flags=S ")), "the SYNC connection is listed as a replica: {list}");
+    let value = "v".repeat(256 * 1024);
+    // 16 MB of writes: more than the socket buffers can hold, so most of it queues.
+    for i in 0..64 {
+        assert_eq!(writer.call(&["SET", &format!("k{i}"), &value]), b"+OK\r\n");
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (read, closed) = read_until_closed(&mut replica, 64 << 20);
+    assert!(closed && read < 16 << 20, "replica read {read} bytes, closed {closed}");
+    let list = String::from_utf8(writer.call(&["CLIENT", "LIST"])).unwrap();
+    assert!(!list.contains("flags=S "), "{list}");
+}

@@ -81,7 +81,10 @@ impl Offload {
             return;
         }
         state.threads += 1;
-        let spawned = std::thread::Builder::new().name("quince-script".into()).spawn(runner_loop);
+        let spawned = std::thread::Builder::new()
+            .name("quince-script".into())
+            .stack_size(crate::worker::SCRIPT_STACK_SIZE)
+            .spawn(runner_loop);
         if let Err(e) = spawned {
             state.threads -= 1;
             log(Level::Warning, &format!("Spawning a script runner: {e}; running the script on the worker"));
