@@ -107,6 +107,8 @@ pub struct ClientHandle {
     pub pubsub: Mutex<crate::pubsub::Subscriptions>,
     /// When pending output first passed the soft output limit (0: it is below).
     pub soft_limit_since_ms: AtomicI64,
+    /// See `limit_exempt_bytes`.
+    limit_exempt: AtomicUsize,
 }
 
 impl std::fmt::Debug for ClientHandle {
@@ -136,6 +138,7 @@ impl ClientHandle {
             waker: Mutex::new(None),
             pubsub: Mutex::new(crate::pubsub::Subscriptions::default()),
             soft_limit_since_ms: AtomicI64::new(0),
+            limit_exempt: AtomicUsize::new(0),
         }
     }
 
@@ -166,6 +169,16 @@ impl ClientHandle {
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
         self.wake();
+    }
+
+    /// Output not counted against the client's output limit: a replica's initial snapshot,
+    /// which Redis sends from a file rather than its output buffer.
+    pub fn limit_exempt_bytes(&self) -> usize {
+        self.limit_exempt.load(Ordering::Relaxed)
+    }
+
+    pub fn set_limit_exempt_bytes(&self, bytes: usize) {
+        self.limit_exempt.store(bytes, Ordering::Relaxed);
     }
 
     pub fn is_killed(&self) -> bool {

@@ -75,7 +75,10 @@ fn bgrewriteaof(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> 
 fn sync(ctx: &mut Ctx<'_>, _args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResult {
     let layer = layer(ctx)?;
     let mut snapshot = Vec::new();
-    let options = crate::rdb::SaveOptions::from_config(ctx.engine, false);
+    // Built in this process under the gate, not in a child: a testing delay per key would
+    // stall every client.
+    let options =
+        crate::rdb::SaveOptions { key_save_delay_us: 0, ..crate::rdb::SaveOptions::from_config(ctx.engine, false) };
     crate::rdb::write_snapshot(ctx.engine, &mut snapshot, &options)
         .map_err(|e| CmdError::msg(format!("ERR can't build the snapshot: {e}")))?;
     layer.replicas.attach(ctx.client.handle.clone(), &snapshot);

@@ -25,6 +25,10 @@ impl ChildExit {
 pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::io::Result<ChildPid> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
+    // The death signal follows the thread that forked, not the process: a script runner
+    // (EXEC of a queue with a script and a BGSAVE) exits when idle, which would kill the
+    // save. Only children of long-lived threads get it.
+    let die_with_parent = std::thread::current().name() != Some("quince-script");
     // SAFETY: fork is async-signal-safe; the child only runs `work`, which touches the
     // keyspace (its locks are released first: their holders don't exist in the child) and
     // files, then leaves with _exit, skipping destructors and atexit handlers of the parent.
@@ -33,7 +37,7 @@ pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::
         -1 => Err(std::io::Error::last_os_error()),
         0 => {
             // SAFETY: the child's own descriptors and process attributes.
-            unsafe { detach_child_from_server(parent) };
+            unsafe { detach_child_from_server(parent, die_with_parent) };
             // SAFETY: single-threaded child of a fork made under the exclusive gate.
             unsafe { engine.keyspace.unlock_all_after_fork() };
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(engine))).unwrap_or(false);
@@ -55,10 +59,12 @@ pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::
 ///
 /// # Safety
 /// Only in the child right after fork, before anything uses those descriptors.
-unsafe fn detach_child_from_server(parent: libc::pid_t) {
+unsafe fn detach_child_from_server(parent: libc::pid_t, die_with_parent: bool) {
     // SAFETY: plain syscalls on this process's own descriptors and attributes.
     unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if die_with_parent {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        }
         // The parent may have died before the line above: then nobody waits for this child.
         if libc::getppid() != parent {
             libc::_exit(1);

@@ -31,6 +31,9 @@ impl Replicas {
         let mut payload = format!("${}\r\n", snapshot.len()).into_bytes();
         payload.extend_from_slice(snapshot);
         handle.set_flag(quince_engine::clients::flag::REPLICA, true);
+        // The replica limit bounds the stream queued after the snapshot (bytes still
+        // unsent of it are over-counted by at most its size, never a healthy replica cut).
+        handle.set_limit_exempt_bytes(payload.len());
         handle.push_output(&payload);
         let mut list = self.list.lock();
         list.push(Replica { handle, selected_db: None });

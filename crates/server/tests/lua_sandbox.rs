@@ -89,6 +89,23 @@ fn binary_chunks_refused() {
     );
 }
 
+/// Bytecode as the script body itself (EVAL, SCRIPT LOAD) and as a function library.
+#[test]
+fn bytecode_bodies_refused() {
+    let Some(mut diff) = Differential::start(QUINCE) else { return };
+    let body: &[u8] = b"\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00";
+    diff.run(
+        "bytecode bodies",
+        &[
+            Step::bytes(&[b"EVAL", body, b"0"]),
+            Step::bytes(&[b"SCRIPT", b"LOAD", body]),
+            Step::bytes(&[b"EVAL", b"\x1b", b"0"]),
+            Step::bytes(&[b"FUNCTION", b"LOAD", b"#!lua name=bc\n\x1bLuaQ\x00"]),
+            Step::cmd(&["PING"]),
+        ],
+    );
+}
+
 /// Issue 24 item 3 and CVE-2025-46818: the metatables of basic types are read-only.
 #[test]
 fn basic_type_metatables() {
@@ -192,6 +209,12 @@ fn readonly_globals_and_libraries() {
             "return coroutine.wrap(function() return _G ~= nil end)()",
             "local co = coroutine.create(function() rawset(_G, 'q', 1) end) return {coroutine.resume(co)}",
             "return coroutine.wrap(function() return 5 end)()",
+            "coroutine.resume = 1",
+            "rawset(coroutine, 'x', 1)",
+            "local t = {} for k in pairs(coroutine) do t[#t+1] = k end table.sort(t) return t",
+            "rawset(getmetatable(_G), 'x', 1)",
+            "return rawget(getmetatable(_G), 'x')",
+            "getmetatable(_G).x = 1",
             "local c = cjson.new() c.x = 1 return c.x",
             "local c = cjson.new() c.encode_max_depth(2) return c.encode({{{1}}})",
             "return {cjson._NAME, cjson._VERSION, cjson.new().encode({1})}",
@@ -297,6 +320,37 @@ fn cve_patterns() {
             Step::cmd(&["FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\nredis.register_function('f', function() return type(getfenv) end)"]),
             Step::cmd(&["FCALL", "f", "0"]),
             Step::cmd(&["FUNCTION", "FLUSH"]),
+            Step::cmd(&["PING"]),
+        ],
+    );
+}
+
+/// The script cache has no bound (as in Redis 7.0): 9,000 distinct cached scripts must not
+/// use up the Lua references a script needs (each one took one of mlua's ~8,000 slots).
+#[test]
+fn many_cached_scripts() {
+    let Some(mut diff) = Differential::start(QUINCE) else { return };
+    for server in [&diff.quince, &diff.redis] {
+        let mut c = server.client();
+        let mut pipeline = Vec::new();
+        for i in 0..9000 {
+            pipeline.extend(quince_test_util::encode_command(&["EVAL", &format!("return {i}"), "0"]));
+        }
+        c.send_raw(&pipeline);
+        for i in 0..9000 {
+            assert_eq!(c.read_reply(), format!(":{i}\r\n").into_bytes(), "{}", server.name);
+        }
+    }
+    diff.run(
+        "after 9,000 cached scripts",
+        &[
+            Step::cmd(&["EVAL", "return select('#', cmsgpack.unpack(string.rep(cmsgpack.pack('a'), 7900)))", "0"]),
+            Step::cmd(&[
+                "EVAL",
+                "return #cjson.encode(cjson.decode(string.rep('[', 1000) .. string.rep(']', 1000)))",
+                "0",
+            ]),
+            Step::cmd(&["EVAL", "local t = {} for i=1,7994 do t = {t} end return t", "0"]),
             Step::cmd(&["PING"]),
         ],
     );

@@ -101,10 +101,11 @@ struct Vm {
     /// The real globals (KEYS and ARGV live here).
     globals: Table,
     scripts: HashMap<String, Script>,
+    /// The scripts' compiled functions by sha (see `Vm::create`).
+    compiled: Table,
 }
 
 struct Script {
-    func: Function,
     flags: u32,
 }
 
@@ -562,6 +563,7 @@ G.struct = protect(struct_lib)
 G.string = protect(string)
 G.math = protect(math)
 G.table = protect(table)
+G.coroutine = protect(coroutine)
 -- Methods on strings go through the read-only string library, and getmetatable('') shows
 -- a read-only view of the metatable (CVE-2025-46818: a script rewrote it for all others).
 local string_meta = getmetatable('')
@@ -637,6 +639,8 @@ local load_globals = {redis = raw_setmetatable({}, {
   __metatable = false,
 })}
 
+backing[load_globals.redis] = load_redis
+
 local env = raw_setmetatable({}, {
   __index = function(_, k)
     local v = rawget(hooks.loading and load_globals or G, k)
@@ -648,8 +652,8 @@ local env = raw_setmetatable({}, {
   __newindex = readonly,
   __metatable = false,
 })
+shown[env] = protect(dbg.getmetatable(env))
 backing[env] = G
-shown[env] = protect(getmetatable(env))
 hooks.env = env
 G._G = env
 
@@ -875,7 +879,8 @@ impl Vm {
         let (hooks, runner, env, globals): (Table, Function, Table, Table) = prelude
             .call((hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap, guard, pairs, unpack))?;
         lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
-        Ok(Vm { lua, hooks, runner, env, globals, scripts: HashMap::new() })
+        let compiled = lua.create_table()?;
+        Ok(Vm { lua, hooks, runner, env, globals, scripts: HashMap::new(), compiled })
     }
 
     /// Compiles `body` as script `sha` (a no-op if already known). Errors are the reply line.
@@ -886,15 +891,34 @@ impl Vm {
         let (flags, shebang_len) = parse_shebang(body)?;
         let func = self
             .lua
-            .load(&body[shebang_len..])
+            .load(&*as_text(&body[shebang_len..]))
             .set_name("@user_script")
             .into_function()
             .map_err(|e| format!("ERR Error compiling script (new function): {}", lua_error_text(&e)))?;
         if let Err(e) = func.set_environment(self.env.clone()) {
             return Err(format!("ERR {e}"));
         }
-        self.scripts.insert(sha.to_string(), Script { func, flags });
+        // In a Lua table, not held by Rust: each value Rust holds takes one of mlua's ~8,000
+        // reference slots, and the script cache has no bound (as in Redis 7.0).
+        self.compiled.raw_set(sha, func).map_err(|e| format!("ERR {e}"))?;
+        self.scripts.insert(sha.to_string(), Script { flags });
         Ok(())
+    }
+
+    /// A cached script's compiled function.
+    fn compiled(&self, sha: &str) -> Option<Function> {
+        self.compiled.raw_get(sha).ok()
+    }
+}
+
+/// Redis's Lua parses every chunk as text, so a body starting with ESC (a bytecode
+/// signature) fails at that byte instead of loading crafted bytecode; a space in front gives
+/// Lua 5.1 the same error at the same line.
+fn as_text(code: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if code.first() == Some(&0x1b) {
+        std::borrow::Cow::Owned([&b" "[..], code].concat())
+    } else {
+        std::borrow::Cow::Borrowed(code)
     }
 }
 
@@ -1096,11 +1120,9 @@ fn lua_to_reply(lua: &Lua, value: Value, out: &mut dyn ReplySink, script_resp: u
                     deep = lua.create_table().ok();
                 }
                 match &deep {
-                    Some(d) if d.raw_set(depth, table).is_ok() => None,
-                    _ => {
-                        out.error("ERR reached lua stack limit");
-                        continue;
-                    }
+                    Some(d) if d.raw_set(depth, table.clone()).is_ok() => None,
+                    // Its header is written: hold it here rather than lose its elements.
+                    _ => Some(table),
                 }
             };
             open.push(Open { table, next: 1, last });
@@ -1173,13 +1195,22 @@ fn write_lua_value(lua: &Lua, value: &Value, out: &mut dyn ReplySink, script_res
                 let len = flat.raw_len();
                 Some((flat, len))
             };
+            // (If Lua can't make the flat copy, the element is an error: a count written
+            // for it would not match what follows.)
+            const NO_COPY: &str = "ERR internal error while converting the script's reply";
             if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
-                let (flat, len) = flatten(&m, true)?;
+                let Some((flat, len)) = flatten(&m, true) else {
+                    out.error(NO_COPY);
+                    return None;
+                };
                 out.map(len / 2);
                 return Some((flat, len));
             }
             if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
-                let (flat, len) = flatten(&s, false)?;
+                let Some((flat, len)) = flatten(&s, false) else {
+                    out.error(NO_COPY);
+                    return None;
+                };
                 out.set(len);
                 return Some((flat, len));
             }
@@ -1549,8 +1580,8 @@ fn eval_generic(
     let numkeys = numkeys as usize;
     let keys = &args[3..3 + numkeys];
     let argv = &args[3 + numkeys..];
-    let script = vm.scripts.get(&sha).expect("script was created");
-    let (func, flags) = (script.func.clone(), script.flags);
+    let flags = vm.scripts.get(&sha).expect("script was created").flags;
+    let func = vm.compiled(&sha).ok_or_else(|| CmdError::msg("ERR the script's compiled function is missing"))?;
     run_script(ctx, vm, Target::Eval(func), args, &sha, flags, keys, argv, read_only, out)
 }
 
@@ -1822,7 +1853,7 @@ fn load_library(
     }
     let lua = &vm.lua;
     let chunk = lua
-        .load(code)
+        .load(&*as_text(code))
         .set_name("@user_function")
         .into_function()
         .map_err(|e| format!("ERR Error compiling function: {}", lua_error_text(&e)))?;
