@@ -69,22 +69,95 @@ unsafe fn detach_child_from_server(parent: libc::pid_t, die_with_parent: bool) {
         if libc::getppid() != parent {
             libc::_exit(1);
         }
-        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        let max_fd = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-            limit.rlim_cur.min(1 << 20) as libc::c_int
-        } else {
-            1024
-        };
-        for fd in 3..max_fd {
-            let mut st: libc::stat = std::mem::zeroed();
-            if libc::fstat(fd, &mut st) != 0 {
-                continue;
-            }
-            let kind = st.st_mode & libc::S_IFMT;
-            if kind == libc::S_IFSOCK || kind == 0 || is_anon_inode(fd) {
-                libc::close(fd);
+        if !close_listed_descriptors() {
+            // No /proc: every descriptor up to the limit (at most 65,536 checks).
+            let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            let max_fd = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur.min(1 << 16) as libc::c_int
+            } else {
+                1024
+            };
+            for fd in 3..max_fd {
+                close_if_server_descriptor(fd);
             }
         }
+    }
+}
+
+/// Closes `fd` if it is a socket or an anonymous inode (see `detach_child_from_server`).
+fn close_if_server_descriptor(fd: libc::c_int) {
+    if is_server_descriptor(fd) {
+        // SAFETY: closing a descriptor of our own that nothing in the child uses.
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn is_server_descriptor(fd: libc::c_int) -> bool {
+    // SAFETY: fstat into a zeroed stat buffer.
+    let kind = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 {
+            return false;
+        }
+        st.st_mode & libc::S_IFMT
+    };
+    kind == libc::S_IFSOCK || kind == 0 || is_anon_inode(fd)
+}
+
+/// Walks the descriptors listed in /proc/self/fd (getdents64 into a stack buffer: no
+/// allocation right after fork), closing the server's. False when /proc can't be read.
+fn close_listed_descriptors() -> bool {
+    // SAFETY: open/getdents64/close on a directory descriptor of our own; the records are
+    // read within the bytes the kernel wrote, each bounded by its own length field.
+    unsafe {
+        let dir = libc::open(c"/proc/self/fd".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
+        if dir < 0 {
+            return false;
+        }
+        // Descriptors to close are gathered first (closing while listing could shift entries),
+        // at most a buffer's worth per listing.
+        let mut found = [0 as libc::c_int; 1024];
+        loop {
+            let mut buf = [0u8; 4096];
+            let mut count = 0;
+            loop {
+                let n = libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len()) as isize;
+                if n <= 0 {
+                    break;
+                }
+                let mut at = 0usize;
+                while at + 19 < n as usize {
+                    let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+                    if reclen == 0 {
+                        break;
+                    }
+                    let mut fd: libc::c_int = 0;
+                    let mut digits = 0;
+                    for &b in &buf[at + 19..(at + reclen).min(n as usize)] {
+                        if !b.is_ascii_digit() {
+                            break;
+                        }
+                        fd = fd.saturating_mul(10).saturating_add(libc::c_int::from(b - b'0'));
+                        digits += 1;
+                    }
+                    if digits > 0 && fd > 2 && fd != dir && count < found.len() && is_server_descriptor(fd) {
+                        found[count] = fd;
+                        count += 1;
+                    }
+                    at += reclen;
+                }
+            }
+            for &fd in &found[..count] {
+                libc::close(fd);
+            }
+            // More than a buffer's worth: list again (closed ones are gone from the list).
+            if count < found.len() {
+                break;
+            }
+            libc::lseek(dir, 0, libc::SEEK_SET);
+        }
+        libc::close(dir);
+        true
     }
 }
 

@@ -275,7 +275,7 @@ fn bind_all(bind: &str, port: u16, backlog: i32) -> Result<Vec<std::net::TcpList
             "::*" => IpAddr::from([0u16; 8]),
             a => a.parse().map_err(|_| format!("Invalid bind address '{a}'"))?,
         };
-        // Later listeners share the port the first one got (matters for --port 0).
+        // Later listeners share the port the first one got.
         let port =
             listeners.first().and_then(|l: &std::net::TcpListener| l.local_addr().ok()).map_or(port, |a| a.port());
         match listen_retrying(SocketAddr::new(ip, port), backlog) {

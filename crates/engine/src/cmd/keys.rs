@@ -435,7 +435,9 @@ pub fn parse_scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
     std::str::from_utf8(arg).ok().and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| CmdError::msg("ERR invalid cursor"))
 }
 
-/// RANDOMKEY — O(N/shards) here: a uniformly random live key of the selected database.
+/// RANDOMKEY — O(shards) here: a random live key of the selected database (a shard drawn by
+/// its size, then the key at or after a random table bucket: not exactly uniform, like
+/// Redis's dictGetFairRandomKey).
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let (now, db) = (ctx.now_ms, ctx.client.db);
     let engine = ctx.engine;
