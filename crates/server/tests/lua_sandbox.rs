@@ -272,6 +272,20 @@ fn cjson_limits() {
             "return cjson.decode('\"\\\\u00e9\\\\u0041\"')",
             "return cjson.decode('\"\\\\u12\"')",
             "return cjson.decode('\"\\\\uzzzz\"')",
+            // Settings are the shared library's, kept across scripts as in Redis; each is
+            // put back so the RESP3 pass starts from the defaults.
+            "return {cjson.encode_number_precision(3), cjson.encode(3.14159)}",
+            "return cjson.encode({3.14159265358979, 123456, 0.000123456})",
+            "return cjson.encode_number_precision(0)",
+            "return cjson.encode_number_precision(15)",
+            "return cjson.encode_number_precision()",
+            "return cjson.encode_number_precision(14)",
+            "return cjson.encode({3.14159265358979, 123456789012345, 1e-5})",
+            "return {cjson.encode_keep_buffer(false), tostring(cjson.encode_keep_buffer())}",
+            "return tostring(cjson.encode_keep_buffer(true))",
+            "return {cjson.encode_sparse_array()}",
+            "return {cjson.decode_invalid_numbers()}",
+            "return cjson.encode({[1]=1,[5]=5})",
         ],
     );
 }

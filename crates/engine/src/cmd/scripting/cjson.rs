@@ -32,23 +32,24 @@ fn json_escape(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-/// `%.14g`, lua-cjson's number format.
-fn json_number(n: f64, out: &mut Vec<u8>) -> mlua::Result<()> {
+/// `%.<precision>g` (`encode_number_precision`, 14 by default), lua-cjson's number format.
+fn json_number(n: f64, out: &mut Vec<u8>, precision: usize) -> mlua::Result<()> {
     if n.is_nan() || n.is_infinite() {
         return Err(lua_err("Cannot serialise number: must not be NaN or Inf"));
     }
-    if n == n.trunc() && n.abs() < 1e14 {
+    let p = precision.clamp(1, 14);
+    if n == n.trunc() && n.abs() < 10f64.powi(p as i32) {
         out.extend_from_slice(format!("{}", n as i64).as_bytes());
         return Ok(());
     }
-    let sci = format!("{n:.13e}");
+    let sci = format!("{n:.*e}", p - 1);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..14).contains(&exp) {
-        let m = mantissa.trim_end_matches('0').trim_end_matches('.');
+    if exp < -4 || exp >= p as i32 {
+        let m = if mantissa.contains('.') { mantissa.trim_end_matches('0').trim_end_matches('.') } else { mantissa };
         out.extend_from_slice(format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()).as_bytes());
     } else {
-        let s = format!("{:.*}", (13 - exp).max(0) as usize, n);
+        let s = format!("{:.*}", (p as i32 - 1 - exp).max(0) as usize, n);
         let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
         out.extend_from_slice(s.as_bytes());
     }
@@ -72,6 +73,10 @@ struct JsonConfig {
     decode_max_depth: usize,
     /// 0 off (an error), 1 on (`nan`, `inf`), 2 `null`.
     encode_invalid_numbers: u8,
+    /// `encode_number_precision`: significant digits of encoded numbers (1 to 14).
+    number_precision: usize,
+    /// `encode_keep_buffer`: only reported (quince's encoder has no buffer to keep).
+    keep_buffer: bool,
 }
 
 /// Nesting quince allows whatever the configured depth (each level recurses in Rust).
@@ -86,7 +91,7 @@ fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: JsonConfig) -> m
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Integer(i) => json_number(*i as f64, out)?,
+        Value::Integer(i) => json_number(*i as f64, out, cfg.number_precision)?,
         Value::Number(n) if cfg.encode_invalid_numbers == 2 && (n.is_nan() || n.is_infinite()) => {
             out.extend_from_slice(b"null")
         }
@@ -98,7 +103,7 @@ fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize, cfg: JsonConfig) -> m
             } else {
                 b"-inf"
             }),
-        Value::Number(n) => json_number(*n, out)?,
+        Value::Number(n) => json_number(*n, out, cfg.number_precision)?,
         Value::String(s) => json_escape(&s.as_bytes(), out),
         Value::Table(t) => {
             // Two passes over the pairs, holding one at a time: holding them all would take a
@@ -356,8 +361,13 @@ impl JsonParser<'_> {
 }
 
 pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
-    let cfg =
-        Arc::new(Mutex::new(JsonConfig { encode_max_depth: 1000, decode_max_depth: 1000, encode_invalid_numbers: 0 }));
+    let cfg = Arc::new(Mutex::new(JsonConfig {
+        encode_max_depth: 1000,
+        decode_max_depth: 1000,
+        encode_invalid_numbers: 0,
+        number_precision: 14,
+        keep_buffer: true,
+    }));
     let t = lua.create_table()?;
     // encode, decode and the settings get their arguments packed by the prelude (see
     // `exact_args`), and check their count as lua-cjson does.
@@ -415,7 +425,7 @@ pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
             })?,
         )?;
     }
-    let c = cfg;
+    let c = cfg.clone();
     t.raw_set(
         "encode_invalid_numbers",
         lua.create_function(move |lua, (a, n): (Table, i64)| {
@@ -440,9 +450,66 @@ pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
             })
         })?,
     )?;
-    for name in ["encode_keep_buffer", "encode_sparse_array", "decode_invalid_numbers", "encode_number_precision"] {
-        t.raw_set(name, lua.create_function(|_, _: MultiValue| Ok(()))?)?;
-    }
+    let c = cfg.clone();
+    t.raw_set(
+        "encode_number_precision",
+        lua.create_function(move |_, (a, n): (Table, i64)| {
+            let args = settings_args(&a, n, 1)?;
+            let mut cfg = c.lock();
+            if !matches!(args[0], Value::Nil) {
+                let v = check_integer(&args, 1)?;
+                if !(1..=14).contains(&v) {
+                    return Err(arg_error(1, "expected integer between 1 and 14"));
+                }
+                cfg.number_precision = v as usize;
+            }
+            Ok(cfg.number_precision as f64)
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "encode_keep_buffer",
+        lua.create_function(move |_, (a, n): (Table, i64)| {
+            let args = settings_args(&a, n, 1)?;
+            let mut cfg = c.lock();
+            match &args[0] {
+                Value::Nil => {}
+                Value::Boolean(b) => cfg.keep_buffer = *b,
+                Value::String(s) if &*s.as_bytes() == b"on" => cfg.keep_buffer = true,
+                Value::String(s) if &*s.as_bytes() == b"off" => cfg.keep_buffer = false,
+                other => {
+                    let shown = match other {
+                        Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+                        _ => String::new(),
+                    };
+                    return Err(arg_error(1, &format!("invalid option '{shown}'")));
+                }
+            }
+            Ok(cfg.keep_buffer)
+        })?,
+    )?;
+    // Settings quince keeps at lua-cjson's defaults: asked, they report them; changing one
+    // is refused rather than accepted and ignored.
+    t.raw_set(
+        "encode_sparse_array",
+        lua.create_function(|_, (a, n): (Table, i64)| {
+            let args = settings_args(&a, n, 3)?;
+            if args.iter().any(|v| !matches!(v, Value::Nil)) {
+                return Err(lua_err("encode_sparse_array: changing this setting is not supported by quince"));
+            }
+            Ok((false, 2.0, 10.0))
+        })?,
+    )?;
+    t.raw_set(
+        "decode_invalid_numbers",
+        lua.create_function(|_, (a, n): (Table, i64)| {
+            let args = settings_args(&a, n, 1)?;
+            if !matches!(args[0], Value::Nil) {
+                return Err(lua_err("decode_invalid_numbers: changing this setting is not supported by quince"));
+            }
+            Ok(true)
+        })?,
+    )?;
     t.raw_set("null", cjson_null())?;
     t.raw_set("_NAME", "cjson")?;
     t.raw_set("_VERSION", "2.1.0")?;
@@ -459,7 +526,7 @@ mod tests {
     fn cjson_number_format() {
         let f = |n: f64| {
             let mut out = Vec::new();
-            json_number(n, &mut out).unwrap();
+            json_number(n, &mut out, 14).unwrap();
             String::from_utf8(out).unwrap()
         };
         assert_eq!(f(1.0), "1");
@@ -468,6 +535,17 @@ mod tests {
         assert_eq!(f(1e20), "1e+20");
         assert_eq!(f(-3.25e-7), "-3.25e-07");
         assert_eq!(f(123456789012345.0), "1.2345678901234e+14");
-        assert!(json_number(f64::NAN, &mut Vec::new()).is_err());
+        assert!(json_number(f64::NAN, &mut Vec::new(), 14).is_err());
+        let p = |n: f64, precision: usize| {
+            let mut out = Vec::new();
+            json_number(n, &mut out, precision).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(p(3.14159, 3), "3.14");
+        assert_eq!(p(123456.0, 3), "1.23e+05");
+        assert_eq!(p(999.0, 3), "999");
+        assert_eq!(p(9.99, 2), "10");
+        assert_eq!(p(0.000123456, 2), "0.00012");
+        assert_eq!(p(1.5, 1), "2");
     }
 }
