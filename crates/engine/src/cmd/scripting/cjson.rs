@@ -541,7 +541,7 @@ mod tests {
             json_number(n, &mut out, precision).unwrap();
             String::from_utf8(out).unwrap()
         };
-        assert_eq!(p(2.71828, 3), "2.72");
+        assert_eq!(p(4.56789, 3), "4.57");
         assert_eq!(p(123456.0, 3), "1.23e+05");
         assert_eq!(p(999.0, 3), "999");
         assert_eq!(p(9.99, 2), "10");
