@@ -20,8 +20,30 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Starts quince on `port` in `dir`; the child and whether it answered PING within 5 s.
-fn spawn_on(port: u16, dir: &Path, extra: &[&str]) -> (Child, bool) {
+/// A server this test started: killed (by pid) when dropped, also when an assertion fails.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        kill9(&mut self.0);
+    }
+}
+
+impl std::ops::Deref for Server {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+/// Starts quince on `port` in `dir`; the server and whether it answered PING within 5 s.
+fn spawn_on(port: u16, dir: &Path, extra: &[&str]) -> (Server, bool) {
     let mut child = Command::new(QUINCE)
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--dir", dir.to_str().unwrap()])
         .args(extra)
@@ -32,15 +54,15 @@ fn spawn_on(port: u16, dir: &Path, extra: &[&str]) -> (Child, bool) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
         if let Ok(Some(_)) = child.try_wait() {
-            return (child, false);
+            return (Server(child), false);
         }
         // The killed server's listener may still take a connection and reset it.
         if ping(port) {
-            return (child, true);
+            return (Server(child), true);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    (child, false)
+    (Server(child), false)
 }
 
 /// Whether a PING on a new connection to `port` gets PONG (errors are a no).
@@ -167,12 +189,14 @@ fn port_zero_means_no_tcp() {
     assert!(log.contains("Configured to not listen anywhere, exiting."), "log: {log}");
 
     let socket = dir.join("q.sock");
-    let mut child = Command::new(QUINCE)
-        .args(["--port", "0", "--unixsocket", socket.to_str().unwrap(), "--dir", dir.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn quince");
+    let mut child = Server(
+        Command::new(QUINCE)
+            .args(["--port", "0", "--unixsocket", socket.to_str().unwrap(), "--dir", dir.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn quince"),
+    );
     let deadline = Instant::now() + Duration::from_secs(5);
     while !socket.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
