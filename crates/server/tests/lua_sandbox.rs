@@ -286,6 +286,7 @@ fn cjson_limits() {
             "return {cjson.encode_sparse_array()}",
             "return {cjson.decode_invalid_numbers()}",
             "return cjson.encode({[1]=1,[5]=5})",
+            "return cjson.encode({-0.0, 0/-1, 1e15, -1e-5, 123456789012345})",
         ],
     );
 }

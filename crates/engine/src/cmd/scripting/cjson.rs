@@ -6,7 +6,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 use parking_lot::Mutex;
 
 use super::lua_err;
-use super::luaapi::{arg_error, check_integer, check_lstring, exact_args, exact_number};
+use super::luaapi::{self, arg_error, check_integer, check_lstring, exact_args, exact_number};
 
 /// cjson.null: a light userdata NULL, as lua-cjson uses.
 fn cjson_null() -> Value {
@@ -32,28 +32,22 @@ fn json_escape(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-/// `%.<precision>g` (`encode_number_precision`, 14 by default), lua-cjson's number format.
+/// lua-cjson's number format: `%.<precision>g` (`encode_number_precision`, 14 by default).
 fn json_number(n: f64, out: &mut Vec<u8>, precision: usize) -> mlua::Result<()> {
     if n.is_nan() || n.is_infinite() {
         return Err(lua_err("Cannot serialise number: must not be NaN or Inf"));
     }
-    let p = precision.clamp(1, 14);
-    if n == n.trunc() && n.abs() < 10f64.powi(p as i32) {
-        out.extend_from_slice(format!("{}", n as i64).as_bytes());
-        return Ok(());
-    }
-    let sci = format!("{n:.*e}", p - 1);
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= p as i32 {
-        let m = if mantissa.contains('.') { mantissa.trim_end_matches('0').trim_end_matches('.') } else { mantissa };
-        out.extend_from_slice(format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()).as_bytes());
-    } else {
-        let s = format!("{:.*}", (p as i32 - 1 - exp).max(0) as usize, n);
-        let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-        out.extend_from_slice(s.as_bytes());
-    }
+    out.extend_from_slice(luaapi::fmt_g(n, precision).as_bytes());
     Ok(())
+}
+
+/// luaL_checkoption on the first argument: the index of the option it names.
+fn check_option(args: &[Value], options: &[&[u8]]) -> mlua::Result<usize> {
+    let name = check_lstring(args, 1)?;
+    options
+        .iter()
+        .position(|o| *o == &name[..])
+        .ok_or_else(|| arg_error(1, &format!("invalid option '{}'", String::from_utf8_lossy(&name))))
 }
 
 /// json_arg_init: at most `max` arguments, padded with nils.
@@ -404,10 +398,14 @@ pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
             Ok(v)
         })?,
     )?;
-    type Depth = fn(&mut JsonConfig) -> &mut usize;
-    let depths: [(&str, Depth); 2] =
-        [("encode_max_depth", |c| &mut c.encode_max_depth), ("decode_max_depth", |c| &mut c.decode_max_depth)];
-    for (name, field) in depths {
+    // Integer settings: the name, the field and the largest value lua-cjson takes.
+    type Field = fn(&mut JsonConfig) -> &mut usize;
+    let integers: [(&str, Field, i64); 3] = [
+        ("encode_max_depth", |c| &mut c.encode_max_depth, i32::MAX as i64),
+        ("decode_max_depth", |c| &mut c.decode_max_depth, i32::MAX as i64),
+        ("encode_number_precision", |c| &mut c.number_precision, 14),
+    ];
+    for (name, field, max) in integers {
         let c = cfg.clone();
         t.raw_set(
             name,
@@ -416,8 +414,8 @@ pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
                 let mut cfg = c.lock();
                 if !matches!(args[0], Value::Nil) {
                     let v = check_integer(&args, 1)?;
-                    if !(1..=i32::MAX as i64).contains(&v) {
-                        return Err(arg_error(1, "expected integer between 1 and 2147483647"));
+                    if !(1..=max).contains(&v) {
+                        return Err(arg_error(1, &format!("expected integer between 1 and {max}")));
                     }
                     *field(&mut cfg) = v as usize;
                 }
@@ -434,36 +432,13 @@ pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
             match &args[0] {
                 Value::Nil => {}
                 Value::Boolean(b) => cfg.encode_invalid_numbers = u8::from(*b),
-                _ => {
-                    // luaL_checkoption over off/on/null.
-                    let name = check_lstring(&args, 1)?;
-                    let Some(i) = [&b"off"[..], b"on", b"null"].iter().position(|o| *o == name) else {
-                        return Err(arg_error(1, &format!("invalid option '{}'", String::from_utf8_lossy(&name))));
-                    };
-                    cfg.encode_invalid_numbers = i as u8;
-                }
+                _ => cfg.encode_invalid_numbers = check_option(&args, &[b"off", b"on", b"null"])? as u8,
             }
             Ok(match cfg.encode_invalid_numbers {
                 0 => Value::Boolean(false),
                 1 => Value::Boolean(true),
                 _ => Value::String(lua.create_string("null")?),
             })
-        })?,
-    )?;
-    let c = cfg.clone();
-    t.raw_set(
-        "encode_number_precision",
-        lua.create_function(move |_, (a, n): (Table, i64)| {
-            let args = settings_args(&a, n, 1)?;
-            let mut cfg = c.lock();
-            if !matches!(args[0], Value::Nil) {
-                let v = check_integer(&args, 1)?;
-                if !(1..=14).contains(&v) {
-                    return Err(arg_error(1, "expected integer between 1 and 14"));
-                }
-                cfg.number_precision = v as usize;
-            }
-            Ok(cfg.number_precision as f64)
         })?,
     )?;
     let c = cfg.clone();
@@ -475,15 +450,7 @@ pub(super) fn cjson_library(lua: &Lua) -> mlua::Result<Table> {
             match &args[0] {
                 Value::Nil => {}
                 Value::Boolean(b) => cfg.keep_buffer = *b,
-                Value::String(s) if &*s.as_bytes() == b"on" => cfg.keep_buffer = true,
-                Value::String(s) if &*s.as_bytes() == b"off" => cfg.keep_buffer = false,
-                other => {
-                    let shown = match other {
-                        Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
-                        _ => String::new(),
-                    };
-                    return Err(arg_error(1, &format!("invalid option '{shown}'")));
-                }
+                _ => cfg.keep_buffer = check_option(&args, &[b"off", b"on"])? == 1,
             }
             Ok(cfg.keep_buffer)
         })?,

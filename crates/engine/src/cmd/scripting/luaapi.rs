@@ -143,26 +143,32 @@ pub(super) fn check_lstring(args: &[Value], n: usize) -> mlua::Result<Vec<u8>> {
 
 /// `%.14g`, Lua 5.1's number format (LUA_NUMBER_FMT), with glibc's inf/nan spelling.
 pub(super) fn fmt_14g(n: f64) -> String {
+    fmt_g(n, 14)
+}
+
+/// C's `%.<precision>g` (precision 1 to 17).
+pub(super) fn fmt_g(n: f64, precision: usize) -> String {
     if n.is_nan() {
         return if n.is_sign_negative() { "-nan".into() } else { "nan".into() };
     }
     if n.is_infinite() {
         return if n < 0.0 { "-inf".into() } else { "inf".into() };
     }
-    if n == n.trunc() && n.abs() < 1e14 {
+    let p = precision.clamp(1, 17);
+    if n == n.trunc() && n.abs() < 10f64.powi(p as i32) {
         if n == 0.0 && n.is_sign_negative() {
             return "-0".into();
         }
         return format!("{}", n as i64);
     }
-    let sci = format!("{n:.13e}");
+    let sci = format!("{n:.*e}", p - 1);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..14).contains(&exp) {
+    if exp < -4 || exp >= p as i32 {
         let m = if mantissa.contains('.') { mantissa.trim_end_matches('0').trim_end_matches('.') } else { mantissa };
         format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
     } else {
-        let s = format!("{:.*}", (13 - exp).max(0) as usize, n);
+        let s = format!("{:.*}", (p as i32 - 1 - exp).max(0) as usize, n);
         if s.contains('.') {
             s.trim_end_matches('0').trim_end_matches('.').to_string()
         } else {
