@@ -189,8 +189,10 @@ impl Engine {
 
     /// Whether `client`, with `pending` bytes of output not yet written, is over the
     /// output limit of its class (Redis's getClientType: a replica unless it is a
-    /// MONITOR, else pubsub when subscribed, else normal).
+    /// MONITOR, else pubsub when subscribed, else normal). Bytes the client is exempt
+    /// from (a replica's snapshot) don't count.
     pub fn output_limit_reached(&self, client: &clients::ClientHandle, pending: usize, now_ms: i64) -> bool {
+        let pending = pending.saturating_sub(client.limit_exempt_bytes());
         use clients::flag;
         let limit = if client.has_flag(flag::REPLICA) && !client.has_flag(flag::MONITOR) {
             &self.output_limits.replica

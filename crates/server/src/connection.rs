@@ -375,9 +375,12 @@ impl Connection {
         // Redis counts the reply list beyond its 16 KB static buffer.
         let pending = self.pending_output().saturating_sub(OUTPUT_STATIC_BUFFER);
         if pending == 0 {
-            // Below every limit: a soft-limit clock started earlier stops (it restarts from
-            // zero the next time the client goes over).
-            self.client.handle.soft_limit_since_ms.store(0, Ordering::Relaxed);
+            // Below every limit: a soft-limit clock started earlier stops (read first: no
+            // write to the shared handle per command).
+            let since = &self.client.handle.soft_limit_since_ms;
+            if since.load(Ordering::Relaxed) != 0 {
+                since.store(0, Ordering::Relaxed);
+            }
             return false;
         }
         if !engine.output_limit_reached(&self.client.handle, pending, engine.clock.now_ms()) {

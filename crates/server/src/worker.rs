@@ -428,8 +428,7 @@ impl Worker {
             .iter()
             .filter(|(_, c)| {
                 let handle = &c.client.handle;
-                let pending = handle.pending_output().saturating_sub(handle.limit_exempt_bytes());
-                self.engine.output_limit_reached(handle, pending, now_ms)
+                self.engine.output_limit_reached(handle, handle.pending_output(), now_ms)
             })
             .map(|(t, _)| t)
             .collect();
