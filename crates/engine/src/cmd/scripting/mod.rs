@@ -281,7 +281,7 @@ const PRELUDE: &str = r#"
 local hooks, sha1_impl, bit_lib, cjson_lib, cmsgpack_lib, struct_lib, math_random, math_randomseed, c_wrap,
   c_guard, c_pairs, c_unpack = ...
 local dbg = debug
-local setfenv_saved = setfenv
+local raw_setfenv = setfenv
 debug = nil
 print = nil
 loadfile = nil
@@ -507,7 +507,6 @@ G.__redis__err__handler = handler
 -- parser takes every chunk as text, so one starting with ESC fails at that byte. A space in
 -- front gives the same error here; the chunk keeps its name. Loaded code sees the sandbox.
 local raw_loadstring, raw_load = loadstring, load
-local raw_setfenv = setfenv_saved
 local function as_text(s)
   if type(s) == 'string' and string.byte(s, 1) == 27 then return ' ' .. s end
   return s
