@@ -84,28 +84,21 @@ unsafe fn detach_child_from_server(parent: libc::pid_t, die_with_parent: bool) {
     }
 }
 
-/// Closes `fd` if it is a socket or an anonymous inode (see `detach_child_from_server`).
+/// Without /proc: closes `fd` if fstat shows a socket or an anonymous inode (mode 0; newer
+/// kernels give anonymous inodes a regular-file mode, which only /proc tells apart).
 fn close_if_server_descriptor(fd: libc::c_int) {
-    if is_server_descriptor(fd) {
-        // SAFETY: closing a descriptor of our own that nothing in the child uses.
-        unsafe { libc::close(fd) };
+    // SAFETY: fstat into a zeroed stat buffer, close of our own descriptor.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) == 0 && matches!(st.st_mode & libc::S_IFMT, libc::S_IFSOCK | 0) {
+            libc::close(fd);
+        }
     }
 }
 
-fn is_server_descriptor(fd: libc::c_int) -> bool {
-    // SAFETY: fstat into a zeroed stat buffer.
-    let kind = unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd, &mut st) != 0 {
-            return false;
-        }
-        st.st_mode & libc::S_IFMT
-    };
-    kind == libc::S_IFSOCK || kind == 0 || is_anon_inode(fd)
-}
-
 /// Walks the descriptors listed in /proc/self/fd (getdents64 into a stack buffer: no
-/// allocation right after fork), closing the server's. False when /proc can't be read.
+/// allocation right after fork), closing those that link to a socket or an anonymous
+/// inode. False when /proc can't be read.
 fn close_listed_descriptors() -> bool {
     // SAFETY: open/getdents64/close on a directory descriptor of our own; the records are
     // read within the bytes the kernel wrote, each bounded by its own length field.
@@ -140,7 +133,12 @@ fn close_listed_descriptors() -> bool {
                         fd = fd.saturating_mul(10).saturating_add(libc::c_int::from(b - b'0'));
                         digits += 1;
                     }
-                    if digits > 0 && fd > 2 && fd != dir && count < found.len() && is_server_descriptor(fd) {
+                    if digits > 0
+                        && fd > 2
+                        && fd != dir
+                        && count < found.len()
+                        && names_server_object(dir, &buf[at + 19..])
+                    {
                         found[count] = fd;
                         count += 1;
                     }
@@ -161,28 +159,13 @@ fn close_listed_descriptors() -> bool {
     }
 }
 
-/// Whether `fd` is an anonymous inode (`/proc/self/fd/N` reads `anon_inode:...`; newer
-/// kernels give them a regular-file mode). No allocation: this runs right after fork.
-fn is_anon_inode(fd: libc::c_int) -> bool {
-    let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
-    let mut digits = [0u8; 10];
-    let (mut n, mut len) = (fd as u32, 0);
-    loop {
-        digits[len] = b'0' + (n % 10) as u8;
-        len += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for i in 0..len {
-        path[14 + i] = digits[len - 1 - i];
-    }
+/// Whether the entry `name` (NUL-terminated, as getdents64 gives it) of /proc/self/fd links
+/// to a socket or an anonymous inode (io_uring, eventfd, epoll).
+fn names_server_object(dir: libc::c_int, name: &[u8]) -> bool {
     let mut target = [0u8; 16];
-    // SAFETY: `path` is NUL-terminated (at most 10 digits after 14 bytes, in 26) and
-    // `target` is a valid buffer of its length.
-    let n = unsafe { libc::readlink(path.as_ptr().cast(), target.as_mut_ptr().cast(), target.len()) };
-    n >= 11 && target.starts_with(b"anon_inode:")
+    // SAFETY: `name` holds the entry's NUL-terminated name; `target` is a buffer of its length.
+    let n = unsafe { libc::readlinkat(dir, name.as_ptr().cast(), target.as_mut_ptr().cast(), target.len()) };
+    n > 0 && (target.starts_with(b"socket:") || target.starts_with(b"anon_inode:"))
 }
 
 /// Checks without waiting whether `child` ended.
