@@ -665,6 +665,11 @@ impl Engine {
         *waited = true;
         let wait = std::time::Duration::from_millis(5);
         loop {
+            // Checked before waiting: a command served from inside a busy script's hook (on
+            // the script's own thread) must not wait for the gate that thread holds.
+            if self.scripting.busy(self.clock.now_ms()) {
+                return if allow_busy() { Some(Gate::Bypass) } else { None };
+            }
             // (parking_lot's timed attempts try the uncontended fast path before any clock read.)
             let gate = if exclusive {
                 self.exec_gate.try_write_for(wait).map(Gate::Exclusive)
@@ -673,9 +678,6 @@ impl Engine {
             };
             if gate.is_some() {
                 return gate;
-            }
-            if self.scripting.busy(self.clock.now_ms()) {
-                return if allow_busy() { Some(Gate::Bypass) } else { None };
             }
         }
     }

@@ -45,6 +45,7 @@ use parking_lot::RwLock;
 
 pub use clients::{ClientHandle, ClientRegistry, ConnInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use cmd::scripting::with_busy_service;
 pub use command::{CommandSpec, CommandTable};
 pub use config::Config;
 pub use error::{CmdError, CmdResult};

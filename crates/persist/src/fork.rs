@@ -25,10 +25,10 @@ impl ChildExit {
 pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::io::Result<ChildPid> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
-    // The death signal follows the thread that forked, not the process: a script runner
-    // (EXEC of a queue with a script and a BGSAVE) exits when idle, which would kill the
-    // save. Only children of long-lived threads get it.
-    let die_with_parent = std::thread::current().name() != Some("quince-script");
+    // The death signal follows the thread that forked, not the process: only children of
+    // the threads that live as long as the server (main, workers) get it, not those of the
+    // loader or a replica link, which end earlier and would take the child with them.
+    let die_with_parent = std::thread::current().name().is_some_and(|n| n == "main" || n.starts_with("quince-worker"));
     // SAFETY: fork is async-signal-safe; the child only runs `work`, which touches the
     // keyspace (its locks are released first: their holders don't exist in the child) and
     // files, then leaves with _exit, skipping destructors and atexit handlers of the parent.

@@ -14,7 +14,7 @@ use quince_engine::{Client, Engine};
 use quince_resp::{Decoded, Encoder, RequestDecoder};
 
 use crate::socket::Socket;
-use crate::worker::script_runner::Offload;
+use crate::worker::scripts::ScriptQueue;
 use smallvec::SmallVec;
 
 /// Bytes asked of the kernel per read (Redis's PROTO_IOBUF_LEN is 16 KB).
@@ -79,10 +79,10 @@ pub struct Connection {
     /// Replies wait for the AOF to become durable; the worker flushes after one group
     /// commit for all its connections (`appendfsync always`).
     pub flush_deferred: bool,
-    /// This connection's slot in its worker (how a script runner's result finds it).
+    /// This connection's slot in its worker (how a queued script's result finds it).
     token: usize,
-    offload: Offload,
-    /// A script runner is running this client's command (see script_runner.rs): `client`
+    scripts: ScriptQueue,
+    /// This client's script command is queued or running (see worker/scripts.rs): `client`
     /// is a stale copy until it comes back, and further requests wait, like a blocked
     /// client's.
     pub script_running: bool,
@@ -109,7 +109,7 @@ pub enum Next {
 }
 
 impl Connection {
-    pub fn new(io: Io, client: Client, max_bulk_len: i64, token: usize, offload: Offload) -> Self {
+    pub fn new(io: Io, client: Client, max_bulk_len: i64, token: usize, scripts: ScriptQueue) -> Self {
         Self {
             io,
             client,
@@ -125,7 +125,7 @@ impl Connection {
             wants_writable: false,
             paused: false,
             token,
-            offload,
+            scripts,
             script_running: false,
             close_pending: false,
             registered_writable: false,
@@ -273,14 +273,16 @@ impl Connection {
                     // CLIENT LIST's qbuf: what is buffered, including this command.
                     self.client.handle.qbuf.store(pending.len(), Ordering::Relaxed);
                     self.client.handle.qbuf_free.store(self.read_buf.len() - self.read_end, Ordering::Relaxed);
-                    if engine.runs_script(&self.client, &args) {
-                        // Off the event loop; the rest of the pipeline waits for its reply.
+                    // A script runs once the worker's events are handled (so it can serve
+                    // them while busy); the rest of the pipeline waits for its reply. While
+                    // another script is busy it runs now, to get BUSY at once as in Redis.
+                    if engine.runs_script(&self.client, &args) && !engine.scripting.busy(engine.clock.now_ms()) {
                         let owned = args.iter().map(|a| a.to_vec()).collect();
                         self.read_start += len;
                         self.script_running = true;
-                        // The runner may wait for the gate: its command reads the clock.
+                        // It may wait for the gate: its command reads the clock.
                         self.client.end_batch();
-                        self.offload.submit(self.token, self.client.clone(), owned);
+                        self.scripts.submit(self.token, self.client.clone(), owned);
                         break;
                     }
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
@@ -342,7 +344,7 @@ impl Connection {
         (next, deadline)
     }
 
-    /// A script runner finished this client's command: takes the client back, sends the
+    /// The worker ran this client's script command: takes the client back, sends the
     /// reply and goes on with the buffered requests.
     pub fn finish_script(&mut self, engine: &Engine, client: Client, reply: &[u8]) -> Next {
         self.client = client;

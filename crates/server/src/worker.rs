@@ -21,15 +21,15 @@ use crate::log::{log, Level};
 use crate::socket::{Listener, Socket};
 
 pub mod epoll;
-pub mod script_runner;
+pub mod scripts;
 pub mod uring;
-use script_runner::{Finished, Offload};
+use scripts::ScriptQueue;
 
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 /// How often subscribers' output is checked against the soft limit without new messages.
 const LIMIT_CHECK_PERIOD: Duration = Duration::from_millis(100);
 
-/// Stack of the threads that run scripts (workers, script runners). cjson nests to 1,000
+/// Stack of the threads that run scripts (the workers). cjson nests to 1,000
 /// levels as in Redis, one Rust frame per level, which a debug build's frames would take
 /// past the default 2 MB. Address space only: untouched pages cost no memory.
 pub const SCRIPT_STACK_SIZE: usize = 64 << 20;
@@ -97,6 +97,25 @@ pub trait Reactor {
     fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>);
 }
 
+/// The connections waiting for something other than input.
+#[derive(Default)]
+struct Waiting {
+    /// Held by CLIENT PAUSE.
+    paused: Vec<usize>,
+    /// Blocked in BLPOP & co.
+    blocked: Vec<usize>,
+    /// Replies waiting for this turn's AOF group commit.
+    deferred: Vec<usize>,
+}
+
+/// What handling an event may change, lent as one piece (also to a busy script's hook).
+struct LoopState<'a> {
+    conns: &'a mut Slab<Connection>,
+    waiting: &'a mut Waiting,
+    scripts: &'a ScriptQueue,
+    waker: &'a Arc<dyn Fn() + Send + Sync>,
+}
+
 /// Settings read once per loop turn (cheap to copy, live-changeable later via CONFIG SET).
 struct Limits {
     maxclients: u64,
@@ -160,21 +179,17 @@ impl Worker {
     }
 
     fn serve<R: Reactor>(&self, mut reactor: R) -> io::Result<()> {
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<Finished>();
-        let offload = Offload { engine: Arc::clone(&self.engine), done: done_tx, waker: reactor.waker() };
+        let scripts = ScriptQueue::default();
+        let waker = reactor.waker();
         let mut happenings: Vec<Happening> = Vec::with_capacity(1024);
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();
         let mut last_limit_check = Instant::now();
-        let mut paused: Vec<usize> = Vec::new();
-        // Connections blocked in BLPOP & co, and the nearest deadline among them.
-        let mut blocked: Vec<usize> = Vec::new();
-        // Connections whose replies wait for this turn's AOF group commit.
-        let mut deferred: Vec<usize> = Vec::new();
+        let mut waiting = Waiting::default();
         let mut next_deadline_ms: Option<i64> = None;
         while !self.stop.load(Ordering::Relaxed) {
             // Held clients are retried often, so they resume promptly when a pause ends.
-            let mut timeout = if paused.is_empty() { POLL_TIMEOUT } else { Duration::from_millis(5) };
+            let mut timeout = if waiting.paused.is_empty() { POLL_TIMEOUT } else { Duration::from_millis(5) };
             if let Some(deadline) = next_deadline_ms {
                 let left = (deadline - self.engine.clock.now_ms()).max(0) as u64;
                 timeout = timeout.min(Duration::from_millis(left));
@@ -189,116 +204,62 @@ impl Worker {
                 return Err(e);
             }
             let limits = Limits::read(&self.engine);
-            for happening in happenings.drain(..) {
-                let (token, next) = match happening {
-                    Happening::Wake => {
-                        // Scripts first: a killed client gets its script's reply before closing.
-                        for done in done_rx.try_iter() {
-                            let Some(conn) = conns.get_mut(done.token) else { continue };
-                            let next = conn.finish_script(&self.engine, done.client, &done.reply);
-                            remember(&mut paused, done.token, conn.paused);
-                            remember(&mut blocked, done.token, conn.is_blocked());
-                            self.settle(&mut reactor, &mut conns, done.token, next);
-                        }
-                        self.serve_wakeups(&mut reactor, &mut conns);
-                        continue;
-                    }
-                    Happening::Acceptable(listener) => {
-                        self.accept_all(listener, &mut reactor, &mut conns, &limits, &offload);
-                        continue;
-                    }
-                    Happening::Accepted(socket) => {
-                        self.admit(socket, &mut reactor, &mut conns, &limits, &offload);
-                        continue;
-                    }
-                    Happening::Ready { token, readable, writable, peer_closed } => {
-                        let Some(conn) = conns.get_mut(token) else { continue };
-                        let mut next = Next::Keep;
-                        if readable {
-                            next = conn.on_readable(&self.engine, limits.query_buffer_limit, peer_closed);
-                        }
-                        if next == Next::Keep && writable && conn.wants_writable {
-                            next = conn.flush(&self.engine);
-                        }
-                        (token, next)
-                    }
-                    Happening::Received { token, generation, buffer, len } => {
-                        let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
-                        let data = reactor.received(buffer, len);
-                        (token, conn.on_received(&self.engine, data, limits.query_buffer_limit))
-                    }
-                    Happening::ReceiveEnded { token, generation, error } => {
-                        let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
-                        conn.receive_stopped();
-                        (token, if error { Next::CloseNow } else { conn.on_peer_closed(&self.engine) })
-                    }
-                    Happening::ReceiveStopped { token, generation } => {
-                        let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
-                        // Settling arms it again.
-                        conn.receive_stopped();
-                        (token, if conn.closing { Next::Close } else { Next::Keep })
-                    }
-                    Happening::Sent { token, generation, result } => {
-                        let Some(conn) = ring_conn(&mut conns, token, generation) else { continue };
-                        match result {
-                            Ok(n) => {
-                                conn.sent(&self.engine, n);
-                                (token, if conn.closing { Next::Close } else { Next::Keep })
-                            }
-                            Err(_) => {
-                                conn.send_failed();
-                                (token, Next::CloseNow)
-                            }
-                        }
-                    }
-                };
-                let conn = &mut conns[token];
-                let next = if conn.client.handle.is_killed() { conn.last_words(&self.engine) } else { next };
-                remember(&mut paused, token, conn.paused);
-                remember(&mut blocked, token, conn.is_blocked());
-                if conn.flush_deferred {
-                    deferred.push(token);
+            {
+                let mut loop_state =
+                    LoopState { conns: &mut conns, waiting: &mut waiting, scripts: &scripts, waker: &waker };
+                for happening in happenings.drain(..) {
+                    self.on_happening(happening, &mut reactor, &mut loop_state, &limits);
                 }
-                self.settle(&mut reactor, &mut conns, token, next);
-            }
-            // One group commit for every connection whose replies waited for it.
-            if !deferred.is_empty() {
-                if let Some(layer) = self.engine.persistence() {
-                    layer.make_durable();
-                }
-                for token in std::mem::take(&mut deferred) {
-                    let Some(conn) = conns.get_mut(token) else { continue };
-                    if conn.flush_deferred {
-                        let next = conn.flush(&self.engine);
-                        self.settle(&mut reactor, &mut conns, token, next);
-                    }
-                }
+                self.run_scripts(&mut reactor, &mut loop_state, &limits);
             }
             next_deadline_ms = None;
-            for token in std::mem::take(&mut blocked) {
+            for token in std::mem::take(&mut waiting.blocked) {
                 let Some(conn) = conns.get_mut(token) else { continue };
                 let now_ms = self.engine.clock.now_ms();
                 let (next, deadline) = conn.poll_blocked(&self.engine, now_ms);
                 // The requests after the wait may be held by CLIENT PAUSE.
-                remember(&mut paused, token, conn.paused);
+                remember(&mut waiting.paused, token, conn.paused);
                 if conn.is_blocked() {
-                    blocked.push(token);
+                    waiting.blocked.push(token);
                     if let Some(d) = deadline {
                         next_deadline_ms = Some(next_deadline_ms.map_or(d, |n: i64| n.min(d)));
                     }
                 }
+                if conn.flush_deferred {
+                    waiting.deferred.push(token);
+                }
                 self.settle(&mut reactor, &mut conns, token, next);
             }
-            for token in std::mem::take(&mut paused) {
+            for token in std::mem::take(&mut waiting.paused) {
                 let Some(conn) = conns.get_mut(token) else { continue };
                 if !conn.paused {
                     continue;
                 }
                 let next = conn.resume(&self.engine);
                 if conn.paused {
-                    paused.push(token);
+                    waiting.paused.push(token);
+                }
+                if conn.flush_deferred {
+                    waiting.deferred.push(token);
                 }
                 self.settle(&mut reactor, &mut conns, token, next);
+            }
+            // Scripts the resumed and served connections met.
+            let mut loop_state =
+                LoopState { conns: &mut conns, waiting: &mut waiting, scripts: &scripts, waker: &waker };
+            self.run_scripts(&mut reactor, &mut loop_state, &limits);
+            // One group commit for every connection whose replies waited for it.
+            if !waiting.deferred.is_empty() {
+                if let Some(layer) = self.engine.persistence() {
+                    layer.make_durable();
+                }
+                for token in std::mem::take(&mut waiting.deferred) {
+                    let Some(conn) = conns.get_mut(token) else { continue };
+                    if conn.flush_deferred {
+                        let next = conn.flush(&self.engine);
+                        self.settle(&mut reactor, &mut conns, token, next);
+                    }
+                }
             }
             if self.engine.shutdown_requested() {
                 break;
@@ -314,6 +275,109 @@ impl Worker {
         }
         reactor.finish(&self.engine, &mut conns);
         Ok(())
+    }
+
+    /// Handles one thing the reactor saw.
+    fn on_happening<R: Reactor>(
+        &self,
+        happening: Happening,
+        reactor: &mut R,
+        state: &mut LoopState<'_>,
+        limits: &Limits,
+    ) {
+        let conns = &mut *state.conns;
+        let (token, next) = match happening {
+            Happening::Wake => {
+                self.serve_wakeups(reactor, conns);
+                return;
+            }
+            Happening::Acceptable(listener) => {
+                self.accept_all(listener, reactor, state, limits);
+                return;
+            }
+            Happening::Accepted(socket) => {
+                self.admit(socket, reactor, state, limits);
+                return;
+            }
+            Happening::Ready { token, readable, writable, peer_closed } => {
+                let Some(conn) = conns.get_mut(token) else { return };
+                let mut next = Next::Keep;
+                if readable {
+                    next = conn.on_readable(&self.engine, limits.query_buffer_limit, peer_closed);
+                }
+                if next == Next::Keep && writable && conn.wants_writable {
+                    next = conn.flush(&self.engine);
+                }
+                (token, next)
+            }
+            Happening::Received { token, generation, buffer, len } => {
+                let Some(conn) = ring_conn(conns, token, generation) else { return };
+                let data = reactor.received(buffer, len);
+                (token, conn.on_received(&self.engine, data, limits.query_buffer_limit))
+            }
+            Happening::ReceiveEnded { token, generation, error } => {
+                let Some(conn) = ring_conn(conns, token, generation) else { return };
+                conn.receive_stopped();
+                (token, if error { Next::CloseNow } else { conn.on_peer_closed(&self.engine) })
+            }
+            Happening::ReceiveStopped { token, generation } => {
+                let Some(conn) = ring_conn(conns, token, generation) else { return };
+                // Settling arms it again.
+                conn.receive_stopped();
+                (token, if conn.closing { Next::Close } else { Next::Keep })
+            }
+            Happening::Sent { token, generation, result } => {
+                let Some(conn) = ring_conn(conns, token, generation) else { return };
+                match result {
+                    Ok(n) => {
+                        conn.sent(&self.engine, n);
+                        (token, if conn.closing { Next::Close } else { Next::Keep })
+                    }
+                    Err(_) => {
+                        conn.send_failed();
+                        (token, Next::CloseNow)
+                    }
+                }
+            }
+        };
+        self.after_event(reactor, state, token, next);
+    }
+
+    /// The common end of every path that ran a connection's requests: notes whether it
+    /// now waits (paused, blocked, for the group commit) and settles it.
+    fn after_event<R: Reactor>(&self, reactor: &mut R, state: &mut LoopState<'_>, token: usize, next: Next) {
+        let conn = &mut state.conns[token];
+        let next = if conn.client.handle.is_killed() { conn.last_words(&self.engine) } else { next };
+        remember(&mut state.waiting.paused, token, conn.paused);
+        remember(&mut state.waiting.blocked, token, conn.is_blocked());
+        if conn.flush_deferred {
+            state.waiting.deferred.push(token);
+        }
+        self.settle(reactor, state.conns, token, next);
+    }
+
+    /// Runs the queued script commands, in order, on this thread. While one is busy, its
+    /// count hook calls back here to serve the other connections (`serve_while_busy`).
+    fn run_scripts<R: Reactor>(&self, reactor: &mut R, state: &mut LoopState<'_>, limits: &Limits) {
+        let mut happenings = Vec::new();
+        while let Some(mut job) = state.scripts.pop() {
+            let reply = {
+                let mut serve_while_busy = || {
+                    happenings.clear();
+                    // A zero timeout: this only collects what already happened.
+                    if reactor.wait(Duration::ZERO, &mut happenings).is_ok() {
+                        for happening in happenings.drain(..) {
+                            self.on_happening(happening, reactor, state, limits);
+                        }
+                    }
+                    self.stop.load(Ordering::Relaxed) || self.engine.shutdown_requested()
+                };
+                scripts::run(&self.engine, &mut job, &mut serve_while_busy)
+            };
+            let Some(conn) = state.conns.get_mut(job.token) else { continue };
+            let next = conn.finish_script(&self.engine, job.client, &reply);
+            self.after_event(reactor, state, job.token, next);
+        }
     }
 
     /// Another thread killed some of our clients or queued output for them.
@@ -339,7 +403,7 @@ impl Worker {
     fn settle<R: Reactor>(&self, reactor: &mut R, conns: &mut Slab<Connection>, token: usize, next: Next) {
         let conn = &mut conns[token];
         if next != Next::Keep && conn.script_running {
-            // The runner owns the client: close when it hands it back (finish_script).
+            // The script owns the client: close when it gives it back (finish_script).
             conn.close_pending = true;
             conn.closing = true;
             return;
@@ -352,17 +416,10 @@ impl Worker {
     }
 
     /// Readiness: accepts every connection waiting on listener `n`.
-    fn accept_all<R: Reactor>(
-        &self,
-        listener: usize,
-        reactor: &mut R,
-        conns: &mut Slab<Connection>,
-        limits: &Limits,
-        offload: &Offload,
-    ) {
+    fn accept_all<R: Reactor>(&self, listener: usize, reactor: &mut R, state: &mut LoopState<'_>, limits: &Limits) {
         loop {
             match reactor.accept(listener) {
-                Ok(socket) => self.admit(socket, reactor, conns, limits, offload),
+                Ok(socket) => self.admit(socket, reactor, state, limits),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
@@ -374,14 +431,8 @@ impl Worker {
     }
 
     /// Takes a new connection in, or turns it away with Redis's error.
-    fn admit<R: Reactor>(
-        &self,
-        socket: Socket,
-        reactor: &mut R,
-        conns: &mut Slab<Connection>,
-        limits: &Limits,
-        offload: &Offload,
-    ) {
+    fn admit<R: Reactor>(&self, socket: Socket, reactor: &mut R, state: &mut LoopState<'_>, limits: &Limits) {
+        let conns = &mut *state.conns;
         // A TCP peer that is already gone has no address: nothing to serve.
         let Ok(peer) = socket.peer_addr() else { return };
         let stats = &self.engine.stats;
@@ -411,10 +462,10 @@ impl Worker {
         if unix {
             client.handle.set_flag(quince_engine::clients::flag::UNIX_SOCKET, true);
         }
-        let waker = Arc::clone(&offload.waker);
+        let waker = Arc::clone(state.waker);
         client.handle.set_waker(Box::new(move || waker()));
         log(Level::Verbose, &format!("Accepted {} on worker {}", client.handle.conn.addr, self.index));
-        entry.insert(Connection::new(io, client, limits.max_bulk_len, token, offload.clone()));
+        entry.insert(Connection::new(io, client, limits.max_bulk_len, token, state.scripts.clone()));
         // Completions: the first receive is armed here.
         self.settle(reactor, conns, token, Next::Keep);
     }

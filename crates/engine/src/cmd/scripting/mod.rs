@@ -109,14 +109,19 @@ struct Script {
     flags: u32,
 }
 
+impl RunState {
+    fn busy_at(&self, now_ms: i64) -> bool {
+        self.running.load(Ordering::SeqCst) && {
+            let threshold = self.threshold_ms.load(Ordering::Relaxed);
+            threshold > 0 && now_ms - self.start_ms.load(Ordering::SeqCst) >= threshold
+        }
+    }
+}
+
 impl Scripting {
     /// Whether a script has run longer than `busy-reply-threshold` (other clients get BUSY).
     pub fn busy(&self, now_ms: i64) -> bool {
-        let run = &self.run;
-        run.running.load(Ordering::SeqCst) && {
-            let threshold = run.threshold_ms.load(Ordering::Relaxed);
-            threshold > 0 && now_ms - run.start_ms.load(Ordering::SeqCst) >= threshold
-        }
+        self.run.busy_at(now_ms)
     }
 
     pub fn running(&self) -> bool {
@@ -127,6 +132,43 @@ impl Scripting {
     pub fn time_snapshot_ms(&self) -> i64 {
         self.run.start_ms.load(Ordering::SeqCst)
     }
+}
+
+thread_local! {
+    /// What this thread does while a script it runs is busy (see `with_busy_service`).
+    static WHILE_BUSY: std::cell::Cell<Option<std::ptr::NonNull<dyn FnMut() -> bool>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` (which may run a script) with `serve` as what this thread does while that
+/// script is busy: a server's worker serves its other connections from inside the script,
+/// as Redis's processEventsWhileBlocked does, so they get BUSY and SCRIPT KILL, FUNCTION
+/// KILL and SHUTDOWN NOSAVE reach the script. The script's count hook calls `serve` every
+/// 100,000 Lua instructions once past `busy-reply-threshold`; `serve` returning true stops
+/// the script as SCRIPT KILL would (the server is shutting down).
+pub fn with_busy_service<R>(serve: &mut dyn FnMut() -> bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<std::ptr::NonNull<dyn FnMut() -> bool>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WHILE_BUSY.with(|c| c.set(self.0));
+        }
+    }
+    let ptr: std::ptr::NonNull<dyn FnMut() -> bool + '_> = std::ptr::NonNull::from(serve);
+    // SAFETY: only the lifetime is erased; the pointer leaves the thread-local (Restore, on
+    // return or unwind) before the borrow of `serve` ends.
+    let ptr: std::ptr::NonNull<dyn FnMut() -> bool + 'static> = unsafe { std::mem::transmute(ptr) };
+    let _restore = Restore(WHILE_BUSY.with(|c| c.replace(Some(ptr))));
+    f()
+}
+
+/// Called by a busy script's hook: runs this thread's busy service, if any. Taken out of
+/// the thread-local while it runs, so it never re-enters itself.
+fn serve_while_busy() -> bool {
+    let Some(mut serve) = WHILE_BUSY.with(|c| c.take()) else { return false };
+    // SAFETY: set by `with_busy_service`, whose frame is below this one on the stack.
+    let stop = unsafe { serve.as_mut()() };
+    WHILE_BUSY.with(|c| c.set(Some(serve)));
+    stop
 }
 
 /// The BUSY error other clients get while a script runs too long.
@@ -1411,7 +1453,11 @@ fn run_script(
     run.threshold_ms.store(threshold, Ordering::Relaxed);
     run.running.store(true, Ordering::SeqCst);
     let hook_state = run.clone();
+    let clock = engine.clock.clone();
     lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |lua, _| {
+        if !hook_state.killed.load(Ordering::SeqCst) && hook_state.busy_at(clock.now_ms()) && serve_while_busy() {
+            hook_state.killed.store(true, Ordering::SeqCst);
+        }
         if hook_state.killed.load(Ordering::SeqCst) {
             // From now on fail on every line, so a pcall in the script can't swallow it.
             lua.set_hook(HookTriggers::EVERY_LINE, |_, _| Err(lua_err("Script killed by user with SCRIPT KILL...")));

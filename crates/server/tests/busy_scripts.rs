@@ -1,6 +1,7 @@
-//! Scripts run off the event loop: with a single worker thread, every client shares the
-//! worker of a busy script, and must still get BUSY, be able to SCRIPT KILL / FUNCTION
-//! KILL it, and keep the order of pipelined requests around a script.
+//! Scripts run on the worker that received them: with a single worker thread, every client
+//! shares the worker of a busy script, which serves them from inside the script; they must
+//! still get BUSY, be able to SCRIPT KILL / FUNCTION KILL it, and keep the order of
+//! pipelined requests around a script.
 
 use std::time::{Duration, Instant};
 
