@@ -7,6 +7,7 @@
 #
 # Usage: bench/compare.sh [-t set,get,incr] [-n 200000] [-c 50] [-P "1 16"] [-r ROUNDS] [-o DIR]
 #   -t  redis-benchmark tests (comma separated)      default: set,get,incr
+#       and script tests: eval, evalsha, script_3cmds, script_loop, fcall (bench/lib.sh)
 #   -n  requests per test                            default: 200000
 #   -c  parallel connections                         default: 50
 #   -P  pipeline depths to run, space separated      default: "1 16"
@@ -74,7 +75,10 @@ run_one() {
   local target=$1 pid=$2 test=$3 pipeline=$4 before after line
   before=$(cpu_ticks "$pid")
   # shellcheck disable=SC2086
-  line=$(taskset -c "$CLIENT_CPU" redis-benchmark $target -t "$test" -n "$REQUESTS" -c "$CLIENTS" -P "$pipeline" ${BENCH_ARGS:-} --csv 2>/dev/null | tail -n 1)
+  script_command "$test"
+  if [ ${#BENCH_CMD[@]} -eq 0 ]; then BENCH_CMD=(-t "$test"); fi
+  # shellcheck disable=SC2086
+  line=$(taskset -c "$CLIENT_CPU" redis-benchmark $target -n "$REQUESTS" -c "$CLIENTS" -P "$pipeline" ${BENCH_ARGS:-} --csv "${BENCH_CMD[@]}" 2>/dev/null | tail -n 1)
   after=$(cpu_ticks "$pid")
   # CSV: "test","rps","avg","min","p50","p95","p99","max"
   echo "$line" | tr -d '"' | awk -F, -v cpu=$(( (after - before) * TICK_US )) -v n="$REQUESTS" \
@@ -83,6 +87,9 @@ run_one() {
 
 best() { sort -k1 -g -r | head -n 1; }
 
+for test in ${TESTS//,/ }; do
+  if is_script_test "$test"; then load_scripts "${QTARGET[*]}"; load_scripts "${RTARGET[*]}"; break; fi
+done
 if [ -n "${PREFILL:-}" ]; then
   for target in "${QTARGET[*]}" "${RTARGET[*]}"; do
     # shellcheck disable=SC2086

@@ -106,3 +106,40 @@ write_latest() {
     fi
   } | cat -s > "$dir/LATEST.md"
 }
+
+# Script tests, usable in -t next to redis-benchmark's own tests (compare.sh, scaling.sh):
+#   eval          EVAL "return 1" 0 (the body is hashed and looked up on every call)
+#   evalsha       EVALSHA of "return 1"
+#   script_3cmds  EVALSHA of a script running SET, INCR and GET on its one declared key
+#   script_loop   EVALSHA of a 100-iteration Lua loop (no command)
+#   fcall         FCALL of a library function running the same three commands
+# load_scripts TARGET ("-p PORT" or "-s PATH") loads the scripts and the library into a server;
+# script_command TEST [KEY] sets BENCH_CMD to the command's arguments (empty for other tests).
+# KEY defaults to key:__rand_int__ (redis-benchmark fills in a random number with -r).
+BENCH_SCRIPT_1='return 1'
+BENCH_SCRIPT_3="redis.call('SET', KEYS[1], ARGV[1]) redis.call('INCR', KEYS[1]) return redis.call('GET', KEYS[1])"
+BENCH_SCRIPT_LOOP='local s = 0 for i = 1, 100 do s = s + i end return s'
+BENCH_LIBRARY="#!lua name=quincebench
+redis.register_function('three', function(keys, args) redis.call('SET', keys[1], args[1]) redis.call('INCR', keys[1]) return redis.call('GET', keys[1]) end)"
+bench_sha1() { printf '%s' "$1" | sha1sum | cut -d' ' -f1; }
+is_script_test() { case $1 in eval|evalsha|script_3cmds|script_loop|fcall) return 0 ;; *) return 1 ;; esac; }
+load_scripts() {
+  local body
+  for body in "$BENCH_SCRIPT_1" "$BENCH_SCRIPT_3" "$BENCH_SCRIPT_LOOP"; do
+    # shellcheck disable=SC2086
+    redis-cli $1 SCRIPT LOAD "$body" >/dev/null
+  done
+  # shellcheck disable=SC2086
+  redis-cli $1 FUNCTION LOAD REPLACE "$BENCH_LIBRARY" >/dev/null
+}
+script_command() {
+  local key=${2:-key:__rand_int__}
+  BENCH_CMD=()
+  case $1 in
+    eval) BENCH_CMD=(EVAL "$BENCH_SCRIPT_1" 0) ;;
+    evalsha) BENCH_CMD=(EVALSHA "$(bench_sha1 "$BENCH_SCRIPT_1")" 0) ;;
+    script_3cmds) BENCH_CMD=(EVALSHA "$(bench_sha1 "$BENCH_SCRIPT_3")" 1 "$key" 1) ;;
+    script_loop) BENCH_CMD=(EVALSHA "$(bench_sha1 "$BENCH_SCRIPT_LOOP")" 0) ;;
+    fcall) BENCH_CMD=(FCALL three 1 "$key" 1) ;;
+  esac
+}

@@ -10,6 +10,7 @@
 #
 # Usage: bench/scaling.sh [-t set,get] [-n 200000] [-c 50] [-P "1 16"] [-g "1 2"] [-T "1 2"] [-r ROUNDS] [-o DIR]
 #   -t  redis-benchmark tests (comma separated)             default: set,get
+#       and script tests: eval, evalsha, script_3cmds, script_loop, fcall (bench/lib.sh)
 #   -n  requests per measurement, split over the generators default: 200000
 #   -c  connections per measurement, split likewise         default: 50
 #   -P  pipeline depths, space separated                    default: "1 16"
@@ -67,6 +68,9 @@ start_server() {
   esac
   SPID=$!
   wait_ready "$PORT"
+  for test in ${TESTS//,/ }; do
+    if is_script_test "$test"; then load_scripts "-p $PORT"; break; fi
+  done
 }
 
 # measure TEST PIPELINE G -> "sum_of_rps spread": the generators' rps summed (0 if one
@@ -75,7 +79,11 @@ start_server() {
 measure() {
   local test=$1 pipeline=$2 g=$3 i pids=()
   for i in $(seq "$g"); do
-    redis-benchmark -p "$PORT" -t "$test" -n $((REQUESTS / g)) -c $((CONNECTIONS / g)) -P "$pipeline" --csv \
+    # Script tests: each generator's keys share a hash tag of their own, so the generators'
+    # scripts touch disjoint keys (one shard each).
+    script_command "$test" "key:{g$i}:__rand_int__"
+    if [ ${#BENCH_CMD[@]} -eq 0 ]; then BENCH_CMD=(-t "$test"); else BENCH_CMD=(-r 100000 "${BENCH_CMD[@]}"); fi
+    redis-benchmark -p "$PORT" -n $((REQUESTS / g)) -c $((CONNECTIONS / g)) -P "$pipeline" --csv "${BENCH_CMD[@]}" \
       > "$WORK/gen.$i" 2>/dev/null &
     pids+=($!)
   done

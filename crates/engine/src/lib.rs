@@ -131,6 +131,8 @@ pub struct HotConfig {
     /// `min-replicas-to-write` (with `min-replicas-max-lag`) asks for replicas: quince has
     /// none, so writes are refused with NOREPLICAS.
     pub writes_need_replicas: AtomicBool,
+    /// `busy-reply-threshold` (`lua-time-limit`) in milliseconds, read by every script.
+    pub busy_reply_threshold_ms: std::sync::atomic::AtomicI64,
 }
 
 /// WATCHed keys: (db, key) to the dirty flags of the clients watching it.
@@ -236,6 +238,7 @@ impl Engine {
                 maxmemory: AtomicU64::new(0),
                 maxmemory_policy: parking_lot::RwLock::new(evict::Policy::NoEviction),
                 writes_need_replicas: AtomicBool::new(false),
+                busy_reply_threshold_ms: std::sync::atomic::AtomicI64::new(0),
             },
             clients: ClientRegistry::default(),
             observe: Observe::new(table_ids),
@@ -307,6 +310,7 @@ impl Engine {
             stream_node_max_bytes: int("stream-node-max-bytes"),
         };
         self.hot.notify_flags.store(int("notify-keyspace-events"), Ordering::Relaxed);
+        self.hot.busy_reply_threshold_ms.store(int("busy-reply-threshold"), Ordering::Relaxed);
         self.hot.maxmemory.store(maxmemory.max(0) as u64, Ordering::Relaxed);
         *self.hot.maxmemory_policy.write() = evict::Policy::from_config(policy);
         self.set_output_limits(config.get("client-output-buffer-limit").unwrap_or(""));

@@ -71,8 +71,8 @@ pub struct RunState {
     threshold_ms: AtomicI64,
     /// The running script is an EVAL (not a function).
     eval_mode: AtomicBool,
-    /// Name (sha or function) and caller of the running script.
-    current: Mutex<Option<(String, Vec<Vec<u8>>)>>,
+    /// Name (sha or function) and command of the running script (valid while `running`).
+    current: Mutex<(String, Vec<Vec<u8>>)>,
 }
 
 /// The scripting state the engine owns.
@@ -103,6 +103,11 @@ struct Vm {
     scripts: HashMap<String, Script>,
     /// The scripts' compiled functions by sha (see `Vm::create`).
     compiled: Table,
+    /// Interned global names set on every EVAL.
+    keys_name: mlua::String,
+    argv_name: mlua::String,
+    run: Arc<RunState>,
+    clock: Arc<dyn crate::Clock>,
 }
 
 struct Script {
@@ -110,6 +115,19 @@ struct Script {
 }
 
 impl RunState {
+    /// Records the running script's name and command, in buffers kept from run to run.
+    fn set_current(&self, name: &str, command: &[&[u8]]) {
+        let mut current = self.current.lock();
+        let (current_name, current_command) = &mut *current;
+        current_name.clear();
+        current_name.push_str(name);
+        current_command.resize_with(command.len(), Vec::new);
+        for (buffer, arg) in current_command.iter_mut().zip(command) {
+            buffer.clear();
+            buffer.extend_from_slice(arg);
+        }
+    }
+
     fn busy_at(&self, now_ms: i64) -> bool {
         self.running.load(Ordering::SeqCst) && {
             let threshold = self.threshold_ms.load(Ordering::Relaxed);
@@ -855,7 +873,7 @@ fn lua_err(msg: impl Into<String>) -> mlua::Error {
 }
 
 impl Vm {
-    fn new() -> mlua::Result<Vm> {
+    fn new(engine: &Engine) -> mlua::Result<Vm> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
         // SAFETY: the debug library is only captured by the prelude's error handler (which
         // reads line information) and removed from the globals before any script runs.
@@ -920,8 +938,71 @@ impl Vm {
         let (hooks, runner, env, globals): (Table, Function, Table, Table) = prelude
             .call((hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap, guard, pairs, unpack))?;
         lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
+        // The per-run callbacks are made once and find the running script's state through
+        // a thread-local (`Invocation::installed`): no closure is made per run.
+        hooks.raw_set(
+            "call",
+            lua.create_function(|lua, (args, n): (Table, i64)| Invocation::with_current(|inv| inv.call(lua, args, n)))?,
+        )?;
+        hooks.raw_set(
+            "setresp",
+            lua.create_function(|_, v: i64| {
+                Invocation::with_current(|inv| {
+                    inv.resp = v as u8;
+                    Ok(())
+                })
+            })?,
+        )?;
+        hooks.raw_set(
+            "command_exists",
+            lua.create_function(|_, name: mlua::String| {
+                Invocation::with_current(|inv| {
+                    let name = name.as_bytes();
+                    Ok(matches!(
+                        inv.engine.table.resolve(&[&name[..]]),
+                        Resolved::Found(_) | Resolved::UnknownSubcommand(_)
+                    ))
+                })
+            })?,
+        )?;
         let compiled = lua.create_table()?;
-        Ok(Vm { lua, hooks, runner, env, globals, scripts: HashMap::new(), compiled })
+        let (keys_name, argv_name) = (lua.create_string("KEYS")?, lua.create_string("ARGV")?);
+        let vm = Vm {
+            lua,
+            hooks,
+            runner,
+            env,
+            globals,
+            scripts: HashMap::new(),
+            compiled,
+            keys_name,
+            argv_name,
+            run: engine.scripting.run.clone(),
+            clock: engine.clock.clone(),
+        };
+        vm.install_script_hook();
+        Ok(vm)
+    }
+
+    /// The count hook every script runs under (installed once; FUNCTION LOAD and a killed
+    /// script replace it for a while and put it back): every 100,000 instructions, a busy
+    /// script lets its thread serve others (`with_busy_service`) and a killed one fails.
+    fn install_script_hook(&self) {
+        let (run, clock) = (self.run.clone(), self.clock.clone());
+        self.lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |lua, _| {
+            if !run.killed.load(Ordering::SeqCst) && run.busy_at(clock.now_ms()) && serve_while_busy() {
+                run.killed.store(true, Ordering::SeqCst);
+            }
+            if run.killed.load(Ordering::SeqCst) {
+                // From now on fail on every line, so a pcall in the script can't swallow it.
+                lua.set_hook(HookTriggers::EVERY_LINE, |_, _| {
+                    Err(lua_err("Script killed by user with SCRIPT KILL..."))
+                });
+                Err(lua_err("Script killed by user with SCRIPT KILL..."))
+            } else {
+                Ok(mlua::VmState::Continue)
+            }
+        });
     }
 
     /// Compiles `body` as script `sha` (a no-op if already known). Errors are the reply line.
@@ -1293,7 +1374,47 @@ struct Invocation<'a> {
     wrote: bool,
 }
 
+thread_local! {
+    /// The script this thread runs now (see `Invocation::installed`).
+    static INVOCATION: std::cell::Cell<Option<std::ptr::NonNull<Invocation<'static>>>> =
+        const { std::cell::Cell::new(None) };
+}
+
 impl Invocation<'_> {
+    /// Runs `f` with `self` as the running script the VM's callbacks (redis.call,
+    /// redis.setresp...) act on.
+    fn installed<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<std::ptr::NonNull<Invocation<'static>>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                INVOCATION.with(|c| c.set(self.0));
+            }
+        }
+        let ptr = std::ptr::NonNull::from(self).cast::<Invocation<'static>>();
+        // The lifetime is erased; the pointer leaves the thread-local (on return or unwind)
+        // before the borrow of `self` ends.
+        let _restore = Restore(INVOCATION.with(|c| c.replace(Some(ptr))));
+        f()
+    }
+
+    /// Runs `f` on the running script's state; an error outside a script. Taken out of the
+    /// thread-local meanwhile, so a nested use finds none instead of aliasing it.
+    fn with_current<R>(f: impl FnOnce(&mut Invocation<'_>) -> mlua::Result<R>) -> mlua::Result<R> {
+        let Some(mut ptr) = INVOCATION.with(|c| c.take()) else {
+            return Err(lua_err("This Redis API is only available while a script runs"));
+        };
+        struct Restore(std::ptr::NonNull<Invocation<'static>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                INVOCATION.with(|c| c.set(Some(self.0)));
+            }
+        }
+        let _restore = Restore(ptr);
+        // SAFETY: installed by `installed`, whose frame is below this one and whose
+        // invocation nothing else touches while the script runs.
+        f(unsafe { ptr.as_mut() })
+    }
+
     /// redis.call / redis.pcall: runs one command; errors come back as `{err=...}` tables
     /// marked so redis.call raises them.
     fn call(&mut self, lua: &Lua, packed: Table, count: i64) -> mlua::Result<Value> {
@@ -1435,44 +1556,29 @@ fn run_script(
     let eval_mode = matches!(target, Target::Eval(_));
     let (func, call_args) = match target {
         Target::Eval(f) => {
-            vm.globals.raw_set("KEYS", keys_table).map_err(to_lua_err)?;
-            vm.globals.raw_set("ARGV", argv_table).map_err(to_lua_err)?;
+            vm.globals.raw_set(&vm.keys_name, keys_table).map_err(to_lua_err)?;
+            vm.globals.raw_set(&vm.argv_name, argv_table).map_err(to_lua_err)?;
             (f, None)
         }
         Target::Function(f) => (f, Some((keys_table, argv_table))),
     };
 
     let engine = ctx.engine;
-    let run = engine.scripting.run.clone();
+    let run = &*engine.scripting.run;
     run.killed.store(false, Ordering::SeqCst);
     run.wrote.store(false, Ordering::SeqCst);
     run.eval_mode.store(eval_mode, Ordering::SeqCst);
-    *run.current.lock() = Some((name.to_string(), command.iter().map(|a| a.to_vec()).collect()));
+    run.set_current(name, command);
     run.start_ms.store(engine.clock.now_ms(), Ordering::SeqCst);
-    let threshold = engine.config.read().get_int("busy-reply-threshold");
-    run.threshold_ms.store(threshold, Ordering::Relaxed);
+    run.threshold_ms.store(engine.hot.busy_reply_threshold_ms.load(Ordering::Relaxed), Ordering::Relaxed);
     run.running.store(true, Ordering::SeqCst);
-    let hook_state = run.clone();
-    let clock = engine.clock.clone();
-    lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |lua, _| {
-        if !hook_state.killed.load(Ordering::SeqCst) && hook_state.busy_at(clock.now_ms()) && serve_while_busy() {
-            hook_state.killed.store(true, Ordering::SeqCst);
-        }
-        if hook_state.killed.load(Ordering::SeqCst) {
-            // From now on fail on every line, so a pcall in the script can't swallow it.
-            lua.set_hook(HookTriggers::EVERY_LINE, |_, _| Err(lua_err("Script killed by user with SCRIPT KILL...")));
-            Err(lua_err("Script killed by user with SCRIPT KILL..."))
-        } else {
-            Ok(mlua::VmState::Continue)
-        }
-    });
 
     let saved_db = ctx.client.db;
     let saved_reply_mode = ctx.client.reply_mode;
     let was_in_exec = ctx.client.in_exec;
     ctx.client.reply_mode = crate::exec::ReplyMode::On;
     ctx.client.in_exec = true;
-    let invocation = std::cell::RefCell::new(Invocation {
+    let mut invocation = Invocation {
         engine,
         client: &mut *ctx.client,
         read_only,
@@ -1480,45 +1586,22 @@ fn run_script(
         allow_oom: flags & flag::ALLOW_OOM != 0,
         oom_at_start,
         wrote: false,
+    };
+    let runner = &vm.runner;
+    let result: mlua::Result<(bool, Value)> = invocation.installed(|| match call_args {
+        None => runner.call(func),
+        Some((k, a)) => runner.call((func, k, a)),
     });
-    let hooks = vm.hooks.clone();
-    let runner = vm.runner.clone();
-    let result: mlua::Result<(bool, Value, u8)> = lua.scope(|scope| {
-        hooks.raw_set(
-            "call",
-            scope.create_function(|lua, (args, n): (Table, i64)| invocation.borrow_mut().call(lua, args, n))?,
-        )?;
-        hooks.raw_set(
-            "setresp",
-            scope.create_function(|_, v: i64| {
-                invocation.borrow_mut().resp = v as u8;
-                Ok(())
-            })?,
-        )?;
-        hooks.raw_set(
-            "command_exists",
-            scope.create_function(|_, name: mlua::String| {
-                let name = name.as_bytes().to_vec();
-                Ok(matches!(engine.table.resolve(&[&name[..]]), Resolved::Found(_) | Resolved::UnknownSubcommand(_)))
-            })?,
-        )?;
-        let (ok, value): (bool, Value) = match call_args {
-            None => runner.call(func)?,
-            Some((k, a)) => runner.call((func, k, a))?,
-        };
-        let resp = invocation.borrow().resp;
-        Ok((ok, value, resp))
-    });
-    let _ = hooks.raw_set("call", Value::Nil);
-    let _ = hooks.raw_set("setresp", Value::Nil);
-    let _ = hooks.raw_set("command_exists", Value::Nil);
-    lua.remove_hook();
+    let result = result.map(|(ok, value)| (ok, value, invocation.resp));
+    drop(invocation);
     ctx.client.in_exec = was_in_exec;
     ctx.client.reply_mode = saved_reply_mode;
     ctx.client.select(saved_db);
     let killed = run.killed.load(Ordering::SeqCst);
     run.running.store(false, Ordering::SeqCst);
-    *run.current.lock() = None;
+    if killed {
+        vm.install_script_hook();
+    }
     if !was_in_exec {
         engine.serve_script_ready(ctx.client);
     }
@@ -1579,7 +1662,7 @@ fn failed_uncounted(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, text: &str) -> C
 fn with_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm) -> R) -> Result<R, CmdError> {
     let mut guard = engine.scripting.vm.lock();
     if guard.is_none() {
-        *guard = Some(Vm::new().map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+        *guard = Some(Vm::new(engine).map_err(|e| CmdError::msg(format!("ERR {e}")))?);
     }
     Ok(f(guard.as_mut().expect("just created")))
 }
@@ -1611,7 +1694,7 @@ fn eval_generic(
     let engine = ctx.engine;
     let mut guard = engine.scripting.vm.lock();
     if guard.is_none() {
-        *guard = Some(Vm::new().map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+        *guard = Some(Vm::new(engine).map_err(|e| CmdError::msg(format!("ERR {e}")))?);
     }
     let vm = guard.as_mut().expect("just created");
     if by_sha {
@@ -1759,7 +1842,7 @@ fn script_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> 
 fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R) -> Result<R, CmdError> {
     let mut guard = engine.scripting.fvm.lock();
     if guard.is_none() {
-        *guard = Some(Vm::new().map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+        *guard = Some(Vm::new(engine).map_err(|e| CmdError::msg(format!("ERR {e}")))?);
     }
     let mut libs = engine.scripting.libraries.lock();
     Ok(f(guard.as_mut().expect("just created"), &mut libs))
@@ -1917,7 +2000,7 @@ fn load_library(
         }
     });
     let result: mlua::Result<(bool, Value)> = vm.runner.call(chunk);
-    lua.remove_hook();
+    vm.install_script_hook();
     let _ = vm.hooks.raw_set("loading", false);
     let _ = vm.hooks.raw_set("registered", Value::Nil);
     match result {
@@ -2146,8 +2229,8 @@ fn function_stats(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
     }
     out.map(2);
     out.bulk(b"running_script");
-    let current = scripting.run.current.lock().clone();
-    match current.filter(|_| running) {
+    let current = running.then(|| scripting.run.current.lock().clone());
+    match current {
         None => out.null(),
         Some((name, command)) => {
             out.map(3);
