@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# BullMQ (npm bullmq 6.7.0 + ioredis, bench/bullmq/) against quince-server and redis-server,
+# alternately: enqueue N no-op jobs with addBulk in batches of 1,000, then process them with
+# one Worker at concurrency 50. Both servers are pinned to SERVER_CPU (default 0), node to
+# CLIENT_CPU (default 1); quince runs with --threads QUINCE_THREADS (default 1).
+#
+# Usage: bench/bullmq.sh [-n 20000] [-r 2] [-o DIR]
+#   -n  jobs per run                                  default: 20000
+#   -r  runs per server, alternating                  default: 2
+#   -o  report directory, or "none" for no files      default: bench/results
+# Environment: QUINCE_BIN, NO_BUILD, QUINCE_THREADS, SERVER_CPU, CLIENT_CPU (as compare.sh).
+# Needs node and npm (installs bench/bullmq/node_modules on first use).
+# Output: a Markdown table (jobs/s per run and phase, and quince/redis ratios of the means);
+# unless -o none also DIR/YYYY-MM-DD-HHMM-bullmq.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
+CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_CPU CLIENT_CPU" "$0" "$@")
+
+JOBS=20000; RUNS=2; OUT=""
+while getopts "n:r:o:h" opt; do
+  case $opt in
+    n) JOBS=$OPTARG ;; r) RUNS=$OPTARG ;; o) OUT=$OPTARG ;;
+    *) usage ;;
+  esac
+done
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+QUINCE_THREADS=${QUINCE_THREADS:-1}
+need_tools redis-server redis-cli node npm taskset python3
+prepare_quince_and_out
+if [ ! -d "$root/bench/bullmq/node_modules/bullmq" ]; then
+  (cd "$root/bench/bullmq" && npm ci --no-audit --no-fund >&2)
+fi
+
+QPORT=$(free_port); RPORT=$(free_port)
+QDIR=$(mktemp -d); RDIR=$(mktemp -d); WORK=$(mktemp -d)
+QPID=""; RPID=""
+trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR" "$WORK"' EXIT
+trap 'exit 130' INT; trap 'exit 143' TERM
+taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" >/dev/null 2>&1 &
+QPID=$!
+taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$RDIR" >/dev/null 2>&1 &
+RPID=$!
+wait_ready "$QPORT"; wait_ready "$RPORT"
+
+RESULTS=$WORK/results  # "server run enqueue process"
+: > "$RESULTS"
+for run in $(seq "$RUNS"); do
+  for server in quince redis; do
+    port=$QPORT; [ "$server" = redis ] && port=$RPORT
+    line=$(cd "$root/bench/bullmq" && taskset -c "$CLIENT_CPU" node bench.mjs "$port" "$JOBS" 1000 50)
+    read -r enq proc <<<"$(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["enqueue_jobs_per_s"], d["process_jobs_per_s"])')"
+    echo "$server $run $enq $proc" >> "$RESULTS"
+    echo "  $server run $run: enqueue $enq jobs/s, process $proc jobs/s" >&2
+  done
+done
+
+REDIS_VERSION=$(redis-server --version | awk '{print $3}' | sed 's/^v=//')
+SETTINGS="$JOBS no-op jobs per run, addBulk batches of 1000, one Worker at concurrency 50; servers on cpu $SERVER_CPU (quince --threads $QUINCE_THREADS), node on cpu $CLIENT_CPU; $RUNS alternating runs per server"
+TABLE=$WORK/table.md
+python3 - "$RESULTS" "$TABLE" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+def runs(server, col):
+    return [int(r[col]) for r in rows if r[0] == server]
+with open(sys.argv[2], "w") as out:
+    out.write("| phase | quince jobs/s (each run) | redis-server jobs/s (each run) | quince/redis (means) |\n|---|---|---|---|\n")
+    for name, col in (("enqueue", 2), ("process", 3)):
+        q, r = runs("quince", col), runs("redis", col)
+        ratio = (sum(q) / len(q)) / (sum(r) / len(r))
+        out.write(f"| {name} | {' / '.join(map(str, q))} | {' / '.join(map(str, r))} | {ratio:.2f} |\n")
+PY
+echo "# BullMQ on quince vs redis-server ($REDIS_VERSION)"
+echo
+echo "$SETTINGS"
+echo
+cat "$TABLE"
+[ "$OUT" != none ] || exit 0
+base=$(stamp)-bullmq
+{
+  echo "# BullMQ 6.7.0 on quince vs redis-server $REDIS_VERSION"
+  echo
+  machine_facts "$QUINCE_BIN"
+  echo
+  echo "Command: \`$CMDLINE\`"
+  echo
+  echo "Settings: $SETTINGS."
+  echo
+  cat "$TABLE"
+} > "$OUT/$base.md"
+echo "report: $OUT/$base.md" >&2
