@@ -23,6 +23,7 @@ use std::sync::Arc;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 use parking_lot::Mutex;
 use quince_resp::{Encoder, Protocol};
+use smallvec::SmallVec;
 
 use crate::command::{ArgDoc, ArgType, CommandSpec, Resolved};
 use crate::error::{CmdError, CmdResult};
@@ -108,6 +109,8 @@ struct Vm {
     argv_name: mlua::String,
     run: Arc<RunState>,
     clock: Arc<dyn crate::Clock>,
+    /// redis.call's reply and number buffers, kept from script to script.
+    call_buffers: (Vec<u8>, Vec<Vec<u8>>),
 }
 
 struct Script {
@@ -940,10 +943,8 @@ impl Vm {
         lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
         // The per-run callbacks are made once and find the running script's state through
         // a thread-local (`Invocation::installed`): no closure is made per run.
-        hooks.raw_set(
-            "call",
-            lua.create_function(|lua, (args, n): (Table, i64)| Invocation::with_current(|inv| inv.call(lua, args, n)))?,
-        )?;
+        // SAFETY: `c_call` reads its two arguments as the prelude passes them (see there).
+        hooks.raw_set("call", unsafe { lua.create_c_function(c_call)? })?;
         hooks.raw_set(
             "setresp",
             lua.create_function(|_, v: i64| {
@@ -979,6 +980,7 @@ impl Vm {
             argv_name,
             run: engine.scripting.run.clone(),
             clock: engine.clock.clone(),
+            call_buffers: Default::default(),
         };
         vm.install_script_hook();
         Ok(vm)
@@ -1093,100 +1095,20 @@ fn parse_shebang(body: &[u8]) -> Result<(u32, usize), String> {
 // Conversions
 // ---------------------------------------------------------------------------------------
 
-/// An error table `{err = "CODE msg"}` as luaPushError builds it from `text`.
-fn err_table(lua: &Lua, text: &str) -> mlua::Result<Table> {
-    let (code, msg) = match text.strip_prefix('-') {
-        Some(rest) => match rest.split_once(' ') {
-            Some((code, msg)) => (code, msg),
-            None => ("ERR", rest),
+/// An error line's code and message as a script's error table holds them: `-CODE msg`
+/// splits at the first space, a line without a code gets ERR; line ends are trimmed.
+fn error_parts(text: &[u8]) -> (&[u8], &[u8]) {
+    let (code, msg): (&[u8], &[u8]) = match text.strip_prefix(b"-") {
+        Some(rest) => match rest.iter().position(|&b| b == b' ') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (b"ERR", rest),
         },
-        None => ("ERR", text),
+        None => (b"ERR", text),
     };
-    let msg = msg.trim_matches(|c| c == '\r' || c == '\n');
-    let t = lua.create_table()?;
-    t.raw_set("err", format!("{code} {msg}"))?;
-    Ok(t)
-}
-
-/// Parses one RESP reply from `buf` at `pos` into the Lua value Redis gives scripts.
-fn resp_to_lua(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
-    let line_end = buf[*pos..].windows(2).position(|w| w == b"\r\n").map(|p| *pos + p).unwrap_or(buf.len());
-    let kind = buf[*pos];
-    let line = &buf[*pos + 1..line_end];
-    *pos = (line_end + 2).min(buf.len());
-    let text = || String::from_utf8_lossy(line).into_owned();
-    let num = || std::str::from_utf8(line).ok().and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
-    let single = |key: &str, v: Value| -> mlua::Result<Value> {
-        let t = lua.create_table()?;
-        t.raw_set(key, v)?;
-        Ok(Value::Table(t))
-    };
-    Ok(match kind {
-        b'+' => single("ok", Value::String(lua.create_string(line)?))?,
-        b'-' => single("err", Value::String(lua.create_string(line)?))?,
-        b':' => Value::Number(num() as f64),
-        b'$' | b'=' => {
-            let n = num();
-            if n < 0 {
-                return Ok(Value::Boolean(false));
-            }
-            let data = &buf[*pos..*pos + n as usize];
-            *pos += n as usize + 2;
-            if kind == b'=' {
-                let t = lua.create_table()?;
-                t.raw_set("format", lua.create_string(&data[..3.min(data.len())])?)?;
-                t.raw_set("string", lua.create_string(data.get(4..).unwrap_or_default())?)?;
-                single("verbatim_string", Value::Table(t))?
-            } else {
-                Value::String(lua.create_string(data)?)
-            }
-        }
-        b'*' | b'~' | b'%' | b'>' => {
-            let n = num();
-            if n < 0 {
-                return Ok(Value::Boolean(false));
-            }
-            let t = lua.create_table()?;
-            for i in 0..n {
-                match kind {
-                    b'%' => {
-                        let k = resp_to_lua(lua, buf, pos)?;
-                        let v = resp_to_lua(lua, buf, pos)?;
-                        t.raw_set(k, v)?;
-                    }
-                    b'~' => {
-                        let k = resp_to_lua(lua, buf, pos)?;
-                        t.raw_set(k, true)?;
-                    }
-                    _ => t.raw_set(i + 1, resp_to_lua(lua, buf, pos)?)?,
-                }
-            }
-            match kind {
-                b'%' => single("map", Value::Table(t))?,
-                b'~' => single("set", Value::Table(t))?,
-                _ => Value::Table(t),
-            }
-        }
-        b'_' => Value::Nil,
-        b'#' => Value::Boolean(line == b"t"),
-        b',' => {
-            let d = match line {
-                b"inf" => f64::INFINITY,
-                b"-inf" => f64::NEG_INFINITY,
-                _ => text().parse::<f64>().unwrap_or(f64::NAN),
-            };
-            single("double", Value::Number(d))?
-        }
-        b'(' => single("big_number", Value::String(lua.create_string(line)?))?,
-        // Attributes are not shown to scripts: the reply that follows them is.
-        b'|' => {
-            for _ in 0..num().max(0) * 2 {
-                resp_to_lua(lua, buf, pos)?;
-            }
-            return resp_to_lua(lua, buf, pos);
-        }
-        _ => Value::Nil,
-    })
+    let is_end = |b: &u8| *b == b'\r' || *b == b'\n';
+    let start = msg.iter().position(|b| !is_end(b)).unwrap_or(msg.len());
+    let end = msg.iter().rposition(|b| !is_end(b)).map_or(start, |i| i + 1);
+    (code, &msg[start..end.max(start)])
 }
 
 /// How deep a script's reply may nest: Redis fails with "reached lua stack limit" where
@@ -1349,13 +1271,6 @@ fn write_lua_value(lua: &Lua, value: &Value, out: &mut dyn ReplySink, script_res
     None
 }
 
-/// `%.17g` of a Lua number argument, as Redis formats numbers passed to redis.call.
-fn number_arg(n: f64) -> Vec<u8> {
-    let mut out = Vec::new();
-    quince_resp::format_double(n, &mut out);
-    out
-}
-
 // ---------------------------------------------------------------------------------------
 // Running scripts
 // ---------------------------------------------------------------------------------------
@@ -1372,6 +1287,26 @@ struct Invocation<'a> {
     oom_at_start: bool,
     /// A write command ran (later writes can't be refused: the script is half done).
     wrote: bool,
+    /// The last redis.call's reply (RESP) or error text, kept from call to call so a call
+    /// allocates nothing once warm.
+    reply: Vec<u8>,
+    error_text: String,
+    /// Numbers given to redis.call, formatted.
+    numbers: Vec<Vec<u8>>,
+}
+
+/// What a redis.call came to (its bytes are in the invocation's `reply` or `error_text`).
+#[derive(Clone, Copy)]
+enum CallOutcome {
+    /// The command's reply, RESP in `reply`.
+    Reply,
+    /// Refused by the Lua API itself (`error_text`): an error table for redis.call to raise.
+    Fail,
+    /// Refused before running (`error_text`, counted already): an error table the script's
+    /// own error reply does not count again.
+    Reject,
+    /// No script runs on this thread.
+    NoScript,
 }
 
 thread_local! {
@@ -1415,65 +1350,36 @@ impl Invocation<'_> {
         f(unsafe { ptr.as_mut() })
     }
 
-    /// redis.call / redis.pcall: runs one command; errors come back as `{err=...}` tables
-    /// marked so redis.call raises them.
-    fn call(&mut self, lua: &Lua, packed: Table, count: i64) -> mlua::Result<Value> {
-        // Packed by the prelude, so numbers are read exactly (see `exact_args`).
-        let args = luaapi::exact_args(&packed, count)?;
-        let fail = |text: &str| -> mlua::Result<Value> {
-            let t = err_table(lua, text)?;
-            t.raw_set("__quince_err", true)?;
-            Ok(Value::Table(t))
-        };
+    /// redis.call / redis.pcall: runs one command, leaving its reply or error in `self`.
+    fn call(&mut self, args: &[&[u8]]) -> CallOutcome {
         if args.is_empty() {
-            return fail("Please specify at least one argument for this redis lib call");
+            return self.fail("Please specify at least one argument for this redis lib call");
         }
-        let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len());
-        for v in args.iter() {
-            match v {
-                Value::Integer(i) => argv.push(number_arg(*i as f64)),
-                Value::Number(n) => argv.push(number_arg(*n)),
-                Value::String(s) => argv.push(s.as_bytes().to_vec()),
-                _ => return fail("Lua redis lib command arguments must be strings or integers"),
-            }
-        }
-        let refs: Vec<&[u8]> = argv.iter().map(|a| &a[..]).collect();
         // Refused before running (Redis's scriptCall checks): the error counts in the error
         // stats and as a rejected call of the command, and the script's own error reply
         // does not count it again.
-        let engine = self.engine;
-        let reject = |spec: Option<&CommandSpec>, text: &str| -> mlua::Result<Value> {
-            if let Some(spec) = spec {
-                engine.observe.commands[spec.id].rejected_calls.fetch_add(1, Ordering::Relaxed);
-            }
-            engine.observe.errors.record(text);
-            let t = err_table(lua, &format!("-{text}"))?;
-            t.raw_set("__quince_err", true)?;
-            t.raw_set("ignore_error_stats_update", true)?;
-            Ok(Value::Table(t))
-        };
-        let spec = match self.engine.table.resolve(&refs) {
+        let spec = match self.engine.table.resolve(args) {
             Resolved::Found(spec) => spec,
-            _ => return reject(None, "ERR Unknown Redis command called from script"),
+            _ => return self.reject(None, "ERR Unknown Redis command called from script"),
         };
-        let argc = refs.len() as i32;
+        let argc = args.len() as i32;
         if (spec.arity > 0 && spec.arity != argc) || argc < -spec.arity {
-            return reject(Some(spec), "ERR Wrong number of args calling Redis command from script");
+            return self.reject(Some(spec), "ERR Wrong number of args calling Redis command from script");
         }
         if spec.has_flag(crate::command::flags::NOSCRIPT) && !self.engine.scripting.disable_deny.load(Ordering::Relaxed)
         {
-            return reject(Some(spec), "ERR This Redis command is not allowed from script");
+            return self.reject(Some(spec), "ERR This Redis command is not allowed from script");
         }
         let writes = spec.has_flag(crate::command::flags::WRITE);
         if self.read_only && (writes || has_may_replicate_flag(spec)) {
-            return reject(Some(spec), "ERR Write commands are not allowed from read-only scripts.");
+            return self.reject(Some(spec), "ERR Write commands are not allowed from read-only scripts.");
         }
         // Once the script wrote, it can't stop half way for the server's state.
         if writes && !self.wrote && !self.engine.enough_good_replicas() {
-            return reject(Some(spec), NOREPLICAS_ERROR);
+            return self.reject(Some(spec), NOREPLICAS_ERROR);
         }
         if !self.allow_oom && !self.wrote && self.oom_at_start && spec.has_flag(crate::command::flags::DENYOOM) {
-            return reject(Some(spec), OOM_ERROR);
+            return self.reject(Some(spec), OOM_ERROR);
         }
         if writes {
             self.wrote = true;
@@ -1482,25 +1388,333 @@ impl Invocation<'_> {
         let protocol = if self.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
         let saved = self.client.protocol;
         self.client.protocol = protocol;
-        let mut buf = Vec::new();
+        self.reply.clear();
         {
-            let mut enc = Encoder::new(&mut buf, protocol);
-            self.engine.execute_in_script(self.client, &refs, &mut enc);
+            let mut enc = Encoder::new(&mut self.reply, protocol);
+            self.engine.execute_in_script(self.client, args, &mut enc);
         }
         self.client.protocol = saved;
-        if buf.is_empty() {
-            return Ok(Value::Nil);
+        CallOutcome::Reply
+    }
+
+    fn fail(&mut self, text: &str) -> CallOutcome {
+        self.error_text.clear();
+        self.error_text.push_str(text);
+        CallOutcome::Fail
+    }
+
+    fn reject(&mut self, spec: Option<&CommandSpec>, text: &str) -> CallOutcome {
+        if let Some(spec) = spec {
+            self.engine.observe.commands[spec.id].rejected_calls.fetch_add(1, Ordering::Relaxed);
         }
-        let mut pos = 0;
-        let value = resp_to_lua(lua, &buf, &mut pos)?;
-        if buf[0] == b'-' {
-            if let Value::Table(t) = &value {
-                // The command counted its error already.
-                t.raw_set("__quince_err", true)?;
-                t.raw_set("ignore_error_stats_update", true)?;
+        self.engine.observe.errors.record(text);
+        self.error_text.clear();
+        self.error_text.push('-');
+        self.error_text.push_str(text);
+        CallOutcome::Reject
+    }
+}
+
+/// `hooks.call(packed, n)`, the work of redis.call and redis.pcall (the prelude packs their
+/// arguments, then raises or returns what this gives): a raw C function, so arguments are
+/// read in place from the Lua strings and the reply is built on the Lua stack directly,
+/// with no per-argument copies or registry references.
+///
+/// Two phases: `run_call` (Rust values with destructors live only in there) runs the
+/// command; then this frame, which holds only plain data, builds the result, where a Lua
+/// (memory) error may unwind it.
+unsafe extern "C-unwind" fn c_call(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: called by the prelude's call_impl/pcall_impl with a fresh table of `n` values
+    // and `n`; the invocation pointer is valid while the script runs (`installed`), and only
+    // this thread uses it.
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            ffi::lua_pushnil(l);
+            return 1;
+        }
+        let outcome = run_call(l);
+        let inv = match INVOCATION.with(|c| c.get()) {
+            Some(ptr) if !matches!(outcome, CallOutcome::NoScript) => ptr.as_ptr(),
+            _ => {
+                push_error_table(l, b"ERR This Redis API is only available while a script runs", false);
+                return 1;
+            }
+        };
+        match outcome {
+            CallOutcome::Reply => {
+                let reply: &[u8] = &(*inv).reply;
+                if reply.is_empty() {
+                    ffi::lua_pushnil(l);
+                } else {
+                    let mut pos = 0;
+                    push_resp(l, reply, &mut pos);
+                    if reply[0] == b'-' {
+                        // The command counted its error already.
+                        mark(l, c"ignore_error_stats_update");
+                    }
+                }
+            }
+            CallOutcome::Fail => {
+                let text: &str = &(*inv).error_text;
+                push_error_table(l, text.as_bytes(), false);
+            }
+            CallOutcome::Reject => {
+                let text: &str = &(*inv).error_text;
+                push_error_table(l, text.as_bytes(), true);
+            }
+            CallOutcome::NoScript => unreachable!(),
+        }
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE && matches!(outcome, CallOutcome::Reply) {
+            // An error reply: marked so redis.call raises it.
+            ffi::lua_pushstring(l, c"err".as_ptr());
+            ffi::lua_rawget(l, -2);
+            let is_error = ffi::lua_type(l, -1) != ffi::LUA_TNIL;
+            ffi::lua_settop(l, -2);
+            if is_error && (*inv).reply.first() == Some(&b'-') {
+                mark(l, c"__quince_err");
             }
         }
-        Ok(value)
+        1
+    }
+}
+
+/// Phase one of `c_call`: reads the packed arguments and runs the command.
+///
+/// # Safety
+/// `l` is the state `c_call` was called with, a table at index 1 and its count at 2.
+unsafe fn run_call(l: *mut mlua::ffi::lua_State) -> CallOutcome {
+    use mlua::ffi;
+    unsafe {
+        let n = ffi::lua_tonumber(l, 2).max(0.0) as i32;
+        let mut slices: SmallVec<[(*const u8, usize); 8]> = SmallVec::new();
+        let mut bad = false;
+        let outcome = Invocation::with_current(|inv| {
+            let mut numbers = std::mem::take(&mut inv.numbers);
+            let mut used_numbers = 0;
+            // (string pointer, length) or (null, index into `numbers`).
+            for i in 1..=n {
+                ffi::lua_rawgeti(l, 1, i as ffi::lua_Integer);
+                match ffi::lua_type(l, -1) {
+                    ffi::LUA_TSTRING => {
+                        let mut len = 0usize;
+                        let ptr = ffi::lua_tolstring(l, -1, &mut len);
+                        // The packed table keeps the string alive while the command runs.
+                        slices.push((ptr as *const u8, len));
+                    }
+                    ffi::LUA_TNUMBER => {
+                        if numbers.len() == used_numbers {
+                            numbers.push(Vec::new());
+                        }
+                        let buf = &mut numbers[used_numbers];
+                        buf.clear();
+                        quince_resp::format_double(ffi::lua_tonumber(l, -1), buf);
+                        slices.push((std::ptr::null(), used_numbers));
+                        used_numbers += 1;
+                    }
+                    _ => bad = true,
+                }
+                ffi::lua_settop(l, -2);
+                if bad {
+                    break;
+                }
+            }
+            let outcome = if bad {
+                inv.fail("Lua redis lib command arguments must be strings or integers")
+            } else {
+                let args: SmallVec<[&[u8]; 8]> = slices
+                    .iter()
+                    .map(
+                        |&(ptr, len)| {
+                            if ptr.is_null() {
+                                &numbers[len][..]
+                            } else {
+                                std::slice::from_raw_parts(ptr, len)
+                            }
+                        },
+                    )
+                    .collect();
+                inv.call(&args)
+            };
+            inv.numbers = numbers;
+            Ok(outcome)
+        });
+        outcome.unwrap_or(CallOutcome::NoScript)
+    }
+}
+
+/// Sets `t[name] = true` on the table on top of the stack.
+///
+/// # Safety
+/// A table is on top of `l`'s stack.
+unsafe fn mark(l: *mut mlua::ffi::lua_State, name: &std::ffi::CStr) {
+    use mlua::ffi;
+    unsafe {
+        ffi::lua_pushstring(l, name.as_ptr());
+        ffi::lua_pushboolean(l, 1);
+        ffi::lua_rawset(l, -3);
+    }
+}
+
+/// Pushes `{err = "<CODE> <message>"}` for an error line (`-CODE message` or a bare
+/// message, which gets ERR), marked for redis.call to raise, and as already counted when
+/// `counted`.
+///
+/// # Safety
+/// `l` has room for three more values.
+unsafe fn push_error_table(l: *mut mlua::ffi::lua_State, text: &[u8], counted: bool) {
+    use mlua::ffi;
+    let (code, msg) = error_parts(text);
+    unsafe {
+        ffi::lua_createtable(l, 0, 3);
+        ffi::lua_pushstring(l, c"err".as_ptr());
+        ffi::lua_pushlstring(l, code.as_ptr() as *const _, code.len());
+        ffi::lua_pushlstring(l, c" ".as_ptr(), 1);
+        ffi::lua_pushlstring(l, msg.as_ptr() as *const _, msg.len());
+        ffi::lua_concat(l, 3);
+        ffi::lua_rawset(l, -3);
+        mark(l, c"__quince_err");
+        if counted {
+            mark(l, c"ignore_error_stats_update");
+        }
+    }
+}
+
+/// Pushes one RESP reply from `buf` at `pos` as the Lua value Redis gives scripts (as
+/// `resp_to_lua`, straight onto the stack).
+///
+/// # Safety
+/// `l` is a running state; nested replies check the stack's room as they go.
+unsafe fn push_resp(l: *mut mlua::ffi::lua_State, buf: &[u8], pos: &mut usize) {
+    use mlua::ffi;
+    let line_end = buf[*pos..].windows(2).position(|w| w == b"\r\n").map(|p| *pos + p).unwrap_or(buf.len());
+    let kind = buf[*pos];
+    let line = &buf[*pos + 1..line_end];
+    *pos = (line_end + 2).min(buf.len());
+    let num = || std::str::from_utf8(line).ok().and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    unsafe {
+        let push_bytes = |b: &[u8]| ffi::lua_pushlstring(l, b.as_ptr() as *const _, b.len());
+        // {key = <value on top>}
+        let single = |key: &std::ffi::CStr| {
+            ffi::lua_createtable(l, 0, 1);
+            ffi::lua_pushstring(l, key.as_ptr());
+            ffi::lua_pushvalue(l, -3);
+            ffi::lua_rawset(l, -3);
+            ffi::lua_replace(l, -2);
+        };
+        if ffi::lua_checkstack(l, 4) == 0 {
+            ffi::lua_pushnil(l);
+            return;
+        }
+        match kind {
+            b'+' => {
+                push_bytes(line);
+                single(c"ok");
+            }
+            b'-' => {
+                push_bytes(line);
+                single(c"err");
+            }
+            b':' => ffi::lua_pushnumber(l, num() as f64),
+            b'$' | b'=' => {
+                let n = num();
+                if n < 0 {
+                    ffi::lua_pushboolean(l, 0);
+                    return;
+                }
+                let data = &buf[*pos..*pos + n as usize];
+                *pos += n as usize + 2;
+                if kind == b'=' {
+                    ffi::lua_createtable(l, 0, 2);
+                    ffi::lua_pushstring(l, c"format".as_ptr());
+                    push_bytes(&data[..3.min(data.len())]);
+                    ffi::lua_rawset(l, -3);
+                    ffi::lua_pushstring(l, c"string".as_ptr());
+                    push_bytes(data.get(4..).unwrap_or_default());
+                    ffi::lua_rawset(l, -3);
+                    single(c"verbatim_string");
+                } else {
+                    push_bytes(data);
+                }
+            }
+            b'*' | b'~' | b'%' | b'>' => {
+                let n = num();
+                if n < 0 {
+                    ffi::lua_pushboolean(l, 0);
+                    return;
+                }
+                let n = n as i32;
+                ffi::lua_createtable(l, if kind == b'*' || kind == b'>' { n } else { 0 }, 0);
+                for i in 0..n {
+                    match kind {
+                        b'%' => {
+                            push_resp(l, buf, pos);
+                            push_resp(l, buf, pos);
+                            raw_set_checked(l);
+                        }
+                        b'~' => {
+                            push_resp(l, buf, pos);
+                            ffi::lua_pushboolean(l, 1);
+                            raw_set_checked(l);
+                        }
+                        _ => {
+                            push_resp(l, buf, pos);
+                            ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
+                        }
+                    }
+                }
+                match kind {
+                    b'%' => single(c"map"),
+                    b'~' => single(c"set"),
+                    _ => {}
+                }
+            }
+            b'_' => ffi::lua_pushnil(l),
+            b'#' => ffi::lua_pushboolean(l, (line == b"t") as i32),
+            b',' => {
+                let d = match line {
+                    b"inf" => f64::INFINITY,
+                    b"-inf" => f64::NEG_INFINITY,
+                    _ => std::str::from_utf8(line).ok().and_then(|t| t.parse::<f64>().ok()).unwrap_or(f64::NAN),
+                };
+                ffi::lua_pushnumber(l, d);
+                single(c"double");
+            }
+            b'(' => {
+                push_bytes(line);
+                single(c"big_number");
+            }
+            // Attributes are not shown to scripts: the reply that follows them is.
+            b'|' => {
+                for _ in 0..num().max(0) * 2 {
+                    push_resp(l, buf, pos);
+                    ffi::lua_settop(l, -2);
+                }
+                push_resp(l, buf, pos);
+            }
+            _ => ffi::lua_pushnil(l),
+        }
+    }
+}
+
+/// `t[k] = v` for the table under a key and a value on top of the stack; a nil or NaN key
+/// (which Lua refuses) drops the pair, as mlua's raw_set would have failed.
+///
+/// # Safety
+/// A table, a key and a value are the top three values of `l`'s stack.
+unsafe fn raw_set_checked(l: *mut mlua::ffi::lua_State) {
+    use mlua::ffi;
+    unsafe {
+        let key_ok = match ffi::lua_type(l, -2) {
+            ffi::LUA_TNIL => false,
+            ffi::LUA_TNUMBER => !ffi::lua_tonumber(l, -2).is_nan(),
+            _ => true,
+        };
+        if key_ok {
+            ffi::lua_rawset(l, -3);
+        } else {
+            ffi::lua_settop(l, -3);
+        }
     }
 }
 
@@ -1586,6 +1800,9 @@ fn run_script(
         allow_oom: flags & flag::ALLOW_OOM != 0,
         oom_at_start,
         wrote: false,
+        reply: std::mem::take(&mut vm.call_buffers.0),
+        error_text: String::new(),
+        numbers: std::mem::take(&mut vm.call_buffers.1),
     };
     let runner = &vm.runner;
     let result: mlua::Result<(bool, Value)> = invocation.installed(|| match call_args {
@@ -1593,6 +1810,7 @@ fn run_script(
         Some((k, a)) => runner.call((func, k, a)),
     });
     let result = result.map(|(ok, value)| (ok, value, invocation.resp));
+    vm.call_buffers = (std::mem::take(&mut invocation.reply), std::mem::take(&mut invocation.numbers));
     drop(invocation);
     ctx.client.in_exec = was_in_exec;
     ctx.client.reply_mode = saved_reply_mode;
@@ -2523,8 +2741,10 @@ mod tests {
 
     #[test]
     fn error_tables() {
-        let lua = Lua::new();
-        let text = |s: &str| err_table(&lua, s).unwrap().get::<String>("err").unwrap();
+        let text = |s: &str| {
+            let (code, msg) = error_parts(s.as_bytes());
+            format!("{} {}", String::from_utf8_lossy(code), String::from_utf8_lossy(msg))
+        };
         assert_eq!(text("-WRONGTYPE bad"), "WRONGTYPE bad");
         assert_eq!(text("-NOCODE"), "ERR NOCODE");
         assert_eq!(text("plain\r\n"), "ERR plain");
