@@ -703,7 +703,27 @@ local load_globals = {redis = raw_setmetatable({}, {
 
 backing[load_globals.redis] = load_redis
 
-local env = raw_setmetatable({}, {
+local function missing_global(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+-- Reads of the scripts' globals go through `env` to G as a table (Lua follows the chain
+-- itself, no function call per read); only a name G lacks reaches missing_global. While a
+-- library loads, they go to load_globals instead (hooks.set_loading).
+local load_view = raw_setmetatable({}, {__index = function(_, k)
+  local v = rawget(load_globals, k)
+  if v == nil then
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end
+  return v
+end})
+local env_meta = {__index = G, __newindex = readonly, __metatable = false}
+local env = raw_setmetatable({}, env_meta)
+function hooks.set_loading(on)
+  hooks.loading = on
+  env_meta.__index = on and load_view or G
+end
+-- What getmetatable(_G) shows: never G itself (a script could write to it), but a reader.
+shown[env] = protect({
   __index = function(_, k)
     local v = rawget(hooks.loading and load_globals or G, k)
     if v == nil then
@@ -714,10 +734,10 @@ local env = raw_setmetatable({}, {
   __newindex = readonly,
   __metatable = false,
 })
-shown[env] = protect(dbg.getmetatable(env))
 backing[env] = G
 hooks.env = env
 G._G = env
+raw_setmetatable(G, {__index = missing_global})
 
 local function run(f, keys, args)
   if keys then
@@ -2207,7 +2227,7 @@ fn load_library(
     chunk.set_environment(vm.env.clone()).map_err(lerr)?;
     let registered = lua.create_table().map_err(lerr)?;
     vm.hooks.raw_set("registered", registered.clone()).map_err(lerr)?;
-    vm.hooks.raw_set("loading", true).map_err(lerr)?;
+    vm.hooks.raw_get::<Function>("set_loading").and_then(|f| f.call::<()>(true)).map_err(lerr)?;
     let deadline = now_ms + 500;
     lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |_, _| {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64);
@@ -2219,7 +2239,7 @@ fn load_library(
     });
     let result: mlua::Result<(bool, Value)> = vm.runner.call(chunk);
     vm.install_script_hook();
-    let _ = vm.hooks.raw_set("loading", false);
+    let _ = vm.hooks.raw_get::<Function>("set_loading").and_then(|f| f.call::<()>(false));
     let _ = vm.hooks.raw_set("registered", Value::Nil);
     match result {
         Ok((true, _)) => {}
