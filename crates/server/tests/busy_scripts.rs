@@ -157,3 +157,18 @@ fn transaction_during_busy_script() {
     assert_eq!(admin.call(&["GET", "xx"]), b"$1\r\n1\r\n", "no half transaction ran");
     assert_eq!(client.call(&["PING"]), b"+PONG\r\n");
 }
+
+#[test]
+fn shutdown_nosave_stops_a_busy_script_that_wrote() {
+    // The script wrote, so SCRIPT KILL can't stop it; SHUTDOWN NOSAVE, sent by a client of
+    // the same (only) worker, must still end the server instead of waiting for the script.
+    let mut server = start_quince(QUINCE, &["--threads", "1"]);
+    let mut admin = server.client();
+    assert_eq!(admin.call(&["CONFIG", "SET", "busy-reply-threshold", "100"]), b"+OK\r\n");
+    let mut runner = server.client();
+    runner.send(&["EVAL", "redis.call('SET', 'k', 'v') while true do end", "0"]);
+    wait_busy(&mut admin, BUSY_EVAL);
+    assert!(admin.call(&["SCRIPT", "KILL"]).starts_with(b"-UNKILLABLE"));
+    admin.send(&["SHUTDOWN", "NOSAVE"]);
+    assert!(server.wait_exit(Duration::from_secs(10)), "the server kept running under a busy script");
+}

@@ -1,8 +1,10 @@
-//! Atomicity under concurrency: clients on several worker threads move amounts between
-//! accounts held in different shards, with MULTI/EXEC, Lua scripts, functions and
-//! WATCH-based optimistic transfers, while checkers read every balance atomically (in a
-//! MULTI/EXEC of GETs, with MGET, and with a Lua script summing them). The total never
-//! changes; a checker that ever sees another total proves a transfer was seen half done.
+//! Atomicity under concurrency: clients on several worker threads (2 and 4) move amounts
+//! between accounts held in different shards, with MULTI/EXEC, EVAL and EVALSHA scripts,
+//! functions and WATCH-based optimistic transfers, while checkers read every balance
+//! atomically (in a MULTI/EXEC of GETs, with MGET, and with a Lua script summing them). The
+//! total never changes; a checker that ever sees another total proves a transfer was seen
+//! half done. At the end every account holds exactly what the movers' own records say it
+//! should: no update was lost or applied twice.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -110,8 +112,12 @@ redis.register_function('move', function(keys, args) \
   return 1 \
 end)";
 
-/// One transfer of `amount` from `from` to `to` in the given style.
-fn transfer(c: &mut RawClient, style: usize, from: &str, to: &str, amount: i64) {
+/// Styles of transfer, chosen in turn by each mover.
+const STYLES: usize = 5;
+
+/// One transfer of `amount` from `from` to `to` in the given style; false when the script
+/// found too little money and moved nothing.
+fn transfer(c: &mut RawClient, style: usize, sha: &str, from: &str, to: &str, amount: i64) -> bool {
     let amount_s = amount.to_string();
     match style {
         0 => {
@@ -129,14 +135,21 @@ fn transfer(c: &mut RawClient, style: usize, from: &str, to: &str, amount: i64) 
             }
             let exec = parse(&c.read_reply());
             assert_eq!(exec.len(), WINDOW_READS + 2, "{exec:?}");
+            true
         }
-        1 => {
-            let r = c.call(&["EVAL", TRANSFER_SCRIPT, "2", from, to, &amount_s]);
+        1 | 4 => {
+            let r = if style == 1 {
+                c.call(&["EVAL", TRANSFER_SCRIPT, "2", from, to, &amount_s])
+            } else {
+                c.call(&["EVALSHA", sha, "2", from, to, &amount_s])
+            };
             assert!(r == b":1\r\n" || r == b":0\r\n", "{:?}", String::from_utf8_lossy(&r));
+            r == b":1\r\n"
         }
         2 => {
             let r = c.call(&["FCALL", "move", "2", from, to, &amount_s]);
             assert_eq!(r, b":1\r\n");
+            true
         }
         _ => loop {
             // Optimistic: read, then write only if nobody touched the accounts meanwhile.
@@ -153,15 +166,24 @@ fn transfer(c: &mut RawClient, style: usize, from: &str, to: &str, amount: i64) 
             let exec = c.read_reply();
             if exec != b"*-1\r\n" {
                 assert_eq!(exec, b"*2\r\n+OK\r\n+OK\r\n");
-                break;
+                break true;
             }
         },
     }
 }
 
 #[test]
-fn transfers_never_change_the_total() {
-    let server = start_quince(QUINCE, &["--threads", "4", "--shards", &SHARDS.to_string()]);
+fn transfers_never_change_the_total_on_two_threads() {
+    transfers_never_change_the_total("2");
+}
+
+#[test]
+fn transfers_never_change_the_total_on_four_threads() {
+    transfers_never_change_the_total("4");
+}
+
+fn transfers_never_change_the_total(threads: &str) {
+    let server = start_quince(QUINCE, &["--threads", threads, "--shards", &SHARDS.to_string()]);
     let port = server.port;
     let keys = account_keys();
     let mut admin = server.client();
@@ -169,6 +191,8 @@ fn transfers_never_change_the_total() {
         assert_eq!(admin.call(&["SET", key, &INITIAL.to_string()]), b"+OK\r\n");
     }
     assert_eq!(admin.call(&["FUNCTION", "LOAD", LIBRARY]), b"$4\r\nbank\r\n");
+    let loaded = admin.call(&["SCRIPT", "LOAD", TRANSFER_SCRIPT]);
+    let sha = String::from_utf8(loaded[5..45].to_vec()).expect("a sha1");
     let expected = INITIAL * ACCOUNTS as i64;
     let stop = Arc::new(AtomicBool::new(false));
     let checks = Arc::new(AtomicU64::new(0));
@@ -176,10 +200,12 @@ fn transfers_never_change_the_total() {
 
     let mut movers = Vec::new();
     for m in 0..8usize {
-        let keys = keys.clone();
+        let (keys, sha) = (keys.clone(), sha.clone());
         movers.push(thread::spawn(move || {
             let mut c = RawClient::connect(port);
             let mut seed = m as u64 * 7919 + 1;
+            // What this mover's transfers did to each account.
+            let mut moved = [0i64; ACCOUNTS];
             for n in 0..TRANSFERS_MAX {
                 if start.elapsed() > RUN_TIME_MAX {
                     break;
@@ -188,8 +214,12 @@ fn transfers_never_change_the_total() {
                 let from = (seed >> 33) as usize % ACCOUNTS;
                 let to = (from + 1 + (seed >> 40) as usize % (ACCOUNTS - 1)) % ACCOUNTS;
                 let amount = 1 + (seed >> 50) as i64 % 20;
-                transfer(&mut c, (m + n) % 4, &keys[from], &keys[to], amount);
+                if transfer(&mut c, (m + n) % STYLES, &sha, &keys[from], &keys[to], amount) {
+                    moved[from] -= amount;
+                    moved[to] += amount;
+                }
             }
+            moved
         }));
     }
 
@@ -230,8 +260,12 @@ fn transfers_never_change_the_total() {
         }));
     }
 
+    let mut should_hold = [INITIAL; ACCOUNTS];
     for mover in movers {
-        mover.join().expect("mover");
+        let moved = mover.join().expect("mover");
+        for (balance, delta) in should_hold.iter_mut().zip(moved) {
+            *balance += delta;
+        }
     }
     stop.store(true, Ordering::SeqCst);
     for checker in checkers {
@@ -241,6 +275,8 @@ fn transfers_never_change_the_total() {
     args.extend(keys.iter().map(|k| k.as_str()));
     let finals = parse(&admin.call(&args));
     assert_eq!(total(&finals), expected);
+    let finals_n: Vec<i64> = finals.iter().map(|v| v.as_deref().unwrap_or("0").parse().unwrap()).collect();
+    assert_eq!(finals_n, should_hold, "an update was lost or applied twice");
     assert!(finals.iter().any(|v| v.as_deref() != Some("1000")), "money moved: {finals:?}");
     assert!(checks.load(Ordering::Relaxed) > 50, "the checkers ran: {}", checks.load(Ordering::Relaxed));
 }
