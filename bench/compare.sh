@@ -87,9 +87,7 @@ run_one() {
 
 best() { sort -k1 -g -r | head -n 1; }
 
-for test in ${TESTS//,/ }; do
-  if is_script_test "$test"; then load_scripts "${QTARGET[*]}"; load_scripts "${RTARGET[*]}"; break; fi
-done
+load_scripts_for "$TESTS" "${QTARGET[*]}"; load_scripts_for "$TESTS" "${RTARGET[*]}"
 if [ -n "${PREFILL:-}" ]; then
   for target in "${QTARGET[*]}" "${RTARGET[*]}"; do
     # shellcheck disable=SC2086

@@ -113,7 +113,8 @@ write_latest() {
 #   script_3cmds  EVALSHA of a script running SET, INCR and GET on its one declared key
 #   script_loop   EVALSHA of a 100-iteration Lua loop (no command)
 #   fcall         FCALL of a library function running the same three commands
-# load_scripts TARGET ("-p PORT" or "-s PATH") loads the scripts and the library into a server;
+# load_scripts TARGET ("-p PORT" or "-s PATH") loads the scripts and the library into a server
+# (load_scripts_for TESTS TARGET only when TESTS hold a script test);
 # script_command TEST [KEY] sets BENCH_CMD to the command's arguments (empty for other tests).
 # KEY defaults to key:__rand_int__ (redis-benchmark fills in a random number with -r).
 BENCH_SCRIPT_1='return 1'
@@ -131,6 +132,13 @@ load_scripts() {
   done
   # shellcheck disable=SC2086
   redis-cli $1 FUNCTION LOAD REPLACE "$BENCH_LIBRARY" >/dev/null
+}
+# load_scripts_for TESTS TARGET: load_scripts TARGET if the comma-separated TESTS hold a script test.
+load_scripts_for() {
+  local test
+  for test in ${1//,/ }; do
+    if is_script_test "$test"; then load_scripts "$2"; return; fi
+  done
 }
 script_command() {
   local key=${2:-key:__rand_int__}

@@ -68,9 +68,7 @@ start_server() {
   esac
   SPID=$!
   wait_ready "$PORT"
-  for test in ${TESTS//,/ }; do
-    if is_script_test "$test"; then load_scripts "-p $PORT"; break; fi
-  done
+  load_scripts_for "$TESTS" "-p $PORT"
 }
 
 # measure TEST PIPELINE G -> "sum_of_rps spread": the generators' rps summed (0 if one

@@ -204,60 +204,43 @@ impl Worker {
                 return Err(e);
             }
             let limits = Limits::read(&self.engine);
-            {
-                let mut loop_state =
-                    LoopState { conns: &mut conns, waiting: &mut waiting, scripts: &scripts, waker: &waker };
-                for happening in happenings.drain(..) {
-                    self.on_happening(happening, &mut reactor, &mut loop_state, &limits);
-                }
-                self.run_scripts(&mut reactor, &mut loop_state, &limits);
+            let mut state = LoopState { conns: &mut conns, waiting: &mut waiting, scripts: &scripts, waker: &waker };
+            for happening in happenings.drain(..) {
+                self.on_happening(happening, &mut reactor, &mut state, &limits);
             }
+            self.run_scripts(&mut reactor, &mut state, &limits);
             next_deadline_ms = None;
-            for token in std::mem::take(&mut waiting.blocked) {
-                let Some(conn) = conns.get_mut(token) else { continue };
-                let now_ms = self.engine.clock.now_ms();
-                let (next, deadline) = conn.poll_blocked(&self.engine, now_ms);
-                // The requests after the wait may be held by CLIENT PAUSE.
-                remember(&mut waiting.paused, token, conn.paused);
+            for token in std::mem::take(&mut state.waiting.blocked) {
+                let Some(conn) = state.conns.get_mut(token) else { continue };
+                let (next, deadline) = conn.poll_blocked(&self.engine, self.engine.clock.now_ms());
                 if conn.is_blocked() {
-                    waiting.blocked.push(token);
                     if let Some(d) = deadline {
                         next_deadline_ms = Some(next_deadline_ms.map_or(d, |n: i64| n.min(d)));
                     }
                 }
-                if conn.flush_deferred {
-                    waiting.deferred.push(token);
-                }
-                self.settle(&mut reactor, &mut conns, token, next);
+                // Still blocked, or held by CLIENT PAUSE after the wait: noted again here.
+                self.after_event(&mut reactor, &mut state, token, next);
             }
-            for token in std::mem::take(&mut waiting.paused) {
-                let Some(conn) = conns.get_mut(token) else { continue };
+            for token in std::mem::take(&mut state.waiting.paused) {
+                let Some(conn) = state.conns.get_mut(token) else { continue };
                 if !conn.paused {
                     continue;
                 }
                 let next = conn.resume(&self.engine);
-                if conn.paused {
-                    waiting.paused.push(token);
-                }
-                if conn.flush_deferred {
-                    waiting.deferred.push(token);
-                }
-                self.settle(&mut reactor, &mut conns, token, next);
+                self.after_event(&mut reactor, &mut state, token, next);
             }
             // Scripts the resumed and served connections met.
-            let mut loop_state =
-                LoopState { conns: &mut conns, waiting: &mut waiting, scripts: &scripts, waker: &waker };
-            self.run_scripts(&mut reactor, &mut loop_state, &limits);
+            self.run_scripts(&mut reactor, &mut state, &limits);
             // One group commit for every connection whose replies waited for it.
-            if !waiting.deferred.is_empty() {
+            if !state.waiting.deferred.is_empty() {
                 if let Some(layer) = self.engine.persistence() {
                     layer.make_durable();
                 }
-                for token in std::mem::take(&mut waiting.deferred) {
-                    let Some(conn) = conns.get_mut(token) else { continue };
+                for token in std::mem::take(&mut state.waiting.deferred) {
+                    let Some(conn) = state.conns.get_mut(token) else { continue };
                     if conn.flush_deferred {
                         let next = conn.flush(&self.engine);
-                        self.settle(&mut reactor, &mut conns, token, next);
+                        self.settle(&mut reactor, state.conns, token, next);
                     }
                 }
             }

@@ -1335,20 +1335,23 @@ thread_local! {
         const { std::cell::Cell::new(None) };
 }
 
+/// Puts back what `INVOCATION` held, on return or unwind.
+struct RestoreInvocation(Option<std::ptr::NonNull<Invocation<'static>>>);
+
+impl Drop for RestoreInvocation {
+    fn drop(&mut self) {
+        INVOCATION.with(|c| c.set(self.0));
+    }
+}
+
 impl Invocation<'_> {
     /// Runs `f` with `self` as the running script the VM's callbacks (redis.call,
     /// redis.setresp...) act on.
     fn installed<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        struct Restore(Option<std::ptr::NonNull<Invocation<'static>>>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                INVOCATION.with(|c| c.set(self.0));
-            }
-        }
         let ptr = std::ptr::NonNull::from(self).cast::<Invocation<'static>>();
         // The lifetime is erased; the pointer leaves the thread-local (on return or unwind)
         // before the borrow of `self` ends.
-        let _restore = Restore(INVOCATION.with(|c| c.replace(Some(ptr))));
+        let _restore = RestoreInvocation(INVOCATION.with(|c| c.replace(Some(ptr))));
         f()
     }
 
@@ -1358,13 +1361,7 @@ impl Invocation<'_> {
         let Some(mut ptr) = INVOCATION.with(|c| c.take()) else {
             return Err(lua_err("This Redis API is only available while a script runs"));
         };
-        struct Restore(std::ptr::NonNull<Invocation<'static>>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                INVOCATION.with(|c| c.set(Some(self.0)));
-            }
-        }
-        let _restore = Restore(ptr);
+        let _restore = RestoreInvocation(Some(ptr));
         // SAFETY: installed by `installed`, whose frame is below this one and whose
         // invocation nothing else touches while the script runs.
         f(unsafe { ptr.as_mut() })
@@ -1470,7 +1467,9 @@ unsafe extern "C-unwind" fn c_call(l: *mut mlua::ffi::lua_State) -> std::ffi::c_
                     let mut pos = 0;
                     push_resp(l, reply, &mut pos);
                     if reply[0] == b'-' {
-                        // The command counted its error already.
+                        // An error reply (an `{err = ...}` table): marked so redis.call
+                        // raises it, and as counted by the command already.
+                        mark(l, c"__quince_err");
                         mark(l, c"ignore_error_stats_update");
                     }
                 }
@@ -1484,16 +1483,6 @@ unsafe extern "C-unwind" fn c_call(l: *mut mlua::ffi::lua_State) -> std::ffi::c_
                 push_error_table(l, text.as_bytes(), true);
             }
             CallOutcome::NoScript => unreachable!(),
-        }
-        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE && matches!(outcome, CallOutcome::Reply) {
-            // An error reply: marked so redis.call raises it.
-            ffi::lua_pushstring(l, c"err".as_ptr());
-            ffi::lua_rawget(l, -2);
-            let is_error = ffi::lua_type(l, -1) != ffi::LUA_TNIL;
-            ffi::lua_settop(l, -2);
-            if is_error && (*inv).reply.first() == Some(&b'-') {
-                mark(l, c"__quince_err");
-            }
         }
         1
     }
