@@ -241,7 +241,8 @@ pub fn is_script_command(name: &[u8]) -> bool {
 impl Engine {
     /// Whether running `args` for `client` may run a script (EVAL, EVALSHA, FCALL and their
     /// _RO forms outside MULTI, or EXEC of a transaction that queued one): a server runs
-    /// such commands off its event loop, so a long script never stalls other connections.
+    /// such commands where it can serve its other connections while the script is busy
+    /// (`with_busy_service`).
     pub fn runs_script(&self, client: &Client, args: &[&[u8]]) -> bool {
         let Some(&name) = args.first() else { return false };
         match &client.multi {
