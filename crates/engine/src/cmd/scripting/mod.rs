@@ -343,7 +343,7 @@ pub fn sha1hex(data: &[u8]) -> String {
 /// the script environment.
 const PRELUDE: &str = r#"
 local hooks, sha1_impl, bit_lib, cjson_lib, cmsgpack_lib, struct_lib, math_random, math_randomseed, c_wrap,
-  c_guard, c_pairs, c_unpack = ...
+  c_guard, c_pairs, c_unpack, c_redis_call, c_redis_pcall = ...
 local dbg = debug
 local raw_setfenv = setfenv
 debug = nil
@@ -456,23 +456,10 @@ hooks.errtable = errtable
 local function raise(msg) error(errtable(msg)) end
 
 local redis = {}
--- redis.call and redis.pcall are C closures over these (so a tail call keeps the script's
--- frame for error line numbers).
-local function call_impl(...)
-  local r = hooks.call({...}, select('#', ...))
-  if type(r) == 'table' and r.__quince_err then
-    r.__quince_err = nil
-    error(r)
-  end
-  return r
-end
-local function pcall_impl(...)
-  local r = hooks.call({...}, select('#', ...))
-  if type(r) == 'table' then r.__quince_err = nil end
-  return r
-end
-redis.call = c_wrap(call_impl)
-redis.pcall = c_wrap(pcall_impl)
+-- C functions (Rust's c_redis_call): a tail call keeps the script's frame for error line
+-- numbers, and the arguments are read in place from the stack.
+redis.call = c_redis_call
+redis.pcall = c_redis_pcall
 function redis.error_reply(...)
   local e = ...
   if select('#', ...) ~= 1 or type(e) ~= 'string' then return errtable('wrong number or type of arguments') end
@@ -958,14 +945,16 @@ impl Vm {
         let (guard, pairs, unpack) = unsafe {
             (lua.create_c_function(c_guard)?, lua.create_c_function(c_pairs)?, lua.create_c_function(c_unpack)?)
         };
-        let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
-        let (hooks, runner, env, globals): (Table, Function, Table, Table) = prelude
-            .call((hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap, guard, pairs, unpack))?;
-        lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
         // The per-run callbacks are made once and find the running script's state through
         // a thread-local (`Invocation::installed`): no closure is made per run.
-        // SAFETY: `c_call` reads its two arguments as the prelude passes them (see there).
-        hooks.raw_set("call", unsafe { lua.create_c_function(c_call)? })?;
+        // SAFETY: both read their arguments from their own stack frame (see `redis_call`).
+        let (call, pcall) =
+            unsafe { (lua.create_c_function(c_redis_call)?, lua.create_c_function(c_redis_pcall)?) };
+        let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
+        let (hooks, runner, env, globals): (Table, Function, Table, Table) = prelude.call((
+            hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap, guard, pairs, unpack, call, pcall,
+        ))?;
+        lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
         hooks.raw_set(
             "setresp",
             lua.create_function(|_, v: i64| {
@@ -1433,70 +1422,86 @@ impl Invocation<'_> {
     }
 }
 
-/// `hooks.call(packed, n)`, the work of redis.call and redis.pcall (the prelude packs their
-/// arguments, then raises or returns what this gives): a raw C function, so arguments are
-/// read in place from the Lua strings and the reply is built on the Lua stack directly,
-/// with no per-argument copies or registry references.
+/// redis.call: runs a command; an error (refused, or the command's error reply) is raised.
+unsafe extern "C-unwind" fn c_redis_call(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    // SAFETY: called by Lua as a C function (see `redis_call`).
+    unsafe { redis_call(l, true) }
+}
+
+/// redis.pcall: as redis.call, but an error is returned as its error table.
+unsafe extern "C-unwind" fn c_redis_pcall(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    // SAFETY: called by Lua as a C function (see `redis_call`).
+    unsafe { redis_call(l, false) }
+}
+
+/// The work of redis.call and redis.pcall (Redis's luaRedisGenericCommand): a raw C
+/// function, so arguments are read in place from the Lua strings on the stack and the
+/// reply is built on the Lua stack directly, with no per-argument copies or references.
 ///
 /// Two phases: `run_call` (Rust values with destructors live only in there) runs the
-/// command; then this frame, which holds only plain data, builds the result, where a Lua
-/// (memory) error may unwind it.
-unsafe extern "C-unwind" fn c_call(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+/// command; then this frame, which holds only plain data, builds the result and raises it
+/// if it is an error and `raise`: a Lua error (raised, or out of memory) may unwind it.
+///
+/// # Safety
+/// `l` is the state Lua called a C function with; the invocation pointer is valid while the
+/// script runs (`installed`), and only this thread uses it.
+unsafe fn redis_call(l: *mut mlua::ffi::lua_State, raise: bool) -> std::ffi::c_int {
     use mlua::ffi;
-    // SAFETY: called by the prelude's call_impl/pcall_impl with a fresh table of `n` values
-    // and `n`; the invocation pointer is valid while the script runs (`installed`), and only
-    // this thread uses it.
     unsafe {
-        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
-            ffi::lua_pushnil(l);
-            return 1;
-        }
         let outcome = run_call(l);
         let inv = match INVOCATION.with(|c| c.get()) {
             Some(ptr) if !matches!(outcome, CallOutcome::NoScript) => ptr.as_ptr(),
             _ => {
                 push_error_table(l, b"ERR This Redis API is only available while a script runs", false);
-                return 1;
+                return if raise { ffi::lua_error(l) } else { 1 };
             }
         };
-        match outcome {
+        let failed = match outcome {
             CallOutcome::Reply => {
                 let reply: &[u8] = &(*inv).reply;
                 if reply.is_empty() {
                     ffi::lua_pushnil(l);
+                    false
                 } else {
                     let mut pos = 0;
                     push_resp(l, reply, &mut pos);
                     if reply[0] == b'-' {
-                        // An error reply (an `{err = ...}` table): marked so redis.call
-                        // raises it, and as counted by the command already.
-                        mark(l, c"__quince_err");
+                        // An error reply (an `{err = ...}` table), counted by the command.
                         mark(l, c"ignore_error_stats_update");
+                        true
+                    } else {
+                        false
                     }
                 }
             }
             CallOutcome::Fail => {
                 let text: &str = &(*inv).error_text;
                 push_error_table(l, text.as_bytes(), false);
+                true
             }
             CallOutcome::Reject => {
                 let text: &str = &(*inv).error_text;
                 push_error_table(l, text.as_bytes(), true);
+                true
             }
             CallOutcome::NoScript => unreachable!(),
+        };
+        if failed && raise {
+            ffi::lua_error(l)
+        } else {
+            1
         }
-        1
     }
 }
 
-/// Phase one of `c_call`: reads the packed arguments and runs the command.
+/// Phase one of `redis_call`: reads the arguments and runs the command.
 ///
 /// # Safety
-/// `l` is the state `c_call` was called with, a table at index 1 and its count at 2.
+/// `l` is the state `redis_call` was called with, the command's arguments on its stack.
 unsafe fn run_call(l: *mut mlua::ffi::lua_State) -> CallOutcome {
     use mlua::ffi;
     unsafe {
-        let n = ffi::lua_tonumber(l, 2).max(0.0) as i32;
+        let n = ffi::lua_gettop(l);
         let mut slices: SmallVec<[(*const u8, usize); 8]> = SmallVec::new();
         let mut bad = false;
         let outcome = Invocation::with_current(|inv| {
@@ -1504,12 +1509,11 @@ unsafe fn run_call(l: *mut mlua::ffi::lua_State) -> CallOutcome {
             let mut used_numbers = 0;
             // (string pointer, length) or (null, index into `numbers`).
             for i in 1..=n {
-                ffi::lua_rawgeti(l, 1, i as ffi::lua_Integer);
-                match ffi::lua_type(l, -1) {
+                match ffi::lua_type(l, i) {
                     ffi::LUA_TSTRING => {
                         let mut len = 0usize;
-                        let ptr = ffi::lua_tolstring(l, -1, &mut len);
-                        // The packed table keeps the string alive while the command runs.
+                        let ptr = ffi::lua_tolstring(l, i, &mut len);
+                        // The stack keeps the string alive while the command runs.
                         slices.push((ptr as *const u8, len));
                     }
                     ffi::LUA_TNUMBER => {
@@ -1518,15 +1522,14 @@ unsafe fn run_call(l: *mut mlua::ffi::lua_State) -> CallOutcome {
                         }
                         let buf = &mut numbers[used_numbers];
                         buf.clear();
-                        quince_resp::format_double(ffi::lua_tonumber(l, -1), buf);
+                        quince_resp::format_double(ffi::lua_tonumber(l, i), buf);
                         slices.push((std::ptr::null(), used_numbers));
                         used_numbers += 1;
                     }
-                    _ => bad = true,
-                }
-                ffi::lua_settop(l, -2);
-                if bad {
-                    break;
+                    _ => {
+                        bad = true;
+                        break;
+                    }
                 }
             }
             let outcome = if bad {
@@ -1567,8 +1570,7 @@ unsafe fn mark(l: *mut mlua::ffi::lua_State, name: &std::ffi::CStr) {
 }
 
 /// Pushes `{err = "<CODE> <message>"}` for an error line (`-CODE message` or a bare
-/// message, which gets ERR), marked for redis.call to raise, and as already counted when
-/// `counted`.
+/// message, which gets ERR), marked as already counted in the error stats when `counted`.
 ///
 /// # Safety
 /// `l` has room for three more values.
@@ -1583,7 +1585,6 @@ unsafe fn push_error_table(l: *mut mlua::ffi::lua_State, text: &[u8], counted: b
         ffi::lua_pushlstring(l, msg.as_ptr() as *const _, msg.len());
         ffi::lua_concat(l, 3);
         ffi::lua_rawset(l, -3);
-        mark(l, c"__quince_err");
         if counted {
             mark(l, c"ignore_error_stats_update");
         }
