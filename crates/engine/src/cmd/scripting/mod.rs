@@ -99,14 +99,9 @@ struct Vm {
     runner: Function,
     /// The read-only environment scripts see as their globals.
     env: Table,
-    /// The real globals (KEYS and ARGV live here).
-    globals: Table,
     scripts: HashMap<String, Script>,
     /// The scripts' compiled functions by sha (see `Vm::create`).
     compiled: Table,
-    /// Interned global names set on every EVAL.
-    keys_name: mlua::String,
-    argv_name: mlua::String,
     run: Arc<RunState>,
     clock: Arc<dyn crate::Clock>,
     /// redis.call's reply and number buffers, kept from script to script.
@@ -343,7 +338,7 @@ pub fn sha1hex(data: &[u8]) -> String {
 /// the script environment.
 const PRELUDE: &str = r#"
 local hooks, sha1_impl, bit_lib, cjson_lib, cmsgpack_lib, struct_lib, math_random, math_randomseed, c_wrap,
-  c_guard, c_pairs, c_unpack, c_redis_call, c_redis_pcall = ...
+  c_guard, c_pairs, c_unpack, c_redis_call, c_redis_pcall, c_runner = ...
 local dbg = debug
 local raw_setfenv = setfenv
 debug = nil
@@ -727,13 +722,7 @@ hooks.env = env
 G._G = env
 raw_setmetatable(G, {__index = missing_global})
 
-local function run(f, keys, args)
-  if keys then
-    return xpcall(function() return f(keys, args) end, handler)
-  end
-  return xpcall(f, handler)
-end
-return hooks, run, env, G
+return hooks, c_runner(handler, G), env
 "#;
 
 /// Calls the Lua function in upvalue 1 with this C function's arguments and returns all
@@ -760,6 +749,76 @@ unsafe extern "C-unwind" fn c_wrap(l: *mut mlua::ffi::lua_State) -> std::ffi::c_
         ffi::lua_settop(l, 1);
         ffi::lua_pushcclosure(l, c_trampoline, 1);
         1
+    }
+}
+
+/// `c_runner(handler, G)`: the runner, a C closure of `c_run` over the error handler and
+/// the scripts' real globals.
+unsafe extern "C-unwind" fn c_runner(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: called by the prelude with the two values as arguments.
+    unsafe {
+        ffi::lua_settop(l, 2);
+        ffi::lua_pushcclosure(l, c_run, 2);
+        1
+    }
+}
+
+/// `runner(f)`: calls `f` under the error handler and returns `ok, result` (xpcall's). The
+/// running script (`Invocation::installed`) gives the arguments: for an EVAL, KEYS and ARGV
+/// are set as globals and `f` gets none; for a library function they are its two
+/// arguments. With no script installed (FUNCTION LOAD runs a library's body), `f` gets no
+/// arguments. The tables are built here, on the stack, with no per-key references.
+unsafe extern "C-unwind" fn c_run(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    use mlua::ffi;
+    // SAFETY: upvalues as `c_runner` set them; the invocation pointer is valid while the
+    // script runs (`installed`), its key and argument slices with it. The frame holds only
+    // plain data, so a Lua (memory) error may unwind it.
+    unsafe {
+        ffi::lua_settop(l, 1);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        // Stack: handler, f.
+        let nargs = match INVOCATION.with(|c| c.get()) {
+            None => 0,
+            Some(ptr) => {
+                let inv = ptr.as_ptr();
+                let (keys, argv): (&[&[u8]], &[&[u8]]) = ((*inv).keys, (*inv).argv);
+                push_array(l, keys);
+                push_array(l, argv);
+                if (*inv).eval_mode {
+                    // G.ARGV = argv, G.KEYS = keys.
+                    ffi::lua_pushstring(l, c"ARGV".as_ptr());
+                    ffi::lua_insert(l, -2);
+                    ffi::lua_rawset(l, ffi::lua_upvalueindex(2));
+                    ffi::lua_pushstring(l, c"KEYS".as_ptr());
+                    ffi::lua_insert(l, -2);
+                    ffi::lua_rawset(l, ffi::lua_upvalueindex(2));
+                    0
+                } else {
+                    2
+                }
+            }
+        };
+        let status = ffi::lua_pcall(l, nargs, 1, 1);
+        ffi::lua_pushboolean(l, (status == 0) as std::ffi::c_int);
+        ffi::lua_replace(l, 1);
+        2
+    }
+}
+
+/// Pushes an array of strings.
+///
+/// # Safety
+/// `l` has room for two more values.
+unsafe fn push_array(l: *mut mlua::ffi::lua_State, items: &[&[u8]]) {
+    use mlua::ffi;
+    unsafe {
+        ffi::lua_createtable(l, items.len().min(i32::MAX as usize) as i32, 0);
+        for (i, item) in items.iter().enumerate() {
+            ffi::lua_pushlstring(l, item.as_ptr() as *const _, item.len());
+            ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
+        }
     }
 }
 
@@ -950,9 +1009,25 @@ impl Vm {
         // SAFETY: both read their arguments from their own stack frame (see `redis_call`).
         let (call, pcall) =
             unsafe { (lua.create_c_function(c_redis_call)?, lua.create_c_function(c_redis_pcall)?) };
+        // SAFETY: `c_runner` only builds a closure over its arguments (see `c_run`).
+        let make_runner = unsafe { lua.create_c_function(c_runner)? };
         let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
-        let (hooks, runner, env, globals): (Table, Function, Table, Table) = prelude.call((
-            hooks, sha1, bit, cjson, cmsgpack, structlib, random, randomseed, wrap, guard, pairs, unpack, call, pcall,
+        let (hooks, runner, env): (Table, Function, Table) = prelude.call((
+            hooks,
+            sha1,
+            bit,
+            cjson,
+            cmsgpack,
+            structlib,
+            random,
+            randomseed,
+            wrap,
+            guard,
+            pairs,
+            unpack,
+            call,
+            pcall,
+            make_runner,
         ))?;
         lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
         hooks.raw_set(
@@ -977,17 +1052,13 @@ impl Vm {
             })?,
         )?;
         let compiled = lua.create_table()?;
-        let (keys_name, argv_name) = (lua.create_string("KEYS")?, lua.create_string("ARGV")?);
         let vm = Vm {
             lua,
             hooks,
             runner,
             env,
-            globals,
             scripts: HashMap::new(),
             compiled,
-            keys_name,
-            argv_name,
             run: engine.scripting.run.clone(),
             clock: engine.clock.clone(),
             call_buffers: Default::default(),
@@ -1289,6 +1360,11 @@ fn write_lua_value(lua: &Lua, value: &Value, out: &mut dyn ReplySink, script_res
 struct Invocation<'a> {
     engine: &'a Engine,
     client: &'a mut Client,
+    /// The script's keys and arguments (the runner hands them to it).
+    keys: &'a [&'a [u8]],
+    argv: &'a [&'a [u8]],
+    /// An EVAL script (KEYS and ARGV are globals), not a library function.
+    eval_mode: bool,
     read_only: bool,
     resp: u8,
     /// The script's `allow-oom` flag.
@@ -1767,25 +1843,9 @@ fn run_script(
         }
     }
     let read_only = read_only || (flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES != 0);
-    let lua = &vm.lua;
-    let to_lua_err = |e: mlua::Error| CmdError::msg(format!("ERR {}", lua_error_text(&e)));
-    let make_array = |items: &[&[u8]]| -> mlua::Result<Table> {
-        let t = lua.create_table_with_capacity(items.len(), 0)?;
-        for (i, item) in items.iter().enumerate() {
-            t.raw_set(i + 1, lua.create_string(item)?)?;
-        }
-        Ok(t)
-    };
-    let keys_table = make_array(keys).map_err(to_lua_err)?;
-    let argv_table = make_array(argv).map_err(to_lua_err)?;
-    let eval_mode = matches!(target, Target::Eval(_));
-    let (func, call_args) = match target {
-        Target::Eval(f) => {
-            vm.globals.raw_set(&vm.keys_name, keys_table).map_err(to_lua_err)?;
-            vm.globals.raw_set(&vm.argv_name, argv_table).map_err(to_lua_err)?;
-            (f, None)
-        }
-        Target::Function(f) => (f, Some((keys_table, argv_table))),
+    let (func, eval_mode) = match target {
+        Target::Eval(f) => (f, true),
+        Target::Function(f) => (f, false),
     };
 
     let engine = ctx.engine;
@@ -1806,6 +1866,9 @@ fn run_script(
     let mut invocation = Invocation {
         engine,
         client: &mut *ctx.client,
+        keys,
+        argv,
+        eval_mode,
         read_only,
         resp: 2,
         allow_oom: flags & flag::ALLOW_OOM != 0,
@@ -1816,10 +1879,7 @@ fn run_script(
         numbers: std::mem::take(&mut vm.call_buffers.1),
     };
     let runner = &vm.runner;
-    let result: mlua::Result<(bool, Value)> = invocation.installed(|| match call_args {
-        None => runner.call(func),
-        Some((k, a)) => runner.call((func, k, a)),
-    });
+    let result: mlua::Result<(bool, Value)> = invocation.installed(|| runner.call(func));
     let result = result.map(|(ok, value)| (ok, value, invocation.resp));
     vm.call_buffers = (std::mem::take(&mut invocation.reply), std::mem::take(&mut invocation.numbers));
     drop(invocation);
