@@ -667,7 +667,7 @@ impl Engine {
         loop {
             // Checked before waiting: a command served from inside a busy script's hook (on
             // the script's own thread) must not wait for the gate that thread holds.
-            if self.scripting.busy(self.clock.now_ms()) {
+            if self.scripting.busy(&*self.clock) {
                 return if allow_busy() { Some(Gate::Bypass) } else { None };
             }
             // (parking_lot's timed attempts try the uncontended fast path before any clock read.)
@@ -682,10 +682,17 @@ impl Engine {
         }
     }
 
-    /// Runs one command of a script (redis.call): the script holds the gate exclusively.
-    pub(crate) fn execute_in_script(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) {
+    /// Runs one command of a script (redis.call), resolved by the caller already: the
+    /// script holds the gate exclusively.
+    pub(crate) fn execute_in_script(
+        &self,
+        client: &mut Client,
+        args: &[&[u8]],
+        spec: &CommandSpec,
+        out: &mut dyn ReplySink,
+    ) {
         let outer = std::mem::replace(&mut client.in_script, true);
-        self.execute_inner(client, args, out);
+        self.execute_resolved(client, args, Resolved::Found(spec), out);
         client.in_script = outer;
     }
 
@@ -775,7 +782,7 @@ impl Engine {
         }
         // While a script is busy, commands are refused before they could be queued, as
         // in Redis's processCommand, and the transaction is flagged.
-        if !spec.has_flag(crate::command::flags::ALLOW_BUSY) && self.scripting.busy(self.clock.now_ms()) {
+        if !spec.has_flag(crate::command::flags::ALLOW_BUSY) && self.scripting.busy(&*self.clock) {
             client.multi_error = true;
             self.reject(Some(spec), out, self.scripting.busy_error());
             return true;

@@ -276,13 +276,12 @@ impl Connection {
                     // A script runs once the worker's events are handled (so it can serve
                     // them while busy); the rest of the pipeline waits for its reply. While
                     // another script is busy it runs now, to get BUSY at once as in Redis.
-                    if engine.runs_script(&self.client, &args) && !engine.scripting.busy(engine.clock.now_ms()) {
-                        let owned = args.iter().map(|a| a.to_vec()).collect();
+                    if engine.runs_script(&self.client, &args) && !engine.scripting.busy(&*engine.clock) {
+                        self.scripts.submit(self.token, self.client.clone(), &args);
                         self.read_start += len;
                         self.script_running = true;
                         // It may wait for the gate: its command reads the clock.
                         self.client.end_batch();
-                        self.scripts.submit(self.token, self.client.clone(), owned);
                         break;
                     }
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);

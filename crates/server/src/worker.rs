@@ -343,8 +343,9 @@ impl Worker {
     /// count hook calls back here to serve the other connections (`serve_while_busy`).
     fn run_scripts<R: Reactor>(&self, reactor: &mut R, state: &mut LoopState<'_>, limits: &Limits) {
         let mut happenings = Vec::new();
+        let mut reply = Vec::new();
         while let Some(mut job) = state.scripts.pop() {
-            let reply = {
+            {
                 let mut serve_while_busy = || {
                     happenings.clear();
                     // A zero timeout: this only collects what already happened.
@@ -355,8 +356,9 @@ impl Worker {
                     }
                     self.stop.load(Ordering::Relaxed) || self.engine.shutdown_requested()
                 };
-                scripts::run(&self.engine, &mut job, &mut serve_while_busy)
-            };
+                scripts::run(&self.engine, &mut job, &mut reply, &mut serve_while_busy);
+            }
+            state.scripts.recycle(job.args);
             let Some(conn) = state.conns.get_mut(job.token) else { continue };
             let next = conn.finish_script(&self.engine, job.client, &reply);
             self.after_event(reactor, state, job.token, next);

@@ -643,3 +643,65 @@ fn function_dump_restore() {
         ],
     );
 }
+
+/// INFO memory's scripting fields: Redis 7.0's names in its order, and values that follow
+/// what the VMs and caches hold, on both servers.
+#[test]
+fn info_memory_of_scripts() {
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    let field = |info: &str, name: &str| -> u64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in INFO"))
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} is not a number"))
+    };
+    let scripting_names = |info: &str| -> Vec<String> {
+        info.lines()
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_string()))
+            .filter(|k| ["lua", "script", "function", "librar", "vm_"].iter().any(|w| k.contains(w)))
+            .collect()
+    };
+    let body = "return redis.call('PING') .. 'a fairly long script body to be counted'";
+    let library = "#!lua name=memlib\nredis.register_function('f', function() return 1 end)";
+    let mut names = Vec::new();
+    for server in [&diff.redis, &diff.quince] {
+        let mut c = server.client();
+        let info =
+            |c: &mut quince_test_util::RawClient| String::from_utf8_lossy(&c.call(&["INFO", "memory"])).into_owned();
+        c.call(&["SCRIPT", "FLUSH"]);
+        c.call(&["FUNCTION", "FLUSH"]);
+        c.call(&["EVAL", "return 1", "0"]);
+        let before = info(&mut c);
+        assert!(field(&before, "used_memory_lua") > 0, "{} runs a Lua VM", server.name);
+        assert_eq!(field(&before, "used_memory_lua"), field(&before, "used_memory_vm_eval"));
+        c.call(&["SCRIPT", "LOAD", body]);
+        let loaded = info(&mut c);
+        assert_eq!(field(&loaded, "number_of_cached_scripts"), field(&before, "number_of_cached_scripts") + 1);
+        assert!(
+            field(&loaded, "used_memory_scripts_eval")
+                >= field(&before, "used_memory_scripts_eval") + body.len() as u64,
+            "{}: a cached script's body counts",
+            server.name
+        );
+        c.call(&["FUNCTION", "LOAD", library]);
+        let with_library = info(&mut c);
+        assert!(field(&with_library, "used_memory_functions") >= library.len() as u64);
+        assert!(field(&with_library, "used_memory_vm_functions") > 0);
+        assert_eq!(
+            field(&with_library, "used_memory_vm_total"),
+            field(&with_library, "used_memory_vm_eval") + field(&with_library, "used_memory_vm_functions")
+        );
+        assert_eq!(
+            field(&with_library, "used_memory_scripts"),
+            field(&with_library, "used_memory_scripts_eval") + field(&with_library, "used_memory_functions")
+        );
+        c.call(&["SCRIPT", "FLUSH"]);
+        let flushed = info(&mut c);
+        assert_eq!(field(&flushed, "number_of_cached_scripts"), 0);
+        assert_eq!(field(&flushed, "used_memory_scripts_eval"), 0);
+        names.push(scripting_names(&flushed));
+    }
+    assert_eq!(names[0], names[1], "INFO memory's scripting fields, redis-server then quince");
+}

@@ -159,14 +159,18 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             let system = total_system_memory();
             let maxmemory: u64 = config("maxmemory").parse().unwrap_or(0);
             let frag = if used > 0 { rss as f64 / used as f64 } else { 0.0 };
-            let (scripts, functions, libraries) = engine.scripting.counts();
+            let m = engine.scripting.memory();
+            let vm_total = m.vm_eval + m.vm_functions;
             write!(
                 s,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
                  used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
                  used_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\ntotal_system_memory_human:{}\r\n\
-                 used_memory_lua:0\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:{scripts}\r\n\
-                 number_of_functions:{functions}\r\nnumber_of_libraries:{libraries}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\n\
+                 used_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_lua_human:{}\r\n\
+                 used_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\n\
+                 number_of_libraries:{}\r\nused_memory_vm_functions:{}\r\nused_memory_vm_total:{vm_total}\r\n\
+                 used_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\nused_memory_scripts:{}\r\n\
+                 used_memory_scripts_human:{}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\n\
                  maxmemory_policy:{}\r\nmem_fragmentation_ratio:{frag:.2}\r\nmem_fragmentation_bytes:{}\r\n\
                  mem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
                 bytes_to_human(used),
@@ -174,6 +178,18 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 bytes_to_human(peak),
                 if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 0.0 },
                 bytes_to_human(system),
+                m.vm_eval,
+                m.vm_eval,
+                bytes_to_human(m.vm_eval as u64),
+                m.scripts_eval,
+                m.cached_scripts,
+                m.functions,
+                m.libraries,
+                m.vm_functions,
+                bytes_to_human(vm_total as u64),
+                m.functions_code,
+                m.scripts_eval + m.functions_code,
+                bytes_to_human((m.scripts_eval + m.functions_code) as u64),
                 bytes_to_human(maxmemory),
                 config("maxmemory-policy"),
                 rss as i64 - used as i64,

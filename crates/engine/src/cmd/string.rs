@@ -163,7 +163,8 @@ fn set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult 
         reply_get(ctx, key, out)?;
     }
     let db = ctx.db(key);
-    let exists = db.contains(key, now);
+    // (Only NX and XX need to know: a plain SET looks the key up once, in `set`.)
+    let exists = (opts.nx || opts.xx) && db.contains(key, now);
     if (opts.nx && exists) || (opts.xx && !exists) {
         if !opts.get {
             out.null();

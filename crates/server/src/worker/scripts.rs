@@ -22,37 +22,85 @@ pub struct ScriptJob {
     /// The connection's client as the command starts (the connection keeps a copy for
     /// CLIENT LIST and the like while the script runs, and takes this one back after).
     pub client: Client,
-    pub args: Vec<Vec<u8>>,
+    pub args: ArgBuffer,
 }
 
-/// The worker's queue of script commands, shared by its connections.
+/// A command's arguments copied out of the connection's read buffer (which may grow while
+/// the script serves the loop): one allocation, reused from job to job.
+#[derive(Default)]
+pub struct ArgBuffer {
+    data: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl ArgBuffer {
+    fn fill(&mut self, args: &[&[u8]]) {
+        self.data.clear();
+        self.ends.clear();
+        for arg in args {
+            self.data.extend_from_slice(arg);
+            self.ends.push(self.data.len());
+        }
+    }
+
+    fn slices(&self) -> SmallVec<[&[u8]; 8]> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let arg = &self.data[start..end];
+                start = end;
+                arg
+            })
+            .collect()
+    }
+}
+
+/// The worker's queue of script commands, shared by its connections, and argument buffers
+/// for the next ones.
 #[derive(Clone, Default)]
-pub struct ScriptQueue(Rc<RefCell<VecDeque<ScriptJob>>>);
+pub struct ScriptQueue(Rc<RefCell<Queue>>);
+
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<ScriptJob>,
+    spare: Vec<ArgBuffer>,
+}
 
 impl ScriptQueue {
-    pub fn submit(&self, token: usize, client: Client, args: Vec<Vec<u8>>) {
-        self.0.borrow_mut().push_back(ScriptJob { token, client, args });
+    pub fn submit(&self, token: usize, client: Client, args: &[&[u8]]) {
+        let mut queue = self.0.borrow_mut();
+        let mut buffer = queue.spare.pop().unwrap_or_default();
+        buffer.fill(args);
+        queue.jobs.push_back(ScriptJob { token, client, args: buffer });
     }
 
     pub fn pop(&self) -> Option<ScriptJob> {
-        self.0.borrow_mut().pop_front()
+        self.0.borrow_mut().jobs.pop_front()
+    }
+
+    /// Keeps a finished job's argument buffer for a later job (a few, not too big).
+    pub fn recycle(&self, buffer: ArgBuffer) {
+        let mut queue = self.0.borrow_mut();
+        if queue.spare.len() < 16 && buffer.data.capacity() <= 64 * 1024 {
+            queue.spare.push(buffer);
+        }
     }
 }
 
-/// Runs the job's command and returns its reply, encoded in the client's protocol.
-/// `serve_while_busy` is the worker's service of its other connections; it returns true
-/// when the script must stop (the server is shutting down).
-pub fn run(engine: &Engine, job: &mut ScriptJob, serve_while_busy: &mut dyn FnMut() -> bool) -> Vec<u8> {
-    let mut reply = Vec::new();
-    let argv: SmallVec<[&[u8]; 8]> = job.args.iter().map(|a| &a[..]).collect();
+/// Runs the job's command and writes its reply, encoded in the client's protocol, to
+/// `reply`. `serve_while_busy` is the worker's service of its other connections; it returns
+/// true when the script must stop (the server is shutting down).
+pub fn run(engine: &Engine, job: &mut ScriptJob, reply: &mut Vec<u8>, serve_while_busy: &mut dyn FnMut() -> bool) {
+    reply.clear();
+    let argv = job.args.slices();
     let protocol = job.client.protocol;
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut out = Encoder::new(&mut reply, protocol);
+        let mut out = Encoder::new(reply, protocol);
         quince_engine::with_busy_service(serve_while_busy, || engine.execute(&mut job.client, &argv, &mut out));
     }));
     if ran.is_err() {
         reply.clear();
-        Encoder::new(&mut reply, protocol).error(b"ERR internal error while running the script");
+        Encoder::new(reply, protocol).error(b"ERR internal error while running the script");
     }
-    reply
 }

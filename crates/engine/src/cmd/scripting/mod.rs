@@ -89,6 +89,24 @@ pub struct Scripting {
     /// Scripts in the EVAL cache (INFO's number_of_cached_scripts; a script calling INFO
     /// holds the VM, so INFO can't count them there).
     cached_scripts: std::sync::atomic::AtomicUsize,
+    /// INFO memory, kept as the VMs change for the same reason: the bytes of the EVAL
+    /// VM, of the functions' VM, and of the cached scripts' bodies.
+    eval_vm_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    functions_vm_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    eval_bodies_bytes: std::sync::atomic::AtomicUsize,
+}
+
+/// INFO memory's view of scripting (Redis 7.0's fields).
+pub struct ScriptingMemory {
+    pub cached_scripts: usize,
+    pub functions: usize,
+    pub libraries: usize,
+    /// Bytes the Lua VMs use: EVAL's, and the functions'.
+    pub vm_eval: usize,
+    pub vm_functions: usize,
+    /// Bytes of the cached scripts' bodies, and of the libraries' code.
+    pub scripts_eval: usize,
+    pub functions_code: usize,
 }
 
 struct Vm {
@@ -106,6 +124,10 @@ struct Vm {
     clock: Arc<dyn crate::Clock>,
     /// redis.call's reply and number buffers, kept from script to script.
     call_buffers: (Vec<u8>, Vec<Vec<u8>>),
+    /// Where INFO reads this VM's memory (`note_memory` keeps it current).
+    memory_gauge: Arc<std::sync::atomic::AtomicUsize>,
+    /// The cached scripts' bodies, in bytes.
+    bodies_bytes: usize,
 }
 
 struct Script {
@@ -136,8 +158,9 @@ impl RunState {
 
 impl Scripting {
     /// Whether a script has run longer than `busy-reply-threshold` (other clients get BUSY).
-    pub fn busy(&self, now_ms: i64) -> bool {
-        self.run.busy_at(now_ms)
+    /// The clock is read only while a script runs.
+    pub fn busy(&self, clock: &dyn crate::Clock) -> bool {
+        self.running() && self.run.busy_at(clock.now_ms())
     }
 
     pub fn running(&self) -> bool {
@@ -252,12 +275,22 @@ impl Engine {
 }
 
 impl Scripting {
-    /// INFO memory: cached EVAL scripts, functions and libraries.
-    pub fn counts(&self) -> (usize, usize, usize) {
-        let scripts = self.cached_scripts.load(Ordering::Relaxed);
-        let (functions, libraries) =
-            self.libraries.try_lock().map(|l| (l.functions.len(), l.libs.len())).unwrap_or_default();
-        (scripts, functions, libraries)
+    /// INFO memory: cached EVAL scripts, functions and libraries, and their memory.
+    pub fn memory(&self) -> ScriptingMemory {
+        let (functions, libraries, functions_code) = self
+            .libraries
+            .try_lock()
+            .map(|l| (l.functions.len(), l.libs.len(), l.libs.values().map(|lib| lib.code.len()).sum()))
+            .unwrap_or_default();
+        ScriptingMemory {
+            cached_scripts: self.cached_scripts.load(Ordering::Relaxed),
+            functions,
+            libraries,
+            vm_eval: self.eval_vm_bytes.load(Ordering::Relaxed),
+            vm_functions: self.functions_vm_bytes.load(Ordering::Relaxed),
+            scripts_eval: self.eval_bodies_bytes.load(Ordering::Relaxed),
+            functions_code,
+        }
     }
 }
 
@@ -943,7 +976,7 @@ fn lua_err(msg: impl Into<String>) -> mlua::Error {
 }
 
 impl Vm {
-    fn new(engine: &Engine) -> mlua::Result<Vm> {
+    fn new(engine: &Engine, memory_gauge: Arc<std::sync::atomic::AtomicUsize>) -> mlua::Result<Vm> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
         // SAFETY: the debug library is only captured by the prelude's error handler (which
         // reads line information) and removed from the globals before any script runs.
@@ -1007,8 +1040,7 @@ impl Vm {
         // The per-run callbacks are made once and find the running script's state through
         // a thread-local (`Invocation::installed`): no closure is made per run.
         // SAFETY: both read their arguments from their own stack frame (see `redis_call`).
-        let (call, pcall) =
-            unsafe { (lua.create_c_function(c_redis_call)?, lua.create_c_function(c_redis_pcall)?) };
+        let (call, pcall) = unsafe { (lua.create_c_function(c_redis_call)?, lua.create_c_function(c_redis_pcall)?) };
         // SAFETY: `c_runner` only builds a closure over its arguments (see `c_run`).
         let make_runner = unsafe { lua.create_c_function(c_runner)? };
         let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
@@ -1062,9 +1094,17 @@ impl Vm {
             run: engine.scripting.run.clone(),
             clock: engine.clock.clone(),
             call_buffers: Default::default(),
+            memory_gauge,
+            bodies_bytes: 0,
         };
         vm.install_script_hook();
+        vm.note_memory();
         Ok(vm)
+    }
+
+    /// Tells INFO what the VM uses now.
+    fn note_memory(&self) {
+        self.memory_gauge.store(self.lua.used_memory(), Ordering::Relaxed);
     }
 
     /// The count hook every script runs under (installed once; FUNCTION LOAD and a killed
@@ -1107,6 +1147,8 @@ impl Vm {
         // reference slots, and the script cache has no bound (as in Redis 7.0).
         self.compiled.raw_set(sha, func).map_err(|e| format!("ERR {e}"))?;
         self.scripts.insert(sha.to_string(), Script { flags });
+        self.bodies_bytes += body.len();
+        self.note_memory();
         Ok(())
     }
 
@@ -1474,7 +1516,7 @@ impl Invocation<'_> {
         self.reply.clear();
         {
             let mut enc = Encoder::new(&mut self.reply, protocol);
-            self.engine.execute_in_script(self.client, args, &mut enc);
+            self.engine.execute_in_script(self.client, args, spec, &mut enc);
         }
         self.client.protocol = saved;
         CallOutcome::Reply
@@ -1891,6 +1933,7 @@ fn run_script(
     if killed {
         vm.install_script_hook();
     }
+    vm.note_memory();
     if !was_in_exec {
         engine.serve_script_ready(ctx.client);
     }
@@ -1951,7 +1994,9 @@ fn failed_uncounted(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, text: &str) -> C
 fn with_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm) -> R) -> Result<R, CmdError> {
     let mut guard = engine.scripting.vm.lock();
     if guard.is_none() {
-        *guard = Some(Vm::new(engine).map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+        *guard = Some(
+            Vm::new(engine, engine.scripting.eval_vm_bytes.clone()).map_err(|e| CmdError::msg(format!("ERR {e}")))?,
+        );
     }
     Ok(f(guard.as_mut().expect("just created")))
 }
@@ -1983,7 +2028,9 @@ fn eval_generic(
     let engine = ctx.engine;
     let mut guard = engine.scripting.vm.lock();
     if guard.is_none() {
-        *guard = Some(Vm::new(engine).map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+        *guard = Some(
+            Vm::new(engine, engine.scripting.eval_vm_bytes.clone()).map_err(|e| CmdError::msg(format!("ERR {e}")))?,
+        );
     }
     let vm = guard.as_mut().expect("just created");
     if by_sha {
@@ -1993,6 +2040,7 @@ fn eval_generic(
     } else {
         vm.create(&sha, args[1]).map_err(CmdError::msg)?;
         engine.scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
+        engine.scripting.eval_bodies_bytes.store(vm.bodies_bytes, Ordering::Relaxed);
     }
     let numkeys = numkeys as usize;
     let keys = &args[3..3 + numkeys];
@@ -2029,6 +2077,7 @@ fn script_load(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
     with_vm(ctx.engine, |vm| {
         let created = vm.create(&sha, args[2]);
         scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
+        scripting.eval_bodies_bytes.store(vm.bodies_bytes, Ordering::Relaxed);
         created
     })?
     .map_err(CmdError::msg)?;
@@ -2056,6 +2105,8 @@ fn script_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
     }
     *ctx.engine.scripting.vm.lock() = None;
     ctx.engine.scripting.cached_scripts.store(0, Ordering::Relaxed);
+    ctx.engine.scripting.eval_vm_bytes.store(0, Ordering::Relaxed);
+    ctx.engine.scripting.eval_bodies_bytes.store(0, Ordering::Relaxed);
     out.simple("OK");
     Ok(())
 }
@@ -2131,7 +2182,10 @@ fn script_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> 
 fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R) -> Result<R, CmdError> {
     let mut guard = engine.scripting.fvm.lock();
     if guard.is_none() {
-        *guard = Some(Vm::new(engine).map_err(|e| CmdError::msg(format!("ERR {e}")))?);
+        *guard = Some(
+            Vm::new(engine, engine.scripting.functions_vm_bytes.clone())
+                .map_err(|e| CmdError::msg(format!("ERR {e}")))?,
+        );
     }
     let mut libs = engine.scripting.libraries.lock();
     Ok(f(guard.as_mut().expect("just created"), &mut libs))
@@ -2290,6 +2344,7 @@ fn load_library(
     });
     let result: mlua::Result<(bool, Value)> = vm.runner.call(chunk);
     vm.install_script_hook();
+    vm.note_memory();
     let _ = vm.hooks.raw_get::<Function>("set_loading").and_then(|f| f.call::<()>(false));
     let _ = vm.hooks.raw_set("registered", Value::Nil);
     match result {
@@ -2345,6 +2400,7 @@ impl Scripting {
     pub fn flush_libraries(&self) {
         *self.libraries.lock() = Libraries::default();
         *self.fvm.lock() = None;
+        self.functions_vm_bytes.store(0, Ordering::Relaxed);
     }
 }
 
