@@ -118,7 +118,7 @@ struct Vm {
     /// The read-only environment scripts see as their globals.
     env: Table,
     scripts: HashMap<String, Script>,
-    /// The scripts' compiled functions by sha (see `Vm::create`).
+    /// The scripts' compiled functions by slot (see `Vm::create`).
     compiled: Table,
     run: Arc<RunState>,
     clock: Arc<dyn crate::Clock>,
@@ -132,6 +132,8 @@ struct Vm {
 
 struct Script {
     flags: u32,
+    /// Where `Vm::compiled` keeps its function.
+    slot: i64,
 }
 
 impl RunState {
@@ -1145,16 +1147,17 @@ impl Vm {
         }
         // In a Lua table, not held by Rust: each value Rust holds takes one of mlua's ~8,000
         // reference slots, and the script cache has no bound (as in Redis 7.0).
-        self.compiled.raw_set(sha, func).map_err(|e| format!("ERR {e}"))?;
-        self.scripts.insert(sha.to_string(), Script { flags });
+        let slot = self.scripts.len() as i64 + 1;
+        self.compiled.raw_set(slot, func).map_err(|e| format!("ERR {e}"))?;
+        self.scripts.insert(sha.to_string(), Script { flags, slot });
         self.bodies_bytes += body.len();
         self.note_memory();
         Ok(())
     }
 
-    /// A cached script's compiled function.
-    fn compiled(&self, sha: &str) -> Option<Function> {
-        self.compiled.raw_get(sha).ok()
+    /// A cached script's compiled function (by integer: no Lua string made per lookup).
+    fn compiled(&self, slot: i64) -> Option<Function> {
+        self.compiled.raw_get(slot).ok()
     }
 }
 
@@ -2017,13 +2020,20 @@ fn eval_generic(
     if numkeys < 0 {
         return Err(CmdError::msg("ERR Number of keys can't be negative"));
     }
-    let sha = if by_sha {
+    let noscript = || CmdError::msg("NOSCRIPT No matching script. Please use EVAL.");
+    // PERF: EVALSHA's sha is lowercased on the stack, not in a new String.
+    let mut lowered = [0u8; 40];
+    let hashed;
+    let sha: &str = if by_sha {
         if args[1].len() != 40 {
-            return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+            return Err(noscript());
         }
-        String::from_utf8_lossy(args[1]).to_ascii_lowercase()
+        lowered.copy_from_slice(args[1]);
+        lowered.make_ascii_lowercase();
+        std::str::from_utf8(&lowered).map_err(|_| noscript())?
     } else {
-        sha1hex(args[1])
+        hashed = sha1hex(args[1]);
+        &hashed
     };
     let engine = ctx.engine;
     let mut guard = engine.scripting.vm.lock();
@@ -2033,21 +2043,17 @@ fn eval_generic(
         );
     }
     let vm = guard.as_mut().expect("just created");
-    if by_sha {
-        if !vm.scripts.contains_key(&sha) {
-            return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
-        }
-    } else {
-        vm.create(&sha, args[1]).map_err(CmdError::msg)?;
+    if !by_sha {
+        vm.create(sha, args[1]).map_err(CmdError::msg)?;
         engine.scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
         engine.scripting.eval_bodies_bytes.store(vm.bodies_bytes, Ordering::Relaxed);
     }
     let numkeys = numkeys as usize;
     let keys = &args[3..3 + numkeys];
     let argv = &args[3 + numkeys..];
-    let flags = vm.scripts.get(&sha).expect("script was created").flags;
-    let func = vm.compiled(&sha).ok_or_else(|| CmdError::msg("ERR the script's compiled function is missing"))?;
-    run_script(ctx, vm, Target::Eval(func), args, &sha, flags, keys, argv, read_only, out)
+    let Some(&Script { flags, slot }) = vm.scripts.get(sha) else { return Err(noscript()) };
+    let func = vm.compiled(slot).ok_or_else(|| CmdError::msg("ERR the script's compiled function is missing"))?;
+    run_script(ctx, vm, Target::Eval(func), args, sha, flags, keys, argv, read_only, out)
 }
 
 /// EVAL script numkeys [key ...] [arg ...] — depends on the script.
