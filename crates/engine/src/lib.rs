@@ -109,6 +109,8 @@ pub struct ServerFacts {
     /// How the server's workers wait for sockets: "epoll" or "io_uring" (INFO's
     /// multiplexing_api); empty reads as "epoll".
     pub multiplexing_api: &'static str,
+    /// INFO's mem_allocator (`libc` when the server doesn't say).
+    pub mem_allocator: String,
 }
 
 /// Configuration values read on every command, cached in atomics so the hot path takes no

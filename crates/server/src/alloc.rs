@@ -1,7 +1,19 @@
-//! The global allocator: the system allocator plus a count of live bytes, so INFO memory
-//! can report `used_memory` as Redis does (Redis asks its allocator; we count).
+//! The global allocator: jemalloc (as Redis ships with) plus a count of live bytes, so INFO
+//! memory can report `used_memory` as Redis does (Redis asks its allocator; we count).
+//! Measured against glibc's malloc: about 17% less server CPU per BullMQ job (Lua
+//! allocates and frees many small objects), and the same RSS for small keys
+//! (docs/benchmarks.md).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+use tikv_jemallocator::Jemalloc as System;
+
+/// jemalloc's options, read before main: background threads purge freed pages, so memory
+/// goes back to the system when a server goes idle (Redis's `jemalloc-bg-thread yes`).
+#[allow(non_upper_case_globals)]
+#[export_name = "_rjem_malloc_conf"]
+// SAFETY: the first byte of a static NUL-terminated string, which jemalloc reads as a C string.
+pub static malloc_conf: Option<&'static std::ffi::c_char> = Some(unsafe { &*c"background_thread:true".as_ptr() });
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub struct CountingAlloc;
@@ -43,6 +55,30 @@ unsafe impl GlobalAlloc for CountingAlloc {
         }
         p
     }
+}
+
+/// INFO's mem_allocator: `jemalloc-<version>`, as Redis prints it.
+pub fn allocator_name() -> String {
+    let mut version: *const std::ffi::c_char = std::ptr::null();
+    let mut len = std::mem::size_of::<*const std::ffi::c_char>();
+    // SAFETY: "version" is a read-only `const char *` ctl; `version` and `len` describe a
+    // buffer of that size, and nothing is written.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"version".as_ptr(),
+            (&mut version as *mut *const std::ffi::c_char).cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 || version.is_null() {
+        return "jemalloc".into();
+    }
+    // SAFETY: jemalloc's version string is static and NUL-terminated.
+    let text = unsafe { std::ffi::CStr::from_ptr(version) }.to_string_lossy();
+    // "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c": Redis shows "jemalloc-5.3.0".
+    format!("jemalloc-{}", text.split('-').next().unwrap_or(&text))
 }
 
 /// Bytes currently allocated by the process through Rust's allocator.

@@ -98,6 +98,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         facts.config_file = startup.config_file.clone().unwrap_or_default();
         facts.os = os_description();
         facts.run_id = run_id();
+        facts.mem_allocator = alloc::allocator_name();
     }
 
     let layer = quince_persist::Layer::new(Arc::new(|level, message: &str| {
