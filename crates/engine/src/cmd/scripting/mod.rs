@@ -373,7 +373,7 @@ pub fn sha1hex(data: &[u8]) -> String {
 /// the script environment.
 const PRELUDE: &str = r#"
 local hooks, sha1_impl, bit_lib, cjson_lib, cmsgpack_lib, struct_lib, math_random, math_randomseed, c_wrap,
-  c_guard, c_pairs, c_unpack, c_redis_call, c_redis_pcall, c_runner = ...
+  c_guard, c_pairs, c_unpack, c_redis_call, c_redis_pcall, c_runner, compiled = ...
 local dbg = debug
 local raw_setfenv = setfenv
 debug = nil
@@ -757,7 +757,7 @@ hooks.env = env
 G._G = env
 raw_setmetatable(G, {__index = missing_global})
 
-return hooks, c_runner(handler, G), env
+return hooks, c_runner(handler, G, compiled), env
 "#;
 
 /// Calls the Lua function in upvalue 1 with this C function's arguments and returns all
@@ -787,19 +787,21 @@ unsafe extern "C-unwind" fn c_wrap(l: *mut mlua::ffi::lua_State) -> std::ffi::c_
     }
 }
 
-/// `c_runner(handler, G)`: the runner, a C closure of `c_run` over the error handler and
-/// the scripts' real globals.
+/// `c_runner(handler, G, compiled)`: the runner, a C closure of `c_run` over the error
+/// handler, the scripts' real globals and the compiled EVAL scripts (`Vm::compiled`).
 unsafe extern "C-unwind" fn c_runner(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     use mlua::ffi;
-    // SAFETY: called by the prelude with the two values as arguments.
+    // SAFETY: called by the prelude with the three values as arguments.
     unsafe {
-        ffi::lua_settop(l, 2);
-        ffi::lua_pushcclosure(l, c_run, 2);
+        ffi::lua_settop(l, 3);
+        ffi::lua_pushcclosure(l, c_run, 3);
         1
     }
 }
 
-/// `runner(f)`: calls `f` under the error handler and returns `ok, result` (xpcall's). The
+/// `runner(f)`: calls `f` (a function, or the slot of a compiled EVAL script: no
+/// reference to it is made per run) under the error handler and returns `ok, result`
+/// (xpcall's). The
 /// running script (`Invocation::installed`) gives the arguments: for an EVAL, KEYS and ARGV
 /// are set as globals and `f` gets none; for a library function they are its two
 /// arguments. With no script installed (FUNCTION LOAD runs a library's body), `f` gets no
@@ -811,6 +813,10 @@ unsafe extern "C-unwind" fn c_run(l: *mut mlua::ffi::lua_State) -> std::ffi::c_i
     // plain data, so a Lua (memory) error may unwind it.
     unsafe {
         ffi::lua_settop(l, 1);
+        if ffi::lua_type(l, 1) == ffi::LUA_TNUMBER {
+            ffi::lua_rawgeti(l, ffi::lua_upvalueindex(3), ffi::lua_tointeger(l, 1));
+            ffi::lua_replace(l, 1);
+        }
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
         ffi::lua_insert(l, 1);
         // Stack: handler, f.
@@ -1045,6 +1051,7 @@ impl Vm {
         let (call, pcall) = unsafe { (lua.create_c_function(c_redis_call)?, lua.create_c_function(c_redis_pcall)?) };
         // SAFETY: `c_runner` only builds a closure over its arguments (see `c_run`).
         let make_runner = unsafe { lua.create_c_function(c_runner)? };
+        let compiled = lua.create_table()?;
         let prelude = lua.load(PRELUDE).set_name("=quince_prelude").into_function()?;
         let (hooks, runner, env): (Table, Function, Table) = prelude.call((
             hooks,
@@ -1062,6 +1069,7 @@ impl Vm {
             call,
             pcall,
             make_runner,
+            compiled.clone(),
         ))?;
         lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
         hooks.raw_set(
@@ -1085,7 +1093,6 @@ impl Vm {
                 })
             })?,
         )?;
-        let compiled = lua.create_table()?;
         let vm = Vm {
             lua,
             hooks,
@@ -1153,11 +1160,6 @@ impl Vm {
         self.bodies_bytes += body.len();
         self.note_memory();
         Ok(())
-    }
-
-    /// A cached script's compiled function (by integer: no Lua string made per lookup).
-    fn compiled(&self, slot: i64) -> Option<Function> {
-        self.compiled.raw_get(slot).ok()
     }
 }
 
@@ -1853,7 +1855,8 @@ unsafe fn raw_set_checked(l: *mut mlua::ffi::lua_State) {
 /// What to run: an EVAL script (KEYS and ARGV are globals) or a library function (they
 /// are its arguments).
 enum Target {
-    Eval(Function),
+    /// The script's slot in `Vm::compiled`.
+    Eval(i64),
     Function(Function),
 }
 
@@ -1888,10 +1891,7 @@ fn run_script(
         }
     }
     let read_only = read_only || (flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES != 0);
-    let (func, eval_mode) = match target {
-        Target::Eval(f) => (f, true),
-        Target::Function(f) => (f, false),
-    };
+    let eval_mode = matches!(target, Target::Eval(_));
 
     let engine = ctx.engine;
     let run = &*engine.scripting.run;
@@ -1899,7 +1899,8 @@ fn run_script(
     run.wrote.store(false, Ordering::SeqCst);
     run.eval_mode.store(eval_mode, Ordering::SeqCst);
     run.set_current(name, command);
-    run.start_ms.store(engine.clock.now_ms(), Ordering::SeqCst);
+    // The time the script's commands see: its command's start (no clock read of its own).
+    run.start_ms.store(ctx.now_ms, Ordering::SeqCst);
     run.threshold_ms.store(engine.hot.busy_reply_threshold_ms.load(Ordering::Relaxed), Ordering::Relaxed);
     run.running.store(true, Ordering::SeqCst);
 
@@ -1924,7 +1925,10 @@ fn run_script(
         numbers: std::mem::take(&mut vm.call_buffers.1),
     };
     let runner = &vm.runner;
-    let result: mlua::Result<(bool, Value)> = invocation.installed(|| runner.call(func));
+    let result: mlua::Result<(bool, Value)> = invocation.installed(|| match target {
+        Target::Eval(slot) => runner.call(slot),
+        Target::Function(f) => runner.call(f),
+    });
     let result = result.map(|(ok, value)| (ok, value, invocation.resp));
     vm.call_buffers = (std::mem::take(&mut invocation.reply), std::mem::take(&mut invocation.numbers));
     drop(invocation);
@@ -2052,8 +2056,7 @@ fn eval_generic(
     let keys = &args[3..3 + numkeys];
     let argv = &args[3 + numkeys..];
     let Some(&Script { flags, slot }) = vm.scripts.get(sha) else { return Err(noscript()) };
-    let func = vm.compiled(slot).ok_or_else(|| CmdError::msg("ERR the script's compiled function is missing"))?;
-    run_script(ctx, vm, Target::Eval(func), args, sha, flags, keys, argv, read_only, out)
+    run_script(ctx, vm, Target::Eval(slot), args, sha, flags, keys, argv, read_only, out)
 }
 
 /// EVAL script numkeys [key ...] [arg ...] — depends on the script.
