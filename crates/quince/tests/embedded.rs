@@ -1,0 +1,244 @@
+//! The embedded Db: the typed API, `command`, errors, blocking pops across threads,
+//! background expiry, transactions and concurrent use.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use quince::{Db, Error, Expiry, SetOptions, SetOutcome, Value};
+
+#[test]
+fn strings_and_their_errors() {
+    let db = Db::memory();
+    assert_eq!(db.get("missing").unwrap(), None);
+    db.set("k", "v").unwrap();
+    assert_eq!(db.get("k").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(db.incr("n").unwrap(), 1);
+    assert_eq!(db.incr_by("n", 41).unwrap(), 42);
+    assert_eq!(db.incr_by_float("f", 1.5).unwrap(), 1.5);
+    assert_eq!(db.append("k", "w").unwrap(), 2);
+    db.mset(&[("a", "1"), ("b", "2")]).unwrap();
+    assert_eq!(db.mget(&["a", "nope", "b"]).unwrap(), vec![Some(b"1".to_vec()), None, Some(b"2".to_vec())]);
+
+    // Redis's own error texts and codes.
+    let e = db.incr("k").unwrap_err();
+    assert_eq!(e.to_string(), "ERR value is not an integer or out of range");
+    assert_eq!(e.code(), "ERR");
+    db.lpush("list", &["x"]).unwrap();
+    let e = db.get("list").unwrap_err();
+    assert_eq!(e.to_string(), "WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_eq!(e.code(), "WRONGTYPE");
+    let e = db.command(&["NOSUCHCOMMAND", "x"]).unwrap_err();
+    assert!(e.to_string().starts_with("ERR unknown command 'NOSUCHCOMMAND'"), "{e}");
+    let e = db.command(&["GET"]).unwrap_err();
+    assert_eq!(e.to_string(), "ERR wrong number of arguments for 'get' command");
+}
+
+#[test]
+fn set_options() {
+    let db = Db::memory();
+    let nx = SetOptions::new().only_if_absent();
+    assert_eq!(db.set_with("k", "1", nx).unwrap(), SetOutcome::Set(None));
+    assert_eq!(db.set_with("k", "2", nx).unwrap(), SetOutcome::NotSet(None));
+    assert_eq!(db.set_with("k", "3", SetOptions::new().get_old()).unwrap(), SetOutcome::Set(Some(b"1".to_vec())));
+    assert_eq!(db.set_with("other", "x", SetOptions::new().only_if_present()).unwrap(), SetOutcome::NotSet(None));
+    db.set_with("t", "v", SetOptions::new().expire(Expiry::In(Duration::from_secs(100)))).unwrap();
+    let ttl = db.ttl("t").unwrap().expect("a TTL");
+    assert!(ttl > Duration::from_secs(99) && ttl <= Duration::from_secs(100), "{ttl:?}");
+    db.set_with("t", "w", SetOptions::new().expire(Expiry::Keep)).unwrap();
+    assert!(db.ttl("t").unwrap().is_some());
+    db.set("t", "plain").unwrap();
+    assert_eq!(db.ttl("t").unwrap(), None);
+}
+
+#[test]
+fn keys_ttls_and_scan() {
+    let db = Db::memory();
+    for i in 0..250 {
+        db.set(format!("user:{i}"), "x").unwrap();
+    }
+    db.set("other", "x").unwrap();
+    let found: HashSet<Vec<u8>> = db.scan("user:*").map(|k| k.unwrap()).collect();
+    assert_eq!(found.len(), 250);
+    assert!(found.contains(&b"user:17"[..]));
+    assert_eq!(db.dbsize().unwrap(), 251);
+    assert!(db.exists("user:1").unwrap());
+    assert_eq!(db.del(&["user:1", "user:2", "nope"]).unwrap(), 2);
+    assert_eq!(db.key_type("other").unwrap(), "string");
+    assert_eq!(db.key_type("nope").unwrap(), "none");
+    assert!(db.expire("other", Duration::from_secs(10)).unwrap());
+    assert!(!db.expire("nope", Duration::from_secs(10)).unwrap());
+    assert!(db.persist("other").unwrap());
+    db.rename("other", "renamed").unwrap();
+    assert_eq!(db.rename("nope", "x").unwrap_err().to_string(), "ERR no such key");
+    db.flushdb().unwrap();
+    assert_eq!(db.dbsize().unwrap(), 0);
+}
+
+/// Keys with a TTL go away without being touched: the Db's own thread runs the active
+/// expiry cycle (DBSIZE counts keys that expired but were not removed yet).
+#[test]
+fn keys_expire_in_the_background() {
+    let db = Db::memory();
+    for i in 0..100 {
+        db.set_with(format!("k{i}"), "v", SetOptions::new().expire(Expiry::In(Duration::from_millis(20)))).unwrap();
+    }
+    db.set("kept", "v").unwrap();
+    let start = Instant::now();
+    while db.dbsize().unwrap() > 1 {
+        assert!(start.elapsed() < Duration::from_secs(10), "keys were not expired in the background");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(db.get("kept").unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn blocking_pops_wait_across_threads() {
+    let db = Db::memory();
+    let waiter = {
+        let db = db.clone();
+        std::thread::spawn(move || db.blpop(&["jobs"], Duration::from_secs(10)))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(db.rpush("jobs", &["job-1"]).unwrap(), 1, "the element goes to the waiter, after the push");
+    let got = waiter.join().unwrap().unwrap();
+    assert_eq!(got, Some((b"jobs".to_vec(), b"job-1".to_vec())));
+    assert_eq!(db.llen("jobs").unwrap(), 0);
+
+    // A timeout: nil after about that long.
+    let start = Instant::now();
+    assert_eq!(db.brpop(&["empty"], Duration::from_millis(200)).unwrap(), None);
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_millis(190) && waited < Duration::from_secs(3), "{waited:?}");
+
+    // Several waiters, served in the order they came, one element each.
+    let waiters: Vec<_> = (0..3)
+        .map(|i| {
+            let db = db.clone();
+            std::thread::sleep(Duration::from_millis(30));
+            std::thread::spawn(move || (i, db.blpop(&["q"], Duration::from_secs(10)).unwrap()))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    db.rpush("q", &["a", "b", "c"]).unwrap();
+    let mut got: Vec<_> = waiters.into_iter().map(|w| w.join().unwrap()).collect();
+    got.sort_by_key(|(i, _)| *i);
+    let values: Vec<Vec<u8>> = got.into_iter().map(|(_, v)| v.unwrap().1).collect();
+    assert_eq!(values, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+}
+
+#[test]
+fn lists_hashes_sets_sorted_sets() {
+    let db = Db::memory();
+    assert_eq!(db.rpush("l", &["a", "b", "c"]).unwrap(), 3);
+    assert_eq!(db.lpush("l", &["z"]).unwrap(), 4);
+    assert_eq!(db.lrange("l", 0, -1).unwrap(), vec![b"z".to_vec(), b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+    assert_eq!(db.lpop("l").unwrap(), Some(b"z".to_vec()));
+    assert_eq!(db.rpop("l").unwrap(), Some(b"c".to_vec()));
+
+    assert_eq!(db.hset("h", &[("f1", "1"), ("f2", "2")]).unwrap(), 2);
+    assert_eq!(db.hget("h", "f1").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(db.hincr_by("h", "f1", 9).unwrap(), 10);
+    let mut all = db.hgetall("h").unwrap();
+    all.sort();
+    assert_eq!(all, vec![(b"f1".to_vec(), b"10".to_vec()), (b"f2".to_vec(), b"2".to_vec())]);
+    assert_eq!(db.hdel("h", &["f2", "nope"]).unwrap(), 1);
+    assert_eq!(db.hlen("h").unwrap(), 1);
+
+    assert_eq!(db.sadd("s", &["a", "b", "a"]).unwrap(), 2);
+    assert!(db.sismember("s", "a").unwrap());
+    assert!(!db.sismember("s", "c").unwrap());
+    let mut members = db.smembers("s").unwrap();
+    members.sort();
+    assert_eq!(members, vec![b"a".to_vec(), b"b".to_vec()]);
+    assert_eq!(db.srem("s", &["a"]).unwrap(), 1);
+    assert_eq!(db.scard("s").unwrap(), 1);
+
+    assert_eq!(db.zadd("z", &[(1.0, "one"), (2.5, "two"), (f64::INFINITY, "top")]).unwrap(), 3);
+    assert_eq!(db.zscore("z", "two").unwrap(), Some(2.5));
+    assert_eq!(db.zscore("z", "nope").unwrap(), None);
+    assert_eq!(db.zincr_by("z", 1.0, "one").unwrap(), 2.0);
+    assert_eq!(db.zrange_by_score("z", 2.0, 3.0).unwrap(), vec![(b"one".to_vec(), 2.0), (b"two".to_vec(), 2.5)]);
+    assert_eq!(db.zrange("z", -1, -1).unwrap(), vec![(b"top".to_vec(), f64::INFINITY)]);
+    assert_eq!(db.zrem("z", &["top"]).unwrap(), 1);
+    assert_eq!(db.zcard("z").unwrap(), 2);
+}
+
+#[test]
+fn scripts_functions_and_transactions() {
+    let db = Db::memory();
+    let reply = db.eval("return {KEYS[1], ARGV[1], 3}", &["k"], &["a"]).unwrap();
+    assert_eq!(reply, Value::Array(vec![Value::Bulk(b"k".to_vec()), Value::Bulk(b"a".to_vec()), Value::Integer(3)]));
+    let sha = db.script_load("return redis.call('INCR', KEYS[1])").unwrap();
+    assert_eq!(db.evalsha(&sha, &["counter"], &[] as &[&str]).unwrap(), Value::Integer(1));
+    let e = db.evalsha("0000000000000000000000000000000000000000", &[] as &[&str], &[] as &[&str]).unwrap_err();
+    assert_eq!(e.code(), "NOSCRIPT");
+    let library = "#!lua name=lib\nredis.register_function('double', function(keys, args) return args[1] * 2 end)";
+    assert_eq!(db.function_load(library, false).unwrap(), "lib");
+    assert_eq!(db.fcall("double", &[] as &[&str], &["21"]).unwrap(), Value::Integer(42));
+
+    let results = db
+        .transaction(|tx| {
+            tx.cmd(&["INCR", "x"]).cmd(&["INCR", "x"]).cmd(&["GET", "x"]).cmd(&["LPUSH", "x", "oops"]);
+        })
+        .unwrap();
+    assert_eq!(results[0], Value::Integer(1));
+    assert_eq!(results[1], Value::Integer(2));
+    assert_eq!(results[2], Value::Bulk(b"2".to_vec()));
+    assert!(matches!(&results[3], Value::Error(e) if e.starts_with("WRONGTYPE")), "{:?}", results[3]);
+    let e = db.transaction(|tx| {
+        tx.cmd(&["INCR", "x"]).cmd(&["GET"]);
+    });
+    assert!(matches!(&e, Err(Error::Reply(text)) if text.starts_with("EXECABORT")), "{e:?}");
+    assert_eq!(db.get("x").unwrap(), Some(b"2".to_vec()), "an aborted transaction wrote nothing");
+}
+
+#[test]
+fn connection_commands_are_refused_and_databases_are_handles() {
+    let db = Db::memory();
+    for command in [&["SELECT", "1"][..], &["MULTI"], &["subscribe", "ch"], &["HELLO", "3"], &["SHUTDOWN"]] {
+        let e = db.command(command).unwrap_err();
+        assert!(e.to_string().contains("an embedded Db has none"), "{e}");
+    }
+    let other = db.select(1).unwrap();
+    other.set("k", "in db 1").unwrap();
+    assert_eq!(db.get("k").unwrap(), None);
+    assert_eq!(other.get("k").unwrap(), Some(b"in db 1".to_vec()));
+    assert_eq!(db.select(16).err().unwrap().to_string(), "ERR DB index is out of range");
+    // A Db is a handle: a clone sees the same data.
+    let clone = other.clone();
+    assert_eq!(clone.get("k").unwrap(), Some(b"in db 1".to_vec()));
+}
+
+#[test]
+fn many_threads_at_once() {
+    fn assert_send_sync<T: Send + Sync + Clone>() {}
+    assert_send_sync::<Db>();
+    let db = Db::memory();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..1000 {
+                    db.incr("shared").unwrap();
+                    db.set(format!("t{t}:{i}"), i.to_string()).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(db.get("shared").unwrap(), Some(b"8000".to_vec()), "no lost increment");
+    assert_eq!(db.dbsize().unwrap(), 8001);
+}
+
+#[test]
+fn dropping_the_last_handle_stops_the_background_thread() {
+    let db = Db::memory();
+    let clone = db.clone();
+    drop(db);
+    clone.set("still", "here").unwrap();
+    let start = Instant::now();
+    drop(clone);
+    assert!(start.elapsed() < Duration::from_secs(2), "drop waited for the housekeeper too long");
+}
