@@ -16,11 +16,21 @@
 //! thread that runs the active expiry cycle `hz` times a second, stopped when the last
 //! clone is dropped.
 //!
-//! What is built so far (issue 16): the in-memory Db, `command`, and the typed API of
-//! [`typed`] (strings, keys and TTLs, lists with blocking pops across threads, hashes,
-//! sets, sorted sets, scripts and functions). Durable directories (`Db::open`), the rest
-//! of the typed families, `Db::serve` and the Python package are planned.
+//! A durable Db (`Db::open`) keeps its data as quince-server does: a multi-part AOF
+//! (`appendfsync always|everysec|no`) and RDB snapshots in the same directory layout, so
+//! `quince-server --dir DIR --appendonly yes` serves a directory the library wrote and the
+//! library opens one the server wrote. With `Fsync::Always` a write returns only after its
+//! AOF record is on disk (one fsync serves every thread that waits at that moment). A lock
+//! file (`quince.lock`, held with flock) keeps a second process from opening the same
+//! directory.
+//!
+//! What is built so far (issue 16): the in-memory and durable Db, `command`, and the typed
+//! API of [`typed`] (strings, keys and TTLs, lists with blocking pops across threads,
+//! hashes, sets, sorted sets, scripts, functions, transactions). Streams, pub/sub, geo,
+//! HyperLogLog and bitmaps are reachable through `command` only; `Db::serve` and the
+//! Python package are planned.
 
+mod lock;
 mod reply_parse;
 pub mod typed;
 mod value;
@@ -35,6 +45,8 @@ use quince_engine::{Client, Engine, EngineOptions, ReplyBuilder};
 use quince_resp::Protocol;
 use smallvec::SmallVec;
 
+/// The directives of redis.conf, for `Db::memory_with`.
+pub use quince_engine::Config;
 pub use typed::{Expiry, Scan, SetOptions, SetOutcome, Transaction};
 pub use value::{FromValue, Value};
 
@@ -47,6 +59,11 @@ pub enum Error {
     /// The reply had another shape than the typed method expects (a bug in this crate or
     /// a command used through the wrong method).
     UnexpectedReply(String),
+    /// Another process holds the directory (its lock file names it).
+    Locked(String),
+    /// Opening a directory failed: unreadable files, a corrupt AOF or RDB (the message
+    /// names the file), a bad option.
+    Open(String),
 }
 
 impl Error {
@@ -54,7 +71,7 @@ impl Error {
     pub fn code(&self) -> &str {
         match self {
             Error::Reply(text) => text.split(' ').next().unwrap_or(""),
-            Error::UnexpectedReply(_) => "ERR",
+            Error::UnexpectedReply(_) | Error::Locked(_) | Error::Open(_) => "ERR",
         }
     }
 }
@@ -64,11 +81,33 @@ impl std::fmt::Display for Error {
         match self {
             Error::Reply(text) => f.write_str(text),
             Error::UnexpectedReply(what) => write!(f, "ERR unexpected reply: {what}"),
+            Error::Locked(what) | Error::Open(what) => f.write_str(what),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+/// When a durable Db's writes reach the disk (`appendfsync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fsync {
+    /// Before the write returns (group commit across threads).
+    Always,
+    /// Once a second, in the background (at most about a second of writes lost on a
+    /// power failure; none on a crash of the process).
+    #[default]
+    EverySec,
+    /// When the operating system writes its page cache out.
+    No,
+}
+
+/// How `Db::open_with` opens a directory.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub fsync: Fsync,
+    /// More redis.conf directives (`("save", "60 1000")`, `("maxmemory", "1gb")`...).
+    pub config: Vec<(String, String)>,
+}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -82,6 +121,10 @@ pub struct Db {
 
 struct Inner {
     engine: Arc<Engine>,
+    /// The persistence layer of a durable Db.
+    layer: Option<Arc<quince_persist::Layer>>,
+    /// The directory's lock (released when the file closes: on drop or process death).
+    _lock: Option<std::fs::File>,
     /// Clients kept for reuse: one is taken per command (a command runs as a client, for
     /// its reply protocol, blocking state and stats), so no allocation per call.
     clients: Mutex<Vec<Client>>,
@@ -94,6 +137,14 @@ impl Drop for Inner {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(handle) = self.housekeeper.lock().take() {
             let _ = handle.join();
+        }
+        // As quince-server at SIGTERM: the AOF written out and fsynced, an RDB saved when
+        // save points are configured.
+        if let Some(layer) = &self.layer {
+            let _gate = self.engine.exclusive();
+            if let Err(e) = layer.shutdown(&self.engine, None) {
+                eprintln!("quince: closing the database: {e}");
+            }
         }
     }
 }
@@ -130,19 +181,69 @@ impl Db {
     /// A new in-memory dataset with the given configuration (the directives of
     /// redis.conf: `maxmemory`, `hz`, `list-max-listpack-size`...).
     pub fn memory_with(config: quince_engine::Config) -> Db {
-        let hz = config.get_int("hz").clamp(1, 500) as u64;
         let engine = Arc::new(Engine::new(EngineOptions { config, ..EngineOptions::default() }));
+        Db::start(engine, None, None)
+    }
+
+    /// Opens (or creates) a durable dataset in `dir`, with `appendfsync everysec`.
+    pub fn open(dir: impl AsRef<std::path::Path>) -> Result<Db> {
+        Db::open_with(dir, Options::default())
+    }
+
+    /// Opens (or creates) a durable dataset in `dir`: loads what is there (the AOF, or
+    /// the RDB when there is no AOF, as quince-server at start-up) and logs every write.
+    pub fn open_with(dir: impl AsRef<std::path::Path>, options: Options) -> Result<Db> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|e| Error::Open(format!("creating {}: {e}", dir.display())))?;
+        let dir = dir.canonicalize().map_err(|e| Error::Open(format!("{}: {e}", dir.display())))?;
+        let lock = lock::acquire(&dir)?;
+        let mut config = quince_engine::Config::default();
+        let fsync = match options.fsync {
+            Fsync::Always => "always",
+            Fsync::EverySec => "everysec",
+            Fsync::No => "no",
+        };
+        let mut directives = vec![
+            ("dir".to_string(), dir.display().to_string()),
+            ("appendonly".to_string(), "yes".to_string()),
+            ("appendfsync".to_string(), fsync.to_string()),
+        ];
+        directives.extend(options.config);
+        for (name, value) in &directives {
+            config.set(name, std::slice::from_ref(value)).map_err(|e| Error::Open(format!("option {name}: {e}")))?;
+        }
+        let engine = Arc::new(Engine::new(EngineOptions {
+            config,
+            extra_commands: quince_persist::commands(),
+            ..EngineOptions::default()
+        }));
+        let layer = quince_persist::Layer::new(Arc::new(|level, message: &str| {
+            if level == quince_persist::LogLevel::Warning {
+                eprintln!("quince: {message}");
+            }
+        }));
+        engine.set_persistence(layer.clone());
+        layer.attach_engine(&engine);
+        engine.set_loading(true);
+        layer.load_at_startup(&engine).map_err(Error::Open)?;
+        Ok(Db::start(engine, Some(layer), Some(lock)))
+    }
+
+    fn start(engine: Arc<Engine>, layer: Option<Arc<quince_persist::Layer>>, lock: Option<std::fs::File>) -> Db {
+        let hz = engine.config.read().get_int("hz").clamp(1, 500) as u64;
         let stop = Arc::new(AtomicBool::new(false));
         let housekeeper = {
-            let (engine, stop) = (engine.clone(), stop.clone());
+            let (engine, stop, layer) = (engine.clone(), stop.clone(), layer.clone());
             std::thread::Builder::new()
                 .name("quince-housekeeper".into())
-                .spawn(move || housekeep(&engine, &stop, hz))
+                .spawn(move || housekeep(&engine, layer.as_deref(), &stop, hz))
                 .ok()
         };
         Db {
             inner: Arc::new(Inner {
                 engine,
+                layer,
+                _lock: lock,
                 clients: Mutex::new(Vec::new()),
                 stop,
                 housekeeper: Mutex::new(housekeeper),
@@ -198,6 +299,7 @@ impl Db {
         if client.blocked.is_none() && client.multi.is_none() {
             self.inner.clients.lock().push(client);
         }
+        self.make_durable();
         match reply? {
             Value::Error(text) => Err(Error::Reply(text)),
             value => Ok(value),
@@ -240,6 +342,17 @@ impl Db {
         reply_parse::parse(&reply)
     }
 
+    /// With `appendfsync always`: waits until the writes made so far are on disk (one
+    /// fsync covers every thread waiting at that moment: group commit).
+    pub(crate) fn make_durable(&self) {
+        if let Some(layer) = &self.inner.layer {
+            use quince_engine::persistence::Persistence;
+            if layer.durability_pending() {
+                layer.make_durable();
+            }
+        }
+    }
+
     /// The engine behind this Db (for INFO-like introspection and tests).
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
@@ -249,11 +362,20 @@ impl Db {
 /// The Db's background work: the active expiry cycle `hz` times a second with 25% of each
 /// period as its budget (as Redis and quince-server), the instantaneous stats, and
 /// eviction when over `maxmemory` with no command arriving.
-fn housekeep(engine: &Engine, stop: &AtomicBool, hz: u64) {
+fn housekeep(engine: &Engine, layer: Option<&quince_persist::Layer>, stop: &AtomicBool, hz: u64) {
     let period = Duration::from_millis(1000 / hz);
     let budget_us = 1_000_000 / hz / 4;
+    let mut last_persistence_cron = std::time::Instant::now();
     while !stop.load(Ordering::SeqCst) {
         engine.active_expire_cycle(budget_us);
+        // The persistence layer's cron every 100 ms: everysec fsync, save points, AOF
+        // rewrites, as quince-server's main thread runs it.
+        if let Some(layer) = layer {
+            if last_persistence_cron.elapsed() >= Duration::from_millis(100) {
+                last_persistence_cron = std::time::Instant::now();
+                layer.cron(engine);
+            }
+        }
         engine.sample_instantaneous();
         if engine.hot.maxmemory.load(Ordering::Relaxed) > 0 {
             let _gate = engine.shared_gate();
