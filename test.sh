@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Every test: the Rust workspace (differential tests skip without redis-server unless
+# QUINCE_REQUIRE_REDIS=1), then the Python package in sdk/python.
+set -euo pipefail
+cd "$(dirname "$0")"
+cargo test --workspace
+sdk/python/test.sh
