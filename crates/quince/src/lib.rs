@@ -26,11 +26,12 @@
 //!
 //! What is built so far (issue 16): the in-memory and durable Db, `command`, and the typed
 //! API of [`typed`] (strings, keys and TTLs, lists with blocking pops across threads,
-//! hashes, sets, sorted sets, scripts, functions, transactions). Streams, pub/sub, geo,
-//! HyperLogLog and bitmaps are reachable through `command` only; `Db::serve` and the
-//! Python package are planned.
+//! hashes, sets, sorted sets, scripts, functions, transactions) and in-process pub/sub
+//! ([`Subscription`]). Streams, geo, HyperLogLog and bitmaps are reachable through
+//! `command` only; `Db::serve` is planned. The Python package is in `sdk/python`.
 
 mod lock;
+mod pubsub;
 mod reply_parse;
 pub mod typed;
 mod value;
@@ -45,6 +46,7 @@ use quince_engine::{Client, Engine, EngineOptions, ReplyBuilder};
 use quince_resp::Protocol;
 use smallvec::SmallVec;
 
+pub use pubsub::{Message, Subscription};
 /// The directives of redis.conf, for `Db::memory_with`.
 pub use quince_engine::Config;
 pub use typed::{Expiry, Scan, SetOptions, SetOutcome, Transaction};
@@ -158,12 +160,12 @@ const CONNECTION_COMMANDS: &[(&str, &str)] = &[
     ("DISCARD", "use Db::transaction"),
     ("WATCH", "use Db::transaction"),
     ("UNWATCH", "use Db::transaction"),
-    ("SUBSCRIBE", "in-process pub/sub is planned"),
-    ("PSUBSCRIBE", "in-process pub/sub is planned"),
-    ("SSUBSCRIBE", "in-process pub/sub is planned"),
-    ("UNSUBSCRIBE", "in-process pub/sub is planned"),
-    ("PUNSUBSCRIBE", "in-process pub/sub is planned"),
-    ("SUNSUBSCRIBE", "in-process pub/sub is planned"),
+    ("SUBSCRIBE", "use Db::subscribe"),
+    ("PSUBSCRIBE", "use Db::psubscribe"),
+    ("SSUBSCRIBE", "use Db::subscribe"),
+    ("UNSUBSCRIBE", "use Subscription::unsubscribe"),
+    ("PUNSUBSCRIBE", "use Subscription::punsubscribe"),
+    ("SUNSUBSCRIBE", "use Subscription::unsubscribe"),
     ("MONITOR", "there is no connection to stream to"),
     ("HELLO", "replies are typed values already"),
     ("AUTH", "there is no connection to authenticate"),

@@ -10,6 +10,16 @@ pub(crate) fn parse(buf: &[u8]) -> Result<Value> {
     Ok(value)
 }
 
+/// Parses every complete reply in `buf` (pushed messages arrive back to back).
+pub(crate) fn parse_all(buf: &[u8]) -> Result<Vec<Value>> {
+    let mut pos = 0;
+    let mut values = Vec::new();
+    while pos < buf.len() {
+        values.push(parse_at(buf, &mut pos, 0)?);
+    }
+    Ok(values)
+}
+
 fn bad(what: &str) -> Error {
     Error::UnexpectedReply(format!("malformed reply: {what}"))
 }

@@ -242,3 +242,43 @@ fn dropping_the_last_handle_stops_the_background_thread() {
     drop(clone);
     assert!(start.elapsed() < Duration::from_secs(2), "drop waited for the housekeeper too long");
 }
+
+#[test]
+fn publish_and_subscribe_in_process() {
+    let db = Db::memory();
+    let mut news = db.subscribe(&["news"]).unwrap();
+    let mut all = db.psubscribe(&["n*"]).unwrap();
+    assert_eq!(db.publish("news", "first").unwrap(), 2, "one channel and one pattern subscriber");
+    assert_eq!(db.publish("other", "ignored").unwrap(), 0);
+    let m = news.next_message(Some(Duration::from_secs(5))).unwrap().unwrap();
+    assert_eq!(m, quince::Message { pattern: None, channel: b"news".to_vec(), payload: b"first".to_vec() });
+    let m = all.next_message(Some(Duration::from_secs(5))).unwrap().unwrap();
+    assert_eq!(m.pattern.as_deref(), Some(&b"n*"[..]));
+    assert_eq!(m.channel, b"news");
+
+    // From another thread, in order; the subscriber waits for them.
+    let publisher = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            for i in 0..100 {
+                db.publish("news", i.to_string()).unwrap();
+            }
+        })
+    };
+    let got: Vec<Vec<u8>> = news.by_ref().take(100).map(|m| m.unwrap().payload).collect();
+    publisher.join().unwrap();
+    assert_eq!(got, (0..100).map(|i| i.to_string().into_bytes()).collect::<Vec<_>>());
+
+    // A timeout with nothing published; unsubscribing; scripts publish too.
+    assert_eq!(news.next_message(Some(Duration::from_millis(50))).unwrap(), None);
+    news.unsubscribe(&["news"]).unwrap();
+    db.eval("return redis.call('PUBLISH', 'news', 'from lua')", &[] as &[&str], &[] as &[&str]).unwrap();
+    assert_eq!(news.next_message(Some(Duration::from_millis(50))).unwrap(), None);
+    assert_eq!(all.by_ref().take(101).last().unwrap().unwrap().payload, b"from lua");
+    // Dropped: no longer counted.
+    drop(all);
+    drop(news);
+    assert_eq!(db.publish("news", "nobody").unwrap(), 0);
+    assert!(db.command(&["SUBSCRIBE", "x"]).unwrap_err().to_string().contains("Db::subscribe"));
+}
