@@ -27,12 +27,13 @@
 //! What is built so far (issue 16): the in-memory and durable Db, `command`, and the typed
 //! API of [`typed`] (strings, keys and TTLs, lists with blocking pops across threads,
 //! hashes, sets, sorted sets, scripts, functions, transactions) and in-process pub/sub
-//! ([`Subscription`]). Streams, geo, HyperLogLog and bitmaps are reachable through
-//! `command` only; `Db::serve` is planned. The Python package is in `sdk/python`.
+//! ([`Subscription`]) and streams with consumer groups. Geo, HyperLogLog and bitmaps are
+//! reachable through `command` only; `Db::serve` is planned. The Python package is in `sdk/python`.
 
 mod lock;
 mod pubsub;
 mod reply_parse;
+mod streams;
 pub mod typed;
 mod value;
 
@@ -49,6 +50,7 @@ use smallvec::SmallVec;
 pub use pubsub::{Message, Subscription};
 /// The directives of redis.conf, for `Db::memory_with`.
 pub use quince_engine::Config;
+pub use streams::StreamEntry;
 pub use typed::{Expiry, Scan, SetOptions, SetOutcome, Transaction};
 pub use value::{FromValue, Value};
 

@@ -282,3 +282,49 @@ fn publish_and_subscribe_in_process() {
     assert_eq!(db.publish("news", "nobody").unwrap(), 0);
     assert!(db.command(&["SUBSCRIBE", "x"]).unwrap_err().to_string().contains("Db::subscribe"));
 }
+
+#[test]
+fn streams_and_consumer_groups() {
+    let db = Db::memory();
+    let first = db.xadd("events", "1-1", &[("kind", "signup"), ("user", "ann")]).unwrap();
+    assert_eq!(first, "1-1");
+    let second = db.xadd("events", "*", &[("kind", "login")]).unwrap();
+    assert_eq!(db.xlen("events").unwrap(), 2);
+    let all = db.xrange("events", "-", "+", None).unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0].id, "1-1");
+    assert_eq!(all[0].fields, Some(vec![(b"kind".to_vec(), b"signup".to_vec()), (b"user".to_vec(), b"ann".to_vec())]));
+    assert_eq!(all[1].id, second);
+    assert_eq!(db.xrange("events", "-", "+", Some(1)).unwrap().len(), 1);
+    let read = db.xread(&[("events", "1-1")], None, None).unwrap();
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].0, b"events");
+    assert_eq!(read[0].1[0].id, second);
+
+    // XREAD BLOCK waits across threads for a new entry; times out empty.
+    let reader = {
+        let db = db.clone();
+        std::thread::spawn(move || db.xread(&[("events", "$")], None, Some(Duration::from_secs(10))).unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let third = db.xadd("events", "*", &[("kind", "logout")]).unwrap();
+    let got = reader.join().unwrap();
+    assert_eq!(got[0].1[0].id, third);
+    assert!(db.xread(&[("events", "$")], None, Some(Duration::from_millis(50))).unwrap().is_empty());
+
+    // A consumer group: each entry delivered once, pending until acknowledged.
+    db.xgroup_create("events", "workers", "0", false).unwrap();
+    assert_eq!(db.xgroup_create("events", "workers", "0", false).unwrap_err().code(), "BUSYGROUP");
+    let batch = db.xreadgroup("workers", "w1", &[("events", ">")], Some(2), None).unwrap();
+    assert_eq!(batch[0].1.len(), 2);
+    let rest = db.xreadgroup("workers", "w2", &[("events", ">")], None, None).unwrap();
+    assert_eq!(rest[0].1.len(), 1);
+    assert_eq!(db.xack("events", "workers", &["1-1", &second]).unwrap(), 2);
+    // w1's history: nothing pending any more.
+    let history = db.xreadgroup("workers", "w1", &[("events", "0")], None, None).unwrap();
+    assert!(history[0].1.is_empty());
+    // An entry deleted while pending shows as (id, None) in its consumer's history.
+    assert_eq!(db.xdel("events", &[&third]).unwrap(), 1);
+    let history = db.xreadgroup("workers", "w2", &[("events", "0")], None, None).unwrap();
+    assert_eq!(history[0].1, vec![quince::StreamEntry { id: third.clone(), fields: None }]);
+}
