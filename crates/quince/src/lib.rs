@@ -33,6 +33,7 @@
 mod lock;
 mod pubsub;
 mod reply_parse;
+mod serve;
 mod streams;
 pub mod typed;
 mod value;
@@ -50,6 +51,7 @@ use smallvec::SmallVec;
 pub use pubsub::{Message, Subscription};
 /// The directives of redis.conf, for `Db::memory_with`.
 pub use quince_engine::Config;
+pub use serve::Server;
 pub use streams::StreamEntry;
 pub use typed::{Expiry, Scan, SetOptions, SetOutcome, Transaction};
 pub use value::{FromValue, Value};
@@ -313,6 +315,11 @@ impl Db {
     /// Waits for a blocked command's reply: served by a write on another thread (which
     /// wakes this one), or ended at its deadline here.
     fn wait_blocked(&self, client: &mut Client) -> Result<Value> {
+        reply_parse::parse(&self.wait_blocked_bytes(client)?)
+    }
+
+    /// `wait_blocked`, the reply as RESP in the client's protocol.
+    pub(crate) fn wait_blocked_bytes(&self, client: &mut Client) -> Result<Vec<u8>> {
         let engine = &self.inner.engine;
         let signal = Arc::new((Mutex::new(false), Condvar::new()));
         {
@@ -343,7 +350,7 @@ impl Db {
             *woken = false;
         };
         client.handle.set_waker(Box::new(|| {}));
-        reply_parse::parse(&reply)
+        Ok(reply)
     }
 
     /// With `appendfsync always`: waits until the writes made so far are on disk (one

@@ -328,3 +328,48 @@ fn streams_and_consumer_groups() {
     let history = db.xreadgroup("workers", "w2", &[("events", "0")], None, None).unwrap();
     assert_eq!(history[0].1, vec![quince::StreamEntry { id: third.clone(), fields: None }]);
 }
+
+/// `Db::serve`: a Redis client (here raw RESP) sees the application's data, and writes
+/// made over the socket are the application's too; pipelining, blocking and pub/sub work.
+#[test]
+fn serve_over_resp() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    fn roundtrip(s: &mut TcpStream, request: &[u8], expect: &[u8]) {
+        s.write_all(request).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while got.len() < expect.len() {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "closed after {:?}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(expect));
+    }
+
+    let db = Db::memory();
+    db.set("app", "data").unwrap();
+    let server = db.serve("127.0.0.1:0").unwrap();
+    let mut c = TcpStream::connect(server.local_addr()).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    roundtrip(&mut c, b"*2\r\n$3\r\nGET\r\n$3\r\napp\r\n", b"$4\r\ndata\r\n");
+    // Pipelined, and an inline command.
+    roundtrip(&mut c, b"*3\r\n$3\r\nSET\r\n$4\r\nfrom\r\n$3\r\ncli\r\nINCR n\r\n", b"+OK\r\n:1\r\n");
+    assert_eq!(db.get("from").unwrap(), Some(b"cli".to_vec()));
+    // A blocking pop served by the application.
+    c.write_all(b"*3\r\n$5\r\nBLPOP\r\n$4\r\njobs\r\n$1\r\n5\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    db.rpush("jobs", &["j1"]).unwrap();
+    roundtrip(&mut c, b"", b"*2\r\n$4\r\njobs\r\n$2\r\nj1\r\n");
+    // Pub/sub: the application publishes, the socket subscriber receives.
+    let mut sub = TcpStream::connect(server.local_addr()).unwrap();
+    sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    roundtrip(&mut sub, b"*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n", b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
+    assert_eq!(db.publish("ch", "hi").unwrap(), 1);
+    roundtrip(&mut sub, b"", b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n");
+    // QUIT closes; errors are Redis's.
+    roundtrip(&mut c, b"*1\r\n$4\r\nNOPE\r\n", b"-ERR unknown command 'NOPE', with args beginning with: \r\n");
+    roundtrip(&mut c, b"*1\r\n$4\r\nQUIT\r\n", b"+OK\r\n");
+    drop(server);
+}
