@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Python package (PyO3, maturin) into a virtualenv under target/ and runs its
-# pytest suite. Needs python3 with venv and pip (maturin and pytest come from PyPI).
+# Builds the Python package's abi3 wheel (PyO3, maturin), installs it into a virtualenv
+# under target/ and runs its pytest suite against it. Needs python3 with venv and pip (maturin and pytest come from PyPI).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -8,6 +8,13 @@ venv="$root/target/python-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.5,<2" "pytest>=7,<9"
 cd "$here"
+# The abi3 wheel as users install it (not an in-place build): built, installed, tested.
+wheels="$root/target/sdk-python/wheels"
+rm -rf "$wheels"
 VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/sdk-python" \
-  maturin develop --release --quiet
-"$venv/bin/python" -m pytest -q tests
+  maturin build --release --quiet --out "$wheels"
+"$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall "$wheels"/quince-*-abi3-*.whl
+rm -f python/quince/_quince*.so
+# From the tests' directory, so `import quince` finds the installed wheel, not python/.
+cd tests
+"$venv/bin/python" -m pytest -q .
