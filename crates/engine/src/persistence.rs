@@ -62,6 +62,17 @@ pub trait Persistence: Send + Sync + 'static {
     /// cover the writes of many clients).
     fn make_durable(&self) {}
 
+    /// Where the log of writes ends now (None: no log). A caller that reads it after its
+    /// write and passes it to `make_durable_upto` waits for its own write only.
+    fn write_position(&self) -> Option<u64> {
+        None
+    }
+
+    /// Makes the writes fed up to `position` durable per `appendfsync`.
+    fn make_durable_upto(&self, _position: u64) {
+        self.make_durable();
+    }
+
     /// The configuration changed (CONFIG SET): react to `appendonly`, `appendfsync`...
     fn config_changed(&self, _engine: &Engine) {}
 

@@ -936,6 +936,21 @@ impl Persistence for Layer {
         self.aof.read().as_ref().is_some_and(|w| w.behind())
     }
 
+    fn write_position(&self) -> Option<u64> {
+        self.aof.read().as_ref().map(|w| w.position())
+    }
+
+    fn make_durable_upto(&self, position: u64) {
+        let writer = self.aof.read().clone();
+        if let Some(writer) = writer {
+            writer.make_durable_upto(position);
+            if writer.error().is_some() {
+                self.refusing.store(true, Ordering::SeqCst);
+                self.state.lock().last_write_error = writer.error();
+            }
+        }
+    }
+
     fn make_durable(&self) {
         let writer = self.aof.read().clone();
         if let Some(writer) = writer {

@@ -1,6 +1,7 @@
 //! The embedded Db's typed GET and SET, single thread, over 1,000 and 1,000,000 keys, in
-//! memory and durable with `appendfsync everysec`; and SET from 1 and 8 threads on
-//! disjoint keys (throughput per thread count). Issue 16's targets: GET ≤ 0.2 µs and
+//! memory and durable with `appendfsync everysec`; SET from 1 and 8 threads on disjoint
+//! keys (throughput per thread count), in memory and with `appendfsync always` (next to
+//! the disk's own fsync rate, printed first). Issue 16's targets: GET ≤ 0.2 µs and
 //! SET ≤ 0.3 µs in memory, SET ≤ 1 µs with everysec.
 //!
 //! cargo bench -p quince --bench embedded [-- FILTER]
@@ -92,5 +93,62 @@ fn threads(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, get_set, threads);
+/// fsyncs per second of 12-byte appends to a file in the temp directory (the ceiling for
+/// `Always` without group commit).
+fn fsync_rate(dir: &std::path::Path) -> f64 {
+    use std::io::Write;
+    let path = dir.join("fsync-probe");
+    let mut file = std::fs::File::create(&path).unwrap();
+    let start = Instant::now();
+    let mut n = 0;
+    while start.elapsed() < Duration::from_secs(1) {
+        file.write_all(b"value-of-ten").unwrap();
+        file.sync_data().unwrap();
+        n += 1;
+    }
+    let _ = std::fs::remove_file(&path);
+    n as f64 / start.elapsed().as_secs_f64()
+}
+
+/// SETs per second with `appendfsync always` from 1 and 8 threads: each write returns once
+/// on disk; threads writing together share an fsync (group commit).
+fn always(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!("quince-bench-always-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    eprintln!("disk: {:.0} fsyncs/s (12-byte appends, one thread)", fsync_rate(&dir));
+    let db = Db::open_with(dir.join("db"), Options { fsync: Fsync::Always, ..Options::default() }).unwrap();
+    let mut group = c.benchmark_group("embedded-always");
+    group.warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(3)).sample_size(10);
+    for threads in [1usize, 8] {
+        let per_thread = 500;
+        group.throughput(Throughput::Elements((threads * per_thread) as u64));
+        group.bench_function(format!("set/{threads}-threads"), |b| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let handles: Vec<_> = (0..threads)
+                        .map(|t| {
+                            let db = db.clone();
+                            std::thread::spawn(move || {
+                                for i in 0..per_thread {
+                                    db.set(format!("t{t}:{i}"), b"value").unwrap();
+                                }
+                            })
+                        })
+                        .collect();
+                    for h in handles {
+                        h.join().unwrap();
+                    }
+                }
+                start.elapsed()
+            })
+        });
+    }
+    group.finish();
+    drop(db);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, get_set, threads, always);
 criterion_main!(benches);

@@ -353,13 +353,14 @@ impl Db {
         Ok(reply)
     }
 
-    /// With `appendfsync always`: waits until the writes made so far are on disk (one
-    /// fsync covers every thread waiting at that moment: group commit).
+    /// With `appendfsync always`: waits until this thread's writes so far are on disk.
+    /// One fsync covers every thread whose writes were logged before it started (group
+    /// commit); a thread does not wait for writes other threads made after its own.
     pub(crate) fn make_durable(&self) {
         if let Some(layer) = &self.inner.layer {
             use quince_engine::persistence::Persistence;
-            if layer.durability_pending() {
-                layer.make_durable();
+            if let Some(position) = layer.write_position() {
+                layer.make_durable_upto(position);
             }
         }
     }

@@ -103,14 +103,35 @@ impl AofWriter {
         }
     }
 
+    /// How far the log goes: the end of everything appended so far (for `make_durable_upto`).
+    pub fn position(&self) -> u64 {
+        self.appended.load(Ordering::SeqCst)
+    }
+
+    /// Whether the log is not yet durable per the policy up to `position`.
+    fn behind_of(&self, position: u64) -> bool {
+        let durable = match self.policy() {
+            FsyncPolicy::Always => self.synced.load(Ordering::SeqCst),
+            _ => self.written.load(Ordering::SeqCst),
+        };
+        durable < position
+    }
+
     /// Makes everything buffered so far durable per the policy. Threads arriving while
     /// another one writes wait for it and usually find their writes covered (group commit).
     pub fn make_durable(&self) {
-        if !self.behind() {
+        self.make_durable_upto(self.position());
+    }
+
+    /// Makes the log durable up to `position` at least (a caller's own writes): a thread
+    /// whose writes an fsync in progress covers returns once it is done, whatever others
+    /// appended meanwhile (group commit across threads each waiting for their own write).
+    pub fn make_durable_upto(&self, position: u64) {
+        if !self.behind_of(position) {
             return;
         }
         let mut target = self.target.lock();
-        if !self.behind() {
+        if !self.behind_of(position) {
             return;
         }
         let (data, end) = {
