@@ -286,6 +286,13 @@ impl Db {
                     String::from_utf8_lossy(name).to_uppercase()
                 )));
             }
+            if name.eq_ignore_ascii_case(b"CLIENT") && args.get(1).is_some_and(|sub| sub.eq_ignore_ascii_case(b"REPLY"))
+            {
+                return Err(Error::Reply(
+                    "ERR CLIENT REPLY changes a connection's state; an embedded Db has none (every call returns its reply)"
+                        .into(),
+                ));
+            }
         }
         let engine = &self.inner.engine;
         let mut client = self.inner.clients.lock().pop().unwrap_or_else(|| {
@@ -301,8 +308,8 @@ impl Db {
         } else {
             out.take().pop().ok_or_else(|| Error::UnexpectedReply("no reply".into()))
         };
-        // A client in an unexpected state is not reused.
-        if client.blocked.is_none() && client.multi.is_none() {
+        // A client in an unexpected state (CLIENT REPLY OFF, say) is not reused.
+        if client.blocked.is_none() && client.multi.is_none() && client.reply_mode == quince_engine::ReplyMode::On {
             self.inner.clients.lock().push(client);
         }
         self.make_durable();

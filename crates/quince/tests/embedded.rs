@@ -204,6 +204,9 @@ fn connection_commands_are_refused_and_databases_are_handles() {
     assert_eq!(db.get("k").unwrap(), None);
     assert_eq!(other.get("k").unwrap(), Some(b"in db 1".to_vec()));
     assert_eq!(db.select(16).err().unwrap().to_string(), "ERR DB index is out of range");
+    let e = db.command(&["client", "reply", "off"]).unwrap_err();
+    assert!(e.to_string().starts_with("ERR CLIENT REPLY changes a connection's state"), "{e}");
+    assert_eq!(db.get("k").unwrap(), None, "later calls still have their replies");
     // A Db is a handle: a clone sees the same data.
     let clone = other.clone();
     assert_eq!(clone.get("k").unwrap(), Some(b"in db 1".to_vec()));
