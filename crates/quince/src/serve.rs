@@ -106,6 +106,13 @@ fn serve_connection(db: &Db, mut stream: TcpStream, stop: &AtomicBool) {
                 Ok(Decoded::Request { len }) => {
                     let args: SmallVec<[&[u8]; 8]> = decoder.args(&input[start..]).collect();
                     let protocol = client.protocol;
+                    if args.first().is_some_and(|name| name.eq_ignore_ascii_case(b"SHUTDOWN")) {
+                        // The application owns the Db's life: stop the Server or drop the Db.
+                        Encoder::new(&mut output, protocol)
+                            .error(b"ERR SHUTDOWN is not available on an embedded Db (the application stops it)");
+                        start += len;
+                        continue;
+                    }
                     engine.execute(&mut client, &args, &mut Encoder::new(&mut output, protocol));
                     start += len;
                     if client.blocked.is_some() {

@@ -373,6 +373,12 @@ fn serve_over_resp() {
     roundtrip(&mut sub, b"", b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n");
     // QUIT closes; errors are Redis's.
     roundtrip(&mut c, b"*1\r\n$4\r\nNOPE\r\n", b"-ERR unknown command 'NOPE', with args beginning with: \r\n");
+    roundtrip(
+        &mut c,
+        b"*1\r\n$8\r\nSHUTDOWN\r\n",
+        b"-ERR SHUTDOWN is not available on an embedded Db (the application stops it)\r\n",
+    );
     roundtrip(&mut c, b"*1\r\n$4\r\nQUIT\r\n", b"+OK\r\n");
+    assert_eq!(db.get("app").unwrap(), Some(b"data".to_vec()), "the Db still serves its application");
     drop(server);
 }
