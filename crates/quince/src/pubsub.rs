@@ -43,6 +43,11 @@ impl Db {
         Ok(subscription)
     }
 
+    /// A subscriber with no subscription yet (add them with `Subscription::subscribe`).
+    pub fn subscription(&self) -> Subscription {
+        self.new_subscription()
+    }
+
     /// PUBLISH: how many subscribers received the message.
     pub fn publish(&self, channel: impl AsRef<[u8]>, message: impl AsRef<[u8]>) -> Result<usize> {
         self.call(&[b"PUBLISH", channel.as_ref(), message.as_ref()])

@@ -118,6 +118,11 @@ impl Db {
         Ok(Db { db: self.db.select(index).map_err(error)? })
     }
 
+    /// A subscriber with no subscription yet.
+    fn subscription(&self) -> Subscription {
+        Subscription { inner: self.db.subscription() }
+    }
+
     /// Runs a command: `db.execute("SET", "k", "v")`.
     #[pyo3(signature = (*args))]
     fn execute(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
@@ -145,9 +150,60 @@ impl Db {
     }
 }
 
+/// A subscriber (redis-py's PubSub is built on it in Python).
+#[pyclass]
+struct Subscription {
+    inner: quince::Subscription,
+}
+
+#[pymethods]
+impl Subscription {
+    #[pyo3(signature = (*channels))]
+    fn subscribe(&mut self, channels: &Bound<'_, PyTuple>) -> PyResult<()> {
+        self.inner.subscribe(&arguments(channels)?).map_err(error)
+    }
+
+    #[pyo3(signature = (*patterns))]
+    fn psubscribe(&mut self, patterns: &Bound<'_, PyTuple>) -> PyResult<()> {
+        self.inner.psubscribe(&arguments(patterns)?).map_err(error)
+    }
+
+    #[pyo3(signature = (*channels))]
+    fn unsubscribe(&mut self, channels: &Bound<'_, PyTuple>) -> PyResult<()> {
+        self.inner.unsubscribe(&arguments(channels)?).map_err(error)
+    }
+
+    #[pyo3(signature = (*patterns))]
+    fn punsubscribe(&mut self, patterns: &Bound<'_, PyTuple>) -> PyResult<()> {
+        self.inner.punsubscribe(&arguments(patterns)?).map_err(error)
+    }
+
+    /// The next message as (pattern or None, channel, data), waiting up to `timeout`
+    /// seconds (None: without limit); None when the time ran out.
+    #[pyo3(signature = (timeout = None))]
+    fn next_message(&mut self, py: Python<'_>, timeout: Option<f64>) -> PyResult<PyObject> {
+        let timeout = timeout.map(|t| std::time::Duration::from_secs_f64(t.max(0.0)));
+        let inner = &mut self.inner;
+        let message = py.allow_threads(|| inner.next_message(timeout)).map_err(error)?;
+        Ok(match message {
+            None => py.None(),
+            Some(m) => {
+                let pattern: PyObject = match m.pattern {
+                    Some(p) => PyBytes::new(py, &p).into_any().unbind(),
+                    None => py.None(),
+                };
+                let channel = PyBytes::new(py, &m.channel).into_any().unbind();
+                let data = PyBytes::new(py, &m.payload).into_any().unbind();
+                PyTuple::new(py, [pattern, channel, data])?.into_any().unbind()
+            }
+        })
+    }
+}
+
 #[pymodule]
 fn _quince(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Db>()?;
+    m.add_class::<Subscription>()?;
     m.add("ResponseError", m.py().get_type::<ResponseError>())?;
     Ok(())
 }

@@ -157,3 +157,32 @@ def test_durable_reopen_and_lock(tmp_path):
     assert r.lrange("l", 0, -1) == [b"1", b"2"]
     with pytest.raises(ValueError):
         quince.open(tmp_path / "other", fsync="sometimes")
+
+
+def test_pubsub(r):
+    p = r.pubsub()
+    p.subscribe("news")
+    p.psubscribe("n*")
+    assert p.get_message() == {"type": "subscribe", "pattern": None, "channel": b"news", "data": 1}
+    assert p.get_message()["type"] == "psubscribe"
+    assert p.get_message() is None, "nothing published yet (timeout 0)"
+    assert r.publish("news", "hello") == 2
+    got = [p.get_message(timeout=5) for _ in range(2)]
+    assert {m["type"] for m in got} == {"message", "pmessage"}
+    assert all(m["data"] == b"hello" and m["channel"] == b"news" for m in got)
+    # Another thread publishes; get_message waits for it.
+    threading.Timer(0.1, lambda: r.publish("news", "later")).start()
+    m = p.get_message(ignore_subscribe_messages=True, timeout=5)
+    assert m["data"] == b"later"
+    assert p.get_message(timeout=5)["type"] == "pmessage"
+    # A handler takes its channel's messages.
+    seen = []
+    q = r.pubsub(ignore_subscribe_messages=True)
+    q.subscribe(alerts=seen.append)
+    r.publish("alerts", "fire")
+    assert q.get_message(timeout=5) is None
+    assert seen[0]["data"] == b"fire"
+    p.unsubscribe()
+    p.punsubscribe()
+    assert r.publish("news", "nobody") == 0
+    p.close()

@@ -13,7 +13,7 @@ command waits.
 
 from ._quince import Db, ResponseError
 
-__all__ = ["Db", "Redis", "ResponseError", "memory", "open", "Pipeline"]
+__all__ = ["Db", "Redis", "ResponseError", "memory", "open", "Pipeline", "PubSub"]
 
 
 def memory():
@@ -74,6 +74,12 @@ class Redis:
 
     def pipeline(self, transaction=True):
         return Pipeline(self, transaction)
+
+    def pubsub(self, ignore_subscribe_messages=False):
+        return PubSub(self, ignore_subscribe_messages)
+
+    def publish(self, channel, message):
+        return self.execute_command("PUBLISH", channel, message)
 
     def select(self, index):
         """A client on database `index` (redis-py selects per connection: here per object)."""
@@ -323,6 +329,114 @@ class Redis:
 
     def fcall(self, function, numkeys, *keys_and_args):
         return self.execute_command("FCALL", function, numkeys, *keys_and_args)
+
+
+def _names(args):
+    names = []
+    for a in args:
+        names.extend(a if isinstance(a, (list, tuple, set)) else [a])
+    return names
+
+
+def _as_bytes(name):
+    return name if isinstance(name, bytes) else str(name).encode()
+
+
+class PubSub:
+    """redis-py's PubSub: subscribe/psubscribe (with optional handlers), get_message, listen.
+    Confirmations come first as messages of type subscribe/psubscribe/unsubscribe."""
+
+    def __init__(self, client, ignore_subscribe_messages=False):
+        self.client = client
+        self.ignore_subscribe_messages = ignore_subscribe_messages
+        self.subscription = client.db.subscription()
+        self.channels = {}
+        self.patterns = {}
+        self.pending = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def subscribed(self):
+        return bool(self.channels or self.patterns)
+
+    def _confirm(self, kind, name):
+        count = len(self.channels) + len(self.patterns)
+        self.pending.append({"type": kind, "pattern": None, "channel": name, "data": count})
+
+    def subscribe(self, *args, **kwargs):
+        handlers = {_as_bytes(c): None for c in _names(args)}
+        handlers.update({_as_bytes(c): h for c, h in kwargs.items()})
+        self.subscription.subscribe(*handlers)
+        for channel, handler in handlers.items():
+            self.channels[channel] = handler
+            self._confirm("subscribe", channel)
+
+    def psubscribe(self, *args, **kwargs):
+        handlers = {_as_bytes(p): None for p in _names(args)}
+        handlers.update({_as_bytes(p): h for p, h in kwargs.items()})
+        self.subscription.psubscribe(*handlers)
+        for pattern, handler in handlers.items():
+            self.patterns[pattern] = handler
+            self._confirm("psubscribe", pattern)
+
+    def unsubscribe(self, *args):
+        names = [_as_bytes(c) for c in _names(args)] or list(self.channels)
+        self.subscription.unsubscribe(*names)
+        for channel in names:
+            self.channels.pop(channel, None)
+            self._confirm("unsubscribe", channel)
+
+    def punsubscribe(self, *args):
+        names = [_as_bytes(p) for p in _names(args)] or list(self.patterns)
+        self.subscription.punsubscribe(*names)
+        for pattern in names:
+            self.patterns.pop(pattern, None)
+            self._confirm("punsubscribe", pattern)
+
+    def get_message(self, ignore_subscribe_messages=False, timeout=0.0):
+        """The next message or confirmation, waiting up to `timeout` seconds (None: without
+        limit); None if there is none (or a handler took it)."""
+        ignore = ignore_subscribe_messages or self.ignore_subscribe_messages
+        while self.pending:
+            confirmation = self.pending.pop(0)
+            if not ignore:
+                return self._decoded(confirmation)
+        got = self.subscription.next_message(timeout)
+        if got is None:
+            return None
+        pattern, channel, data = got
+        message = {"type": "pmessage" if pattern is not None else "message", "pattern": pattern,
+                   "channel": channel, "data": data}
+        handler = self.patterns.get(pattern) if pattern is not None else self.channels.get(channel)
+        message = self._decoded(message)
+        if handler is not None:
+            handler(message)
+            return None
+        return message
+
+    def listen(self):
+        while self.subscribed or self.pending:
+            message = self.get_message(timeout=None)
+            if message is not None:
+                yield message
+
+    def _decoded(self, message):
+        if not self.client.decode_responses:
+            return message
+        return {k: (_decode(v) if k != "type" else v) for k, v in message.items()}
+
+    def close(self):
+        self.subscription = None
+        self.channels.clear()
+        self.patterns.clear()
+        self.pending.clear()
+
+    reset = close
 
 
 class Pipeline:
