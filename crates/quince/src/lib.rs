@@ -26,11 +26,12 @@
 //!
 //! What is built so far (issue 16): the in-memory and durable Db, `command`, and the typed
 //! API of [`typed`] (strings, keys and TTLs, lists with blocking pops across threads,
-//! hashes, sets, sorted sets, scripts, functions, transactions) and in-process pub/sub
-//! ([`Subscription`]) and streams with consumer groups. Geo, HyperLogLog and bitmaps are
-//! reachable through `command` only; `Db::serve` is planned. The Python package is in `sdk/python`.
+//! hashes, sets, sorted sets, scripts, functions, transactions), streams with consumer
+//! groups, geo, HyperLogLog, bitmaps, in-process pub/sub ([`Subscription`]) and
+//! [`Db::serve`] (RESP on a socket, for redis-cli). The Python package is in `sdk/python`.
 
 mod lock;
+mod more;
 mod pubsub;
 mod reply_parse;
 mod serve;
@@ -48,6 +49,7 @@ use quince_engine::{Client, Engine, EngineOptions, ReplyBuilder};
 use quince_resp::Protocol;
 use smallvec::SmallVec;
 
+pub use more::GeoUnit;
 pub use pubsub::{Message, Subscription};
 /// The directives of redis.conf, for `Db::memory_with`.
 pub use quince_engine::Config;

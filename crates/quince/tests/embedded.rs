@@ -382,3 +382,43 @@ fn serve_over_resp() {
     assert_eq!(db.get("app").unwrap(), Some(b"data".to_vec()), "the Db still serves its application");
     drop(server);
 }
+
+#[test]
+fn geo_hyperloglog_bitmaps() {
+    use quince::GeoUnit;
+    let db = Db::memory();
+    assert_eq!(
+        db.geoadd("cities", &[(13.361389, 38.115556, "Palermo"), (15.087269, 37.502669, "Catania")]).unwrap(),
+        2
+    );
+    let (lon, lat) = db.geopos("cities", "Palermo").unwrap().unwrap();
+    assert!((lon - 13.361389).abs() < 1e-5 && (lat - 38.115556).abs() < 1e-5, "{lon} {lat}");
+    assert_eq!(db.geopos("cities", "Rome").unwrap(), None);
+    let km = db.geodist("cities", "Palermo", "Catania", GeoUnit::Kilometers).unwrap().unwrap();
+    assert!((km - 166.2742).abs() < 0.001, "{km}");
+    assert_eq!(db.geodist("cities", "Palermo", "Rome", GeoUnit::Meters).unwrap(), None);
+    let near = db.geosearch_radius("cities", 15.0, 37.0, 200.0, GeoUnit::Kilometers).unwrap();
+    assert_eq!(near.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(), vec![b"Catania".to_vec(), b"Palermo".to_vec()]);
+    assert!((near[0].1 - 56.4413).abs() < 0.001, "{:?}", near);
+
+    assert!(db.pfadd("visitors", &["a", "b", "c"]).unwrap());
+    assert!(!db.pfadd("visitors", &["a"]).unwrap());
+    db.pfadd("other", &["c", "d"]).unwrap();
+    assert_eq!(db.pfcount(&["visitors"]).unwrap(), 3);
+    assert_eq!(db.pfcount(&["visitors", "other"]).unwrap(), 4);
+    db.pfmerge("all", &["visitors", "other"]).unwrap();
+    assert_eq!(db.pfcount(&["all"]).unwrap(), 4);
+
+    assert!(!db.setbit("bits", 7, true).unwrap());
+    assert!(db.setbit("bits", 7, true).unwrap());
+    assert!(db.getbit("bits", 7).unwrap());
+    assert!(!db.getbit("bits", 100).unwrap());
+    db.setbit("bits", 20, true).unwrap();
+    assert_eq!(db.bitcount("bits").unwrap(), 2);
+    assert_eq!(db.bitpos("bits", true).unwrap(), Some(7));
+    assert_eq!(db.bitpos("empty", true).unwrap(), None);
+    assert_eq!(
+        db.setbit("bits", 1 << 40, true).unwrap_err().to_string(),
+        "ERR bit offset is not an integer or out of range"
+    );
+}
