@@ -952,13 +952,8 @@ impl Persistence for Layer {
     }
 
     fn make_durable(&self) {
-        let writer = self.aof.read().clone();
-        if let Some(writer) = writer {
-            writer.make_durable();
-            if writer.error().is_some() {
-                self.refusing.store(true, Ordering::SeqCst);
-                self.state.lock().last_write_error = writer.error();
-            }
+        if let Some(position) = self.write_position() {
+            self.make_durable_upto(position);
         }
     }
 

@@ -60,6 +60,25 @@ fn get_set(c: &mut Criterion) {
     group.finish();
 }
 
+/// The time `threads` threads take to SET `per_thread` disjoint keys each.
+fn set_from_threads(db: &Db, threads: usize, per_thread: usize) -> Duration {
+    let start = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..per_thread {
+                    db.set(format!("t{t}:{i}"), b"value").unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    start.elapsed()
+}
+
 /// SETs per second from `threads` threads on disjoint keys, in memory.
 fn threads(c: &mut Criterion) {
     let mut group = c.benchmark_group("embedded-threads");
@@ -69,25 +88,7 @@ fn threads(c: &mut Criterion) {
         let per_thread = 20_000;
         group.throughput(Throughput::Elements((threads * per_thread) as u64));
         group.bench_function(format!("set/{threads}-threads"), |b| {
-            b.iter_custom(|iters| {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let handles: Vec<_> = (0..threads)
-                        .map(|t| {
-                            let db = db.clone();
-                            std::thread::spawn(move || {
-                                for i in 0..per_thread {
-                                    db.set(format!("t{t}:{i}"), b"value").unwrap();
-                                }
-                            })
-                        })
-                        .collect();
-                    for h in handles {
-                        h.join().unwrap();
-                    }
-                }
-                start.elapsed()
-            })
+            b.iter_custom(|iters| (0..iters).map(|_| set_from_threads(&db, threads, per_thread)).sum())
         });
     }
     group.finish();
@@ -124,25 +125,7 @@ fn always(c: &mut Criterion) {
         let per_thread = 500;
         group.throughput(Throughput::Elements((threads * per_thread) as u64));
         group.bench_function(format!("set/{threads}-threads"), |b| {
-            b.iter_custom(|iters| {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let handles: Vec<_> = (0..threads)
-                        .map(|t| {
-                            let db = db.clone();
-                            std::thread::spawn(move || {
-                                for i in 0..per_thread {
-                                    db.set(format!("t{t}:{i}"), b"value").unwrap();
-                                }
-                            })
-                        })
-                        .collect();
-                    for h in handles {
-                        h.join().unwrap();
-                    }
-                }
-                start.elapsed()
-            })
+            b.iter_custom(|iters| (0..iters).map(|_| set_from_threads(&db, threads, per_thread)).sum())
         });
     }
     group.finish();

@@ -38,16 +38,18 @@ mod serve;
 mod streams;
 pub mod typed;
 mod value;
+mod wakeup;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use quince_engine::{Client, Engine, EngineOptions, ReplyBuilder};
 use quince_resp::Protocol;
 use smallvec::SmallVec;
+use wakeup::Wakeup;
 
 pub use more::GeoUnit;
 pub use pubsub::{Message, Subscription};
@@ -330,14 +332,7 @@ impl Db {
     /// `wait_blocked`, the reply as RESP in the client's protocol.
     pub(crate) fn wait_blocked_bytes(&self, client: &mut Client) -> Result<Vec<u8>> {
         let engine = &self.inner.engine;
-        let signal = Arc::new((Mutex::new(false), Condvar::new()));
-        {
-            let signal = signal.clone();
-            client.handle.set_waker(Box::new(move || {
-                *signal.0.lock() = true;
-                signal.1.notify_all();
-            }));
-        }
+        let wakeup = Wakeup::install(client);
         let reply = loop {
             if let Some(bytes) = engine.blocked_reply(client) {
                 break bytes;
@@ -346,17 +341,12 @@ impl Db {
             if let Some(bytes) = engine.blocked_reply(client) {
                 break bytes;
             }
-            let mut woken = signal.0.lock();
-            if !*woken {
-                // Wake at the deadline (or every 100 ms without one: a timeout of 0 waits
-                // forever, and the wait state is checked again anyway).
-                let wait = match deadline {
-                    Some(at) => Duration::from_millis((at - engine.clock.now_ms()).clamp(1, 100) as u64),
-                    None => Duration::from_millis(100),
-                };
-                signal.1.wait_for(&mut woken, wait);
-            }
-            *woken = false;
+            // Wake at the deadline (or every 100 ms without one: a timeout of 0 waits
+            // forever, and the wait state is checked again anyway).
+            wakeup.wait(match deadline {
+                Some(at) => Duration::from_millis((at - engine.clock.now_ms()).clamp(1, 100) as u64),
+                None => Duration::from_millis(100),
+            });
         };
         client.handle.set_waker(Box::new(|| {}));
         Ok(reply)

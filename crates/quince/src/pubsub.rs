@@ -3,12 +3,11 @@
 //! `next_message` or the iterator takes them in order.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
 use quince_engine::{Client, ReplyBuilder};
 
+use crate::wakeup::Wakeup;
 use crate::{reply_parse, Db, Error, Result, Value};
 
 /// One published message.
@@ -24,7 +23,7 @@ pub struct Message {
 pub struct Subscription {
     db: Db,
     client: Client,
-    signal: Arc<(Mutex<bool>, Condvar)>,
+    wakeup: Wakeup,
     queue: VecDeque<Message>,
 }
 
@@ -56,15 +55,8 @@ impl Db {
     fn new_subscription(&self) -> Subscription {
         let mut client = self.engine().new_client();
         client.protocol = quince_resp::Protocol::Resp3;
-        let signal = Arc::new((Mutex::new(false), Condvar::new()));
-        {
-            let signal = signal.clone();
-            client.handle.set_waker(Box::new(move || {
-                *signal.0.lock() = true;
-                signal.1.notify_all();
-            }));
-        }
-        Subscription { db: self.clone(), client, signal, queue: VecDeque::new() }
+        let wakeup = Wakeup::install(&client);
+        Subscription { db: self.clone(), client, wakeup, queue: VecDeque::new() }
     }
 }
 
@@ -111,18 +103,13 @@ impl Subscription {
             if let Some(message) = self.queue.pop_front() {
                 return Ok(Some(message));
             }
-            let mut woken = self.signal.0.lock();
-            if !*woken {
-                let wait = match deadline {
-                    Some(at) => match at.checked_duration_since(Instant::now()) {
-                        Some(left) if !left.is_zero() => left.min(Duration::from_millis(100)),
-                        _ => return Ok(None),
-                    },
-                    None => Duration::from_millis(100),
-                };
-                self.signal.1.wait_for(&mut woken, wait);
-            }
-            *woken = false;
+            self.wakeup.wait(match deadline {
+                Some(at) => match at.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => left.min(Duration::from_millis(100)),
+                    _ => return Ok(None),
+                },
+                None => Duration::from_millis(100),
+            });
         }
     }
 
