@@ -20,7 +20,7 @@ pub struct CountingAlloc;
 
 static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
 
-// SAFETY: every call is forwarded unchanged to the system allocator; we only count.
+// SAFETY: every call is forwarded unchanged to jemalloc; we only count.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: same contract as the caller's.
