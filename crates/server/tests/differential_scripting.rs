@@ -705,3 +705,18 @@ fn info_memory_of_scripts() {
     }
     assert_eq!(names[0], names[1], "INFO memory's scripting fields, redis-server then quince");
 }
+
+/// redis.call with thousands of arguments (`unpack` of a big table, as Redis's own suite
+/// does): the reply still has room on the Lua stack.
+#[test]
+fn redis_call_with_thousands_of_arguments() {
+    run(
+        "unpack into redis.call",
+        &[
+            eval("local a = {} for i = 1, 7999 do a[i] = 1 end return redis.call('LPUSH', 'l', unpack(a))", &["0"]),
+            eval("local a = {} for i = 1, 7999 do a[i] = 1 end return redis.pcall('LPUSH', 'l', unpack(a))", &["0"]),
+            eval("local a = {'x'} for i = 2, 7999 do a[i] = 1 end return redis.pcall('LPUSH', 'l', unpack(a))", &["0"]),
+            cmd(&["LLEN", "l"]),
+        ],
+    );
+}

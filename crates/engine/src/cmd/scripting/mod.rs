@@ -1572,6 +1572,10 @@ unsafe fn redis_call(l: *mut mlua::ffi::lua_State, raise: bool) -> std::ffi::c_i
     use mlua::ffi;
     unsafe {
         let outcome = run_call(l);
+        // The arguments are done with (the reply is in the invocation's buffer): the result
+        // is built on an empty frame, so a call with thousands of arguments (`unpack` of a
+        // big table, up to Lua's C stack limit) still has room for it.
+        ffi::lua_settop(l, 0);
         let inv = match INVOCATION.with(|c| c.get()) {
             Some(ptr) if !matches!(outcome, CallOutcome::NoScript) => ptr.as_ptr(),
             _ => {
