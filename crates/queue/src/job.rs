@@ -150,22 +150,25 @@ pub struct Job {
 }
 
 /// Values per leased job in qq_fetch's reply.
-pub(crate) const FETCH_FIELDS: usize = 8;
+pub(crate) const FETCH_FIELDS: usize = 6;
+
+/// A job's `opts` field: "max_attempts timeout_ms backoff_ms".
+pub(crate) fn parse_opts(opts: &str) -> (u32, u64, u64) {
+    let mut it = opts.split(' ').map(|n| n.parse::<u64>().unwrap_or(0));
+    let max_attempts = it.next().unwrap_or(1).max(1) as u32;
+    (max_attempts, it.next().unwrap_or(0), it.next().unwrap_or(0))
+}
 
 impl Job {
     pub(crate) fn from_fields(queue: &str, fields: &mut impl Iterator<Item = Value>) -> Result<Self, Error> {
         let mut next = |what: &str| fields.next().ok_or_else(|| Error::Unexpected(format!("qq_fetch: no {what}")));
-        Ok(Job {
-            queue: queue.to_string(),
-            id: next("id")?.into_string("id")?,
-            token: next("token")?.into_string("token")?,
-            kind: next("type")?.into_string("type")?,
-            payload: next("payload")?.into_bytes("payload")?,
-            attempt: next("attempts")?.as_int("attempts")? as u32,
-            max_attempts: next("max_attempts")?.as_int("max_attempts")? as u32,
-            timeout_ms: next("timeout_ms")?.as_int("timeout_ms")? as u64,
-            backoff_ms: next("backoff_ms")?.as_int("backoff_ms")? as u64,
-        })
+        let id = next("id")?.into_string("id")?;
+        let token = next("token")?.into_string("token")?;
+        let kind = next("type")?.into_string("type")?;
+        let payload = next("payload")?.into_bytes("payload")?;
+        let attempt = next("attempts")?.as_int("attempts")? as u32;
+        let (max_attempts, timeout_ms, backoff_ms) = parse_opts(&next("opts")?.into_string("opts")?);
+        Ok(Job { queue: queue.to_string(), id, token, kind, payload, attempt, max_attempts, timeout_ms, backoff_ms })
     }
 
     /// The delay before the next attempt if this one fails: backoff doubled per attempt
@@ -197,8 +200,13 @@ impl JobInfo {
         self.text("state").unwrap_or("")
     }
 
+    /// Attempts started so far (0 before the first fetch).
     pub fn attempts(&self) -> u32 {
         self.text("attempts").and_then(|s| s.parse().ok()).unwrap_or(0)
+    }
+
+    pub fn max_attempts(&self) -> u32 {
+        parse_opts(self.text("opts").unwrap_or("")).0
     }
 
     pub fn error(&self) -> Option<&str> {

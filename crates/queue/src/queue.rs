@@ -189,11 +189,12 @@ impl<S: Store> Queue<S> {
     /// Records jobs as completed with their results. Per job: true if recorded, false if
     /// its lease was stale (expired or taken back), in which case nothing changed.
     pub async fn ack(&self, done: &[(&Job, &[u8])]) -> Result<Vec<bool>, Error> {
-        let mut args = Vec::with_capacity(1 + 3 * done.len());
+        let mut args = Vec::with_capacity(1 + 4 * done.len());
         args.push(done.len().to_string().into_bytes());
         for (job, result) in done {
             args.push(job.id.clone().into_bytes());
             args.push(job.token.clone().into_bytes());
+            args.push(job.attempt.to_string().into_bytes());
             args.push(result.to_vec());
         }
         let reply = self.call("qq_ack", args).await?.into_array("qq_ack")?;
@@ -206,6 +207,7 @@ impl<S: Store> Queue<S> {
         let args = vec![
             job.id.clone().into_bytes(),
             job.token.clone().into_bytes(),
+            job.attempt.to_string().into_bytes(),
             error.as_bytes().to_vec(),
             delay.to_string().into_bytes(),
         ];

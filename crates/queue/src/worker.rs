@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -152,6 +153,7 @@ enum Phase {
 
 struct InFlight {
     token: String,
+    attempt: u32,
     abort: AbortHandle,
     phase: Phase,
     /// Our lease is surely valid until then (measured from before the call that set it).
@@ -202,15 +204,22 @@ impl<S: Store> Worker<S> {
             worker: self,
             in_flight: Arc::new(Mutex::new(HashMap::new())),
             slot_freed: Notify::new(),
+            stopping: AtomicBool::new(false),
+            stop: Notify::new(),
             report: Mutex::new(report),
         });
         let (done_tx, done_rx) = mpsc::unbounded_channel();
+        // Every loop is a task of the runtime, so jobs, fetches and reports run on its
+        // threads without waking the thread that awaits `run`.
         let reporter = tokio::spawn(report_loop(shared.clone(), done_rx));
         let heartbeat = tokio::spawn(heartbeat_loop(shared.clone(), done_tx.clone()));
-        tokio::select! {
-            _ = shutdown => {}
-            _ = fetch_loop(shared.clone(), done_tx.clone()) => {}
-        }
+        let fetcher = tokio::spawn(fetch_loop(shared.clone(), done_tx.clone()));
+        shutdown.await;
+        // The fetcher stops between fetches, never in the middle of one: a lease granted
+        // by a fetch whose reply nobody read would hold its jobs until it expired.
+        shared.stopping.store(true, Ordering::SeqCst);
+        shared.stop.notify_waiters();
+        let _ = fetcher.await;
         shared.drain().await;
         heartbeat.abort();
         drop(done_tx);
@@ -224,6 +233,8 @@ struct Shared<S: Store> {
     worker: Worker<S>,
     in_flight: InFlightMap,
     slot_freed: Notify,
+    stopping: AtomicBool,
+    stop: Notify,
     report: Mutex<WorkerReport>,
 }
 
@@ -276,7 +287,7 @@ impl<S: Store> Shared<S> {
         let ctx = JobContext { job: job.clone(), queue: self.worker.queues[queue].0.clone() };
         let done_tx = done.clone();
         let key = (queue, job.id.clone());
-        let token = job.token.clone();
+        let (token, attempt) = (job.token.clone(), job.attempt);
         let lease = self.options().lease;
         // Registered before the task starts so its outcome always finds the entry.
         let mut in_flight = self.in_flight.lock();
@@ -289,7 +300,13 @@ impl<S: Store> Shared<S> {
         });
         in_flight.insert(
             key,
-            InFlight { token, abort: task.abort_handle(), phase: Phase::Running, lease_valid_until: since + lease },
+            InFlight {
+                token,
+                attempt,
+                abort: task.abort_handle(),
+                phase: Phase::Running,
+                lease_valid_until: since + lease,
+            },
         );
     }
 
@@ -374,9 +391,15 @@ async fn fetch_loop<S: Store>(shared: Arc<Shared<S>>, done: mpsc::UnboundedSende
     let signal_keys: Vec<String> = shared.worker.queues.iter().map(|(q, _)| q.signal_key()).collect();
     let mut error_backoff = Duration::from_millis(50);
     loop {
+        if shared.stopping.load(Ordering::SeqCst) {
+            return;
+        }
         let free = options.concurrency.saturating_sub(shared.running());
         if free == 0 {
-            let _ = tokio::time::timeout(options.poll_max, shared.slot_freed.notified()).await;
+            tokio::select! {
+                _ = shared.stop.notified() => return,
+                _ = tokio::time::timeout(options.poll_max, shared.slot_freed.notified()) => {}
+            }
             continue;
         }
         let mut leased = 0;
@@ -414,16 +437,24 @@ async fn fetch_loop<S: Store>(shared: Arc<Shared<S>>, done: mpsc::UnboundedSende
             }
         }
         if failed {
-            tokio::time::sleep(error_backoff).await;
+            tokio::select! {
+                _ = shared.stop.notified() => return,
+                _ = tokio::time::sleep(error_backoff) => {}
+            }
             error_backoff = (error_backoff * 2).min(Duration::from_secs(5));
             continue;
         }
         error_backoff = Duration::from_millis(50);
         if leased == 0 {
             let store = shared.worker.queues[0].0.store().clone();
-            if let Err(e) = store.wait_signal(signal_keys.clone(), wait).await {
-                eprintln!("quince-queue: waiting for jobs failed: {e}");
-                tokio::time::sleep(error_backoff).await;
+            tokio::select! {
+                _ = shared.stop.notified() => return,
+                waited = store.wait_signal(signal_keys.clone(), wait) => {
+                    if let Err(e) = waited {
+                        eprintln!("quince-queue: waiting for jobs failed: {e}");
+                        tokio::time::sleep(error_backoff).await;
+                    }
+                }
             }
         }
     }
@@ -609,7 +640,7 @@ fn apply_lease_status<S: Store>(
                 token: entry.token.clone(),
                 kind: String::new(),
                 payload: Vec::new(),
-                attempt: 0,
+                attempt: entry.attempt,
                 max_attempts: 0,
                 timeout_ms: 0,
                 backoff_ms: 0,
