@@ -778,9 +778,17 @@ local function qq_schedule(keys, args)
     return false
   end
   redis.call('HSET', ctx.base .. ':schedules', name, args[2])
-  local id = enqueue_one(ctx, tostring(redis.call('INCR', ctx.base .. ':seq')), args, 3)
+  local id, created = enqueue_one(ctx, tostring(redis.call('INCR', ctx.base .. ':seq')), args, 3)
+  if created == 1 then
+    redis.call('HSET', ctx.base .. ':job:' .. id, 'schedule', name, 'tick', args[2])
+  end
   flush(ctx)
   return id
+end
+
+-- qq_schedules base -> flat {name, last tick enqueued, ...}.
+local function qq_schedules(keys)
+  return redis.call('HGETALL', keys[1] .. ':schedules')
 end
 
 local function qq_version()
@@ -819,3 +827,4 @@ register('qq_list', qq_list, true)
 register('qq_dead_retry', qq_dead_retry)
 register('qq_dead_purge', qq_dead_purge)
 register('qq_schedule', qq_schedule)
+register('qq_schedules', qq_schedules, true)

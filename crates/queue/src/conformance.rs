@@ -256,6 +256,50 @@ pub async fn schedulers_enqueue_each_tick_once<S: Store>(store: S, name: &str) {
     assert_eq!(q.counts().await.unwrap().ready, 100);
 }
 
+/// Three `Scheduler` instances on one interval schedule: one job per tick, no tick missed.
+pub async fn scheduler_instances_share_ticks<S: Store>(store: S, name: &str) {
+    let q = open(store, name).await;
+    let interval = Duration::from_millis(100);
+    assert!(matches!(
+        crate::Scheduler::new(q.clone()).cron("bad", "every tuesday", JobSpec::new("t", "")),
+        Err(Error::Invalid(_))
+    ));
+    let mut tasks = Vec::new();
+    for _ in 0..3 {
+        let scheduler = crate::Scheduler::new(q.clone())
+            .every("beat", interval, JobSpec::new("beat", ""))
+            .unwrap()
+            .cron("each-second", "* * * * * *", JobSpec::new("second", ""))
+            .unwrap();
+        tasks.push(tokio::spawn(scheduler.run(sleep_ms(1_500))));
+    }
+    let mut enqueued = 0;
+    for t in tasks {
+        enqueued += t.await.unwrap().unwrap().enqueued;
+    }
+    let ids = q.list(State::Ready, 0, 1000).await.unwrap();
+    assert_eq!(enqueued, ids.len() as u64);
+    let mut beats = Vec::new();
+    let mut seconds = Vec::new();
+    for id in ids {
+        let info = q.job(&id).await.unwrap().unwrap();
+        let tick: u64 = info.text("tick").unwrap().parse().unwrap();
+        match info.text("schedule").unwrap() {
+            "beat" => beats.push(tick),
+            _ => seconds.push(tick),
+        }
+    }
+    beats.sort();
+    assert!(beats.len() >= 10, "{beats:?}");
+    for pair in beats.windows(2) {
+        assert_eq!(pair[1] - pair[0], 100, "one job per tick, none missed: {beats:?}");
+    }
+    assert!(beats.iter().all(|t| t % 100 == 0));
+    assert!(!seconds.is_empty() && seconds.iter().all(|t| t % 1000 == 0), "{seconds:?}");
+    seconds.dedup();
+    assert_eq!(q.schedules().await.unwrap()["beat"], *beats.last().unwrap());
+}
+
 /// Bad arguments are refused before anything is sent, or by the library with an error.
 pub async fn bad_input<S: Store>(store: S, name: &str) {
     assert!(matches!(Queue::new(store.clone(), "a{b}").await, Err(Error::Invalid(_))));
@@ -426,7 +470,8 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@cases $setup;
             fetch_order_and_ack, expired_lease_is_fenced, expired_leases_use_attempts,
             retries_then_dead_letters, delayed_jobs_wait, unique_jobs, dependencies, cancellation,
-            pause_and_resume, rate_limit, retention, schedulers_enqueue_each_tick_once, bad_input,
+            pause_and_resume, rate_limit, retention, schedulers_enqueue_each_tick_once,
+            scheduler_instances_share_ticks, bad_input,
             worker_outcomes, worker_leases_cancel_and_shutdown, worker_leaves_unknown_types,
             worker_serves_several_queues);
     };

@@ -32,6 +32,7 @@
 pub mod conformance;
 mod job;
 mod queue;
+mod scheduler;
 mod store;
 mod worker;
 
@@ -39,6 +40,7 @@ pub use job::{Counts, Enqueued, Job, JobInfo, JobSpec, PRIORITY_MAX};
 pub use queue::{
     CancelOutcome, EvictionCheck, FailOutcome, Fetched, LeaseStatus, Queue, Settings, State, LIBRARY, LIBRARY_VERSION,
 };
+pub use scheduler::{Scheduler, SchedulerReport};
 pub use store::{Embedded, RedisStore, Store, Value};
 pub use worker::{JobContext, JobError, UnknownJobs, Worker, WorkerOptions, WorkerReport};
 

@@ -356,6 +356,17 @@ impl<S: Store> Queue<S> {
         }
     }
 
+    /// Each schedule's last tick enqueued (Unix ms).
+    pub async fn schedules(&self) -> Result<HashMap<String, u64>, Error> {
+        let items = self.call("qq_schedules", Vec::new()).await?.into_array("qq_schedules")?;
+        let mut out = HashMap::new();
+        let mut it = items.into_iter();
+        while let (Some(name), Some(tick)) = (it.next(), it.next()) {
+            out.insert(name.into_string("qq_schedules")?, tick.as_int("qq_schedules")? as u64);
+        }
+        Ok(out)
+    }
+
     /// The server's clock, Unix milliseconds (what leases and delays are measured by).
     pub async fn server_time_ms(&self) -> Result<u64, Error> {
         Ok(self.call("qq_time", Vec::new()).await?.as_int("qq_time")? as u64)
