@@ -14,6 +14,8 @@ pub const LIBRARY_VERSION: i64 = 1;
 
 /// Longest queue name; names become part of every key.
 const NAME_MAX: usize = 200;
+/// The set of queue names (`Queue::new` adds to it); the CLI and dashboard list it.
+pub const REGISTRY_KEY: &str = "qq:queues";
 
 /// A named queue on a store. Cheap to clone; clones share the store's connection.
 #[derive(Clone)]
@@ -104,7 +106,17 @@ impl<S: Store> Queue<S> {
         }
         let queue = Self { base: format!("qq:{{{name}}}"), name: name.to_string(), store };
         queue.ensure_library().await?;
+        queue.store.command(vec![b"SADD".to_vec(), REGISTRY_KEY.into(), name.into()]).await?;
         Ok(queue)
+    }
+
+    /// The names of the queues on `store` (every one a client opened), sorted.
+    pub async fn names(store: &S) -> Result<Vec<String>, Error> {
+        let reply = store.command(vec![b"SMEMBERS".to_vec(), REGISTRY_KEY.into()]).await?;
+        let mut names: Vec<String> =
+            reply.into_array("SMEMBERS")?.into_iter().map(|v| v.into_string("queue name")).collect::<Result<_, _>>()?;
+        names.sort();
+        Ok(names)
     }
 
     async fn ensure_library(&self) -> Result<(), Error> {

@@ -54,6 +54,9 @@ pub trait Store: Clone + Send + Sync + 'static {
     fn fcall(&self, function: &str, key: &str, args: Vec<Vec<u8>>)
         -> impl Future<Output = Result<Value, Error>> + Send;
 
+    /// Any other command (the registry of queue names, CONFIG GET...).
+    fn command(&self, args: Vec<Vec<u8>>) -> impl Future<Output = Result<Value, Error>> + Send;
+
     /// `FUNCTION LOAD REPLACE code`.
     fn load_library(&self, code: &str) -> impl Future<Output = Result<(), Error>> + Send;
 
@@ -90,7 +93,12 @@ fn from_quince(value: quince::Value) -> Result<Value, Error> {
         quince::Value::Bulk(b) => Value::Bytes(b),
         quince::Value::Simple(s) => Value::Bytes(s.into_bytes()),
         quince::Value::Error(e) => return Err(Error::Reply(e)),
-        quince::Value::Array(items) => Value::Array(items.into_iter().map(from_quince).collect::<Result<_, _>>()?),
+        quince::Value::Array(items) | quince::Value::Set(items) => {
+            Value::Array(items.into_iter().map(from_quince).collect::<Result<_, _>>()?)
+        }
+        quince::Value::Double(d) => Value::Bytes(d.to_string().into_bytes()),
+        quince::Value::Boolean(b) => Value::Int(b as i64),
+        quince::Value::Verbatim(_, text) => Value::Bytes(text),
         // The embedded Db answers CONFIG GET with a map (as to RESP3 clients): flatten it.
         quince::Value::Map(pairs) => Value::Array(
             pairs.into_iter().flat_map(|(k, v)| [from_quince(k), from_quince(v)]).collect::<Result<_, _>>()?,
@@ -109,6 +117,10 @@ fn embedded_error(e: quince::Error) -> Error {
 impl Store for Embedded {
     async fn fcall(&self, function: &str, key: &str, args: Vec<Vec<u8>>) -> Result<Value, Error> {
         from_quince(self.db.fcall(function, &[key], &args).map_err(embedded_error)?)
+    }
+
+    async fn command(&self, args: Vec<Vec<u8>>) -> Result<Value, Error> {
+        from_quince(self.db.command(&args).map_err(embedded_error)?)
     }
 
     async fn load_library(&self, code: &str) -> Result<(), Error> {
@@ -203,6 +215,15 @@ impl Store for RedisStore {
     async fn fcall(&self, function: &str, key: &str, args: Vec<Vec<u8>>) -> Result<Value, Error> {
         let mut cmd = redis::cmd("FCALL");
         cmd.arg(function).arg(1).arg(key);
+        for a in args {
+            cmd.arg(a);
+        }
+        let value: redis::Value = cmd.query_async(&mut self.commands.clone()).await.map_err(redis_error)?;
+        from_redis(value)
+    }
+
+    async fn command(&self, args: Vec<Vec<u8>>) -> Result<Value, Error> {
+        let mut cmd = redis::Cmd::new();
         for a in args {
             cmd.arg(a);
         }
