@@ -205,5 +205,7 @@ fn _quince(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Db>()?;
     m.add_class::<Subscription>()?;
     m.add("ResponseError", m.py().get_type::<ResponseError>())?;
+    // The job queue's FUNCTION library, shared with the Rust crate (quince.queue loads it).
+    m.add("QUEUE_LIBRARY", include_str!("../../../crates/queue/lua/quince_queue.lua"))?;
     Ok(())
 }
