@@ -35,7 +35,8 @@ import (
 //go:embed quince_queue.lua
 var Library string
 
-// LibraryVersion is the library's VERSION; a client finding another one loads its own.
+// LibraryVersion is the library's VERSION; a client finding an older one (or none) loads its
+// own (versions only add functions).
 const LibraryVersion = 1
 
 // RegistryKey is the set of queue names (New adds to it).
@@ -62,7 +63,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, name string) (*Queue, e
 	}
 	q := &Queue{rdb: rdb, name: name, base: "qq:{" + name + "}"}
 	v, err := q.call(ctx, "qq_version").Int()
-	if err != nil || v != LibraryVersion {
+	if err != nil || v < LibraryVersion {
 		var redisErr redis.Error
 		if err != nil && !errors.As(err, &redisErr) {
 			return nil, err

@@ -30,6 +30,7 @@
 //! tested.
 
 pub mod conformance;
+pub mod dashboard;
 mod job;
 mod queue;
 mod scheduler;

@@ -9,7 +9,8 @@ use crate::Error;
 
 /// The Lua library every state change goes through; loaded by clients themselves.
 pub const LIBRARY: &str = include_str!("../lua/quince_queue.lua");
-/// The library's VERSION; a client finding another one loads its own.
+/// The library's VERSION; a client finding an older one (or none) loads its own. Bump it
+/// with every change of the library.
 pub const LIBRARY_VERSION: i64 = 1;
 
 /// Longest queue name; names become part of every key.
@@ -121,9 +122,10 @@ impl<S: Store> Queue<S> {
 
     async fn ensure_library(&self) -> Result<(), Error> {
         match self.store.fcall("qq_version", &self.base, Vec::new()).await {
-            Ok(v) if v.as_int("qq_version")? == LIBRARY_VERSION => Ok(()),
-            // No library, or another version: load ours. (A newer client elsewhere will
-            // load its own again; versions only add functions, so old clients keep working.)
+            // Ours or a newer one (versions only add functions, so older clients keep
+            // working with a newer library).
+            Ok(v) if v.as_int("qq_version")? >= LIBRARY_VERSION => Ok(()),
+            // No library, or an older one: load ours.
             Ok(_) | Err(Error::Reply(_)) => self.store.load_library(LIBRARY).await,
             Err(e) => Err(e),
         }

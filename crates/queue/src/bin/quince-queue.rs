@@ -9,7 +9,7 @@
 //!     quince-queue dead emails retry [ID...]            # or: purge
 //!     quince-queue pause emails / resume emails
 //!     quince-queue work emails --type welcome -- ./send.sh   # payload on stdin, result = stdout
-//!     quince-queue dashboard --listen 127.0.0.1:8080
+//!     quince-queue dashboard --listen 127.0.0.1:8080         # and /metrics
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -100,6 +100,12 @@ enum Command {
         jobs: Option<u64>,
         #[arg(last = true, required = true)]
         command: Vec<String>,
+    },
+    /// Serves the dashboard (queues, throughput, latency, dead letters, schedules) and
+    /// Prometheus /metrics.
+    Dashboard {
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: String,
     },
 }
 
@@ -209,6 +215,16 @@ async fn run<S: Store>(store: S, command: Command) -> Result<(), Error> {
         Command::Resume { queue } => Queue::new(store, &queue).await?.resume().await?,
         Command::Cancel { queue, id } => {
             println!("{:?}", Queue::new(store, &queue).await?.cancel(&id).await?);
+        }
+        Command::Dashboard { listen } => {
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .map_err(|e| Error::Invalid(format!("cannot listen on {listen}: {e}")))?;
+            eprintln!(
+                "quince-queue: dashboard on http://{}/",
+                listener.local_addr().map_err(|e| Error::Store(e.to_string()))?
+            );
+            quince_queue::dashboard::serve(store, listener).await.map_err(|e| Error::Store(e.to_string()))?;
         }
         Command::Work { queue, kinds, concurrency, jobs, command } => {
             work(Queue::new(store, &queue).await?, kinds, concurrency, jobs, command).await?;

@@ -135,7 +135,7 @@ class Queue(_Calls):
         self.client = client
         try:
             version = self._call("qq_version")
-            current = int(version) == LIBRARY_VERSION
+            current = int(version) >= LIBRARY_VERSION
         except Exception as e:  # noqa: BLE001 (no library yet: the server's error type varies)
             if not _is_error(e):
                 raise
@@ -398,7 +398,7 @@ class AsyncQueue(_Calls):
     async def open(cls, client, name):
         q = cls(client, name)
         try:
-            current = int(await q._call("qq_version")) == LIBRARY_VERSION
+            current = int(await q._call("qq_version")) >= LIBRARY_VERSION
         except Exception as e:  # noqa: BLE001
             if not _is_error(e):
                 raise

@@ -1,0 +1,252 @@
+//! The dashboard: a web page over every queue of a store (counts, throughput and latency
+//! over time, dead letters with retry and delete, schedules, pause/resume) and Prometheus
+//! `/metrics`. `quince-queue dashboard` serves it; `serve` does it for any store.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State as AxumState};
+use axum::http::{header, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use parking_lot::Mutex;
+use serde_json::{json, Value as JsonValue};
+
+use crate::queue::{Queue, State};
+use crate::store::Store;
+use crate::Error;
+
+const PAGE: &str = include_str!("dashboard.html");
+/// Throughput samples kept per queue (one a second).
+const HISTORY_MAX: usize = 120;
+/// Finished jobs sampled for the latency figures.
+const LATENCY_SAMPLES: u64 = 50;
+const DEAD_SHOWN: u64 = 50;
+
+struct Dashboard<S: Store> {
+    store: S,
+    queues: Mutex<HashMap<String, Queue<S>>>,
+    /// Per queue: (unix ms, completed counter) once a second.
+    history: Mutex<HashMap<String, VecDeque<(u64, u64)>>>,
+}
+
+impl<S: Store> Dashboard<S> {
+    async fn queue(&self, name: &str) -> Result<Queue<S>, Error> {
+        if let Some(q) = self.queues.lock().get(name) {
+            return Ok(q.clone());
+        }
+        let q = Queue::new(self.store.clone(), name).await?;
+        self.queues.lock().insert(name.to_string(), q.clone());
+        Ok(q)
+    }
+
+    async fn sample(&self) -> Result<(), Error> {
+        for name in Queue::names(&self.store).await? {
+            let q = self.queue(&name).await?;
+            let (now, counts) = (q.server_time_ms().await?, q.counts().await?);
+            let mut history = self.history.lock();
+            let points = history.entry(name).or_default();
+            points.push_back((now, counts.completed));
+            while points.len() > HISTORY_MAX + 1 {
+                points.pop_front();
+            }
+        }
+        Ok(())
+    }
+
+    /// Jobs per second between consecutive samples.
+    fn throughput(&self, name: &str) -> Vec<(u64, f64)> {
+        let history = self.history.lock();
+        let Some(points) = history.get(name) else { return Vec::new() };
+        points
+            .iter()
+            .zip(points.iter().skip(1))
+            .map(|(a, b)| {
+                let seconds = (b.0.saturating_sub(a.0)).max(1) as f64 / 1000.0;
+                (b.0, b.1.saturating_sub(a.1) as f64 / seconds)
+            })
+            .collect()
+    }
+}
+
+fn fail(e: Error) -> Response {
+    (StatusCode::BAD_GATEWAY, format!("{e}\n")).into_response()
+}
+
+/// Serves the dashboard on `listener` until the process ends.
+pub async fn serve<S: Store>(store: S, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    let dashboard =
+        Arc::new(Dashboard { store, queues: Mutex::new(HashMap::new()), history: Mutex::new(HashMap::new()) });
+    let sampler = dashboard.clone();
+    tokio::spawn(async move {
+        loop {
+            if let Err(e) = sampler.sample().await {
+                eprintln!("quince-queue dashboard: {e}");
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+    let app = Router::new()
+        .route("/", get(|| async { Html(PAGE) }))
+        .route("/api/overview", get(overview::<S>))
+        .route("/api/queues/{name}/dead/{id}/retry", post(dead_retry::<S>))
+        .route("/api/queues/{name}/dead/{id}/delete", post(dead_delete::<S>))
+        .route("/api/queues/{name}/pause", post(pause::<S>))
+        .route("/api/queues/{name}/resume", post(resume::<S>))
+        .route("/metrics", get(metrics::<S>))
+        .with_state(dashboard);
+    axum::serve(listener, app).await
+}
+
+async fn overview<S: Store>(AxumState(d): AxumState<Arc<Dashboard<S>>>) -> Response {
+    match overview_json(&d).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => fail(e),
+    }
+}
+
+async fn overview_json<S: Store>(d: &Dashboard<S>) -> Result<JsonValue, Error> {
+    let mut queues = Vec::new();
+    let mut eviction = json!({"policy": "", "safe": true});
+    for name in Queue::names(&d.store).await? {
+        let q = d.queue(&name).await?;
+        if queues.is_empty() {
+            let check = q.eviction_check().await?;
+            eviction = json!({"policy": check.policy, "safe": check.safe()});
+        }
+        let c = q.counts().await?;
+        let mut dead = Vec::new();
+        for id in q.list(State::Dead, 0, DEAD_SHOWN).await? {
+            if let Some(info) = q.job(&id).await? {
+                dead.push(json!({
+                    "id": id,
+                    "type": info.text("type").unwrap_or(""),
+                    "attempts": info.attempts(),
+                    "error": info.error().unwrap_or(""),
+                }));
+            }
+        }
+        let mut latencies = Vec::new();
+        // The most recently finished jobs: the end of `done`.
+        let done = q.list(State::Done, c.done.saturating_sub(LATENCY_SAMPLES), LATENCY_SAMPLES).await?;
+        for id in &done {
+            if let Some(info) = q.job(id).await? {
+                let at = |f: &str| info.text(f).and_then(|v| v.parse::<u64>().ok());
+                if let (Some(created), Some(finished)) = (at("created_ms"), at("finished_ms")) {
+                    latencies.push(finished.saturating_sub(created));
+                }
+            }
+        }
+        latencies.sort_unstable();
+        let pct = |p: f64| latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0);
+        queues.push(json!({
+            "name": name,
+            "counts": {
+                "ready": c.ready, "delayed": c.delayed, "active": c.active, "blocked": c.blocked,
+                "dead": c.dead, "done": c.done, "paused": c.paused, "enqueued": c.enqueued,
+                "completed": c.completed, "failed": c.failed, "retried": c.retried, "expired": c.expired,
+                "dead_lettered": c.dead_lettered, "cancelled": c.cancelled, "stale": c.stale,
+            },
+            "throughput": d.throughput(&name),
+            "latency": {"p50_ms": pct(0.5), "p95_ms": pct(0.95), "samples": latencies.len()},
+            "dead": dead,
+            "schedules": q.schedules().await?,
+        }));
+    }
+    Ok(json!({"queues": queues, "eviction": eviction}))
+}
+
+async fn dead_retry<S: Store>(
+    AxumState(d): AxumState<Arc<Dashboard<S>>>,
+    Path((name, id)): Path<(String, String)>,
+) -> Response {
+    match async { d.queue(&name).await?.retry_dead(&[&id], 1).await }.await {
+        Ok(n) => Json(json!({"moved": n})).into_response(),
+        Err(e) => fail(e),
+    }
+}
+
+async fn dead_delete<S: Store>(
+    AxumState(d): AxumState<Arc<Dashboard<S>>>,
+    Path((name, id)): Path<(String, String)>,
+) -> Response {
+    match async { d.queue(&name).await?.purge_dead(&[&id], 1).await }.await {
+        Ok(n) => Json(json!({"purged": n})).into_response(),
+        Err(e) => fail(e),
+    }
+}
+
+async fn pause<S: Store>(AxumState(d): AxumState<Arc<Dashboard<S>>>, Path(name): Path<String>) -> Response {
+    match async { d.queue(&name).await?.pause().await }.await {
+        Ok(()) => Json(json!({"paused": true})).into_response(),
+        Err(e) => fail(e),
+    }
+}
+
+async fn resume<S: Store>(AxumState(d): AxumState<Arc<Dashboard<S>>>, Path(name): Path<String>) -> Response {
+    match async { d.queue(&name).await?.resume().await }.await {
+        Ok(()) => Json(json!({"paused": false})).into_response(),
+        Err(e) => fail(e),
+    }
+}
+
+/// Prometheus text format: jobs per state, counters, paused, and whether the store may
+/// evict queue keys.
+async fn metrics<S: Store>(AxumState(d): AxumState<Arc<Dashboard<S>>>) -> Response {
+    match metrics_text(&d).await {
+        Ok(text) => ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response(),
+        Err(e) => fail(e),
+    }
+}
+
+async fn metrics_text<S: Store>(d: &Dashboard<S>) -> Result<String, Error> {
+    use std::fmt::Write;
+    let mut jobs = String::from("# HELP quince_queue_jobs Jobs in each state.\n# TYPE quince_queue_jobs gauge\n");
+    let mut events = String::from(
+        "# HELP quince_queue_events_total Job events since the queue was created.\n# TYPE quince_queue_events_total counter\n",
+    );
+    let mut paused =
+        String::from("# HELP quince_queue_paused 1 while the queue is paused.\n# TYPE quince_queue_paused gauge\n");
+    let names = Queue::names(&d.store).await?;
+    for name in &names {
+        let c = d.queue(name).await?.counts().await?;
+        let label = name.replace('\\', "\\\\").replace('"', "\\\"");
+        for (state, n) in [
+            ("ready", c.ready),
+            ("delayed", c.delayed),
+            ("active", c.active),
+            ("blocked", c.blocked),
+            ("dead", c.dead),
+            ("done", c.done),
+        ] {
+            let _ = writeln!(jobs, "quince_queue_jobs{{queue=\"{label}\",state=\"{state}\"}} {n}");
+        }
+        for (event, n) in [
+            ("enqueued", c.enqueued),
+            ("completed", c.completed),
+            ("failed", c.failed),
+            ("retried", c.retried),
+            ("expired", c.expired),
+            ("dead_lettered", c.dead_lettered),
+            ("cancelled", c.cancelled),
+            ("stale", c.stale),
+        ] {
+            let _ = writeln!(events, "quince_queue_events_total{{queue=\"{label}\",event=\"{event}\"}} {n}");
+        }
+        let _ = writeln!(paused, "quince_queue_paused{{queue=\"{label}\"}} {}", c.paused as u8);
+    }
+    let mut out = jobs + &events + &paused;
+    if let Some(name) = names.first() {
+        let check = d.queue(name).await?.eviction_check().await?;
+        let _ = write!(
+            out,
+            "# HELP quince_queue_eviction_unsafe 1 when maxmemory-policy may evict queue keys.\n\
+             # TYPE quince_queue_eviction_unsafe gauge\nquince_queue_eviction_unsafe{{policy=\"{}\"}} {}\n",
+            check.policy,
+            !check.safe() as u8
+        );
+    }
+    Ok(out)
+}
