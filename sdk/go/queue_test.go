@@ -219,3 +219,17 @@ func TestAcrossLanguages(t *testing.T) {
 		t.Fatalf("processed by go: %v", info)
 	}
 }
+
+func TestWorkerWarnsAboutEviction(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb *redis.Client) {
+		ctx := context.Background()
+		q, _ := New(ctx, rdb, "evict")
+		rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru")
+		runCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		report, _ := NewWorkerPool(q, WorkerOptions{PollMax: 20 * time.Millisecond}).Run(runCtx, 0)
+		if report.UnsafeEvictionPolicy != "allkeys-lru" {
+			t.Fatalf("report: %+v", report)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"sync"
 	"time"
@@ -33,6 +34,9 @@ type WorkerOptions struct {
 // Report is what a pool did.
 type Report struct {
 	Completed, Retried, DeadLettered, Cancelled, Stale, Lost, Released int
+	// UnsafeEvictionPolicy is the server's maxmemory-policy when it may evict queue keys
+	// (a warning was logged).
+	UnsafeEvictionPolicy string
 }
 
 // WorkerPool leases jobs from a queue and runs their handlers in goroutines.
@@ -93,6 +97,12 @@ func (p *WorkerPool) count() int {
 func (p *WorkerPool) Run(ctx context.Context, maxJobs int) (Report, error) {
 	// Reports and heartbeats outlive ctx so shutdown can still talk to the server.
 	bg := context.WithoutCancel(ctx)
+	if policy, err := p.q.rdb.ConfigGet(bg, "maxmemory-policy").Result(); err == nil && policy["maxmemory-policy"] != "noeviction" {
+		log.Printf("quince-queue: warning: maxmemory-policy is %s: under memory pressure the server may evict queue keys and lose jobs; set maxmemory-policy noeviction", policy["maxmemory-policy"])
+		p.mu.Lock()
+		p.report.UnsafeEvictionPolicy = policy["maxmemory-policy"]
+		p.mu.Unlock()
+	}
 	handlerCtx, stopHandlers := context.WithCancel(bg)
 	defer stopHandlers()
 	done := make(chan outcome, p.opts.Concurrency)

@@ -300,6 +300,51 @@ pub async fn scheduler_instances_share_ticks<S: Store>(store: S, name: &str) {
     assert_eq!(q.schedules().await.unwrap()["beat"], *beats.last().unwrap());
 }
 
+/// Observers read the event stream: one entry per kind per call, with the job ids.
+pub async fn event_stream<S: Store>(store: S, name: &str) {
+    let q = open(store.clone(), name).await;
+    q.enqueue_bulk(&vec![JobSpec::new("t", ""); 3]).await.unwrap();
+    let jobs = q.fetch("w", 3, LEASE).await.unwrap().jobs;
+    q.ack(&[(&jobs[0], b""), (&jobs[1], b"")]).await.unwrap();
+    q.fail(&jobs[2], "no", None).await.unwrap();
+    let key = format!("{}:events", q.base_key()).into_bytes();
+    let entries = store.command(vec![b"XRANGE".to_vec(), key.clone(), b"-".to_vec(), b"+".to_vec()]).await.unwrap();
+    let mut seen = Vec::new();
+    for entry in entries.into_array("XRANGE").unwrap() {
+        let fields = entry.into_array("entry").unwrap().pop().unwrap().into_array("fields").unwrap();
+        let text: Vec<String> = fields.into_iter().map(|v| v.into_string("field").unwrap()).collect();
+        seen.push(format!("{}={}", text[1], text[3]));
+    }
+    assert_eq!(seen, ["enqueued=1 2 3", "completed=1 2", "dead=3"]);
+    q.configure(&Settings { events: Some(false), ..Settings::default() }).await.unwrap();
+    q.enqueue(&JobSpec::new("t", "")).await.unwrap();
+    let len = store.command(vec![b"XLEN".to_vec(), key]).await.unwrap();
+    assert_eq!(len, crate::Value::Int(3), "no events once turned off");
+}
+
+/// A worker on a store that may evict keys says so (and reports it).
+pub async fn worker_warns_about_eviction<S: Store>(store: S, name: &str) {
+    let q = open(store.clone(), name).await;
+    let set = |policy: &str| {
+        let store = store.clone();
+        let policy = policy.to_string();
+        async move {
+            store
+                .command(vec![b"CONFIG".to_vec(), b"SET".to_vec(), b"maxmemory-policy".to_vec(), policy.into_bytes()])
+                .await
+                .unwrap();
+        }
+    };
+    set("allkeys-lru").await;
+    let check = q.eviction_check().await.unwrap();
+    assert!(!check.safe() && check.policy == "allkeys-lru");
+    let worker = Worker::new(worker_options(1)).queue(q.clone(), 1).handle("t", |_| async move { Ok(Vec::new()) });
+    let report = worker.run(sleep_ms(50)).await.unwrap();
+    assert_eq!(report.unsafe_eviction_policy.as_deref(), Some("allkeys-lru"));
+    set("noeviction").await;
+    assert!(q.eviction_check().await.unwrap().safe());
+}
+
 /// Bad arguments are refused before anything is sent, or by the library with an error.
 pub async fn bad_input<S: Store>(store: S, name: &str) {
     assert!(matches!(Queue::new(store.clone(), "a{b}").await, Err(Error::Invalid(_))));
@@ -471,7 +516,7 @@ macro_rules! conformance_tests {
             fetch_order_and_ack, expired_lease_is_fenced, expired_leases_use_attempts,
             retries_then_dead_letters, delayed_jobs_wait, unique_jobs, dependencies, cancellation,
             pause_and_resume, rate_limit, retention, schedulers_enqueue_each_tick_once,
-            scheduler_instances_share_ticks, bad_input,
+            scheduler_instances_share_ticks, event_stream, worker_warns_about_eviction, bad_input,
             worker_outcomes, worker_leases_cancel_and_shutdown, worker_leaves_unknown_types,
             worker_serves_several_queues);
     };

@@ -239,3 +239,15 @@ def test_worker_stops_and_releases_on_request(server):
     t.join(10)
     assert t.report["released"] == 1
     assert q.counts()["ready"] == 1 and q.job("1").get("attempts") is None
+
+
+def test_a_worker_warns_when_the_server_may_evict_jobs():
+    client = embedded()
+    q = Queue(client, "evict")
+    client.execute_command("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+    w = Worker(q, poll_max=0.01)
+    stop = threading.Event()
+    stop.set()
+    with pytest.warns(RuntimeWarning, match="maxmemory-policy is allkeys-lru"):
+        report = w.run(stop=stop)
+    assert report["unsafe_eviction_policy"] == "allkeys-lru"

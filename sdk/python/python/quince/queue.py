@@ -248,6 +248,24 @@ class Queue(_Calls):
         return int(self._call("qq_time"))
 
 
+def _eviction_policy(reply):
+    """maxmemory-policy from a CONFIG GET reply (a list or a dict)."""
+    if isinstance(reply, dict):
+        values = list(reply.values())
+    else:
+        values = list(reply)[1::2]
+    return _text(values[0]) if values else "noeviction"
+
+
+def _warn_eviction(policy, report):
+    if policy != "noeviction":
+        import warnings
+
+        warnings.warn(f"maxmemory-policy is {policy}: under memory pressure the server may evict queue keys and "
+                      "lose jobs; set maxmemory-policy noeviction", RuntimeWarning, stacklevel=3)
+        report["unsafe_eviction_policy"] = policy
+
+
 def _worker_name():
     import os
     import socket
@@ -301,6 +319,7 @@ class Worker:
         """Works until stop() (or the `stop` Event, or `max_jobs` reports); returns a report."""
         stop = stop or self._stop
         q, report = self.queue, _Report()
+        _warn_eviction(_eviction_policy(q.client.execute_command("CONFIG", "GET", "maxmemory-policy")), report)
         running = {}  # future -> (job, deadline for its lease, started)
         done_jobs = 0
         next_beat = time.monotonic() + self.lease / 3
@@ -497,6 +516,7 @@ class AsyncWorker:
 
     async def run(self, max_jobs=None):
         asyncio, q, report = self._asyncio, self.queue, _Report()
+        _warn_eviction(_eviction_policy(await q.client.execute_command("CONFIG", "GET", "maxmemory-policy")), report)
         running = {}  # task -> job
         done_jobs = 0
         next_beat = time.monotonic() + self.lease / 3
