@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 
 use quince_queue::{Embedded, JobSpec, Queue, RedisStore, Store, Worker, WorkerOptions};
 
+// The allocator quince-server uses; it matters for the embedded run (the engine is in here).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 async fn run<S: Store>(store: S, jobs: usize, batch: usize, concurrency: usize) -> (f64, f64) {
     let name = format!("bench-{}-{}", std::process::id(), fastrand::u32(..));
     let queue = Queue::new(store, &name).await.expect("open the queue");

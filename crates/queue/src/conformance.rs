@@ -226,6 +226,58 @@ pub async fn retention<S: Store>(store: S, name: &str) {
     assert_eq!((c.done, c.completed), (2, 5));
     assert!(q.job(&ids[0]).await.unwrap().is_none());
     assert!(q.job(&ids[4]).await.unwrap().is_some());
+    // An age limit: results live that long (a TTL for results).
+    q.configure(&Settings {
+        keep_done: Some(None),
+        keep_done_for: Some(Duration::from_millis(100)),
+        ..Settings::default()
+    })
+    .await
+    .unwrap();
+    sleep_ms(150).await;
+    let fresh = q.enqueue(&JobSpec::new("t", "x")).await.unwrap().id;
+    let job = q.fetch("w", 1, LEASE).await.unwrap().jobs.remove(0);
+    q.ack(&[(&job, b"r")]).await.unwrap();
+    assert!(q.job(&ids[4]).await.unwrap().is_none(), "older than 100 ms: gone");
+    assert_eq!(q.job(&fresh).await.unwrap().unwrap().result(), Some(&b"r"[..]));
+    assert_eq!(q.counts().await.unwrap().done, 1);
+}
+
+/// Progress is stored with the running job (refused once the lease is stale).
+pub async fn progress<S: Store>(store: S, name: &str) {
+    let q = open(store, name).await;
+    q.enqueue(&JobSpec::new("t", "x")).await.unwrap();
+    let job = q.fetch("w", 1, Duration::from_millis(100)).await.unwrap().jobs.remove(0);
+    assert!(q.progress(&job, b"50%").await.unwrap());
+    assert_eq!(q.job(&job.id).await.unwrap().unwrap().get("progress"), Some(&b"50%"[..]));
+    sleep_ms(150).await;
+    assert!(!q.progress(&job, b"60%").await.unwrap());
+}
+
+/// A worker on two queues with weights 3 and 1 takes about three jobs from the first for
+/// each from the second while both have jobs.
+pub async fn weighted_fairness<S: Store>(store: S, name: &str) {
+    let a = open(store.clone(), &format!("{name}-a")).await;
+    let b = open(store, &format!("{name}-b")).await;
+    a.enqueue_bulk(&vec![JobSpec::new("t", ""); 600]).await.unwrap();
+    b.enqueue_bulk(&vec![JobSpec::new("t", ""); 600]).await.unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = done.clone();
+    let worker = Worker::new(worker_options(1)).queue(a.clone(), 3).queue(b.clone(), 1).handle("t", move |_| {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move { Ok(Vec::new()) }
+    });
+    worker
+        .run(async move {
+            while done.load(std::sync::atomic::Ordering::SeqCst) < 400 {
+                sleep_ms(2).await;
+            }
+        })
+        .await
+        .unwrap();
+    let (from_a, from_b) = (a.counts().await.unwrap().completed, b.counts().await.unwrap().completed);
+    // Expected 3:1 (300:100 of 400); below 2:1 would be 3.8 standard deviations off.
+    assert!(from_a > 2 * from_b && from_b > 0, "a {from_a}, b {from_b}");
 }
 
 /// Three schedulers racing over 100 ticks produce exactly 100 jobs.
@@ -516,7 +568,7 @@ macro_rules! conformance_tests {
             fetch_order_and_ack, expired_lease_is_fenced, expired_leases_use_attempts,
             retries_then_dead_letters, delayed_jobs_wait, unique_jobs, dependencies, cancellation,
             pause_and_resume, rate_limit, retention, schedulers_enqueue_each_tick_once,
-            scheduler_instances_share_ticks, event_stream, worker_warns_about_eviction, bad_input,
+            scheduler_instances_share_ticks, event_stream, progress, weighted_fairness, worker_warns_about_eviction, bad_input,
             worker_outcomes, worker_leases_cancel_and_shutdown, worker_leaves_unknown_types,
             worker_serves_several_queues);
     };
