@@ -151,3 +151,26 @@ script_command() {
     fcall) BENCH_CMD=(FCALL three 1 "$key" 1) ;;
   esac
 }
+
+# start_pinned_servers: quince-server ($QUINCE_BIN, --threads $QUINCE_THREADS) and
+# redis-server, both pinned to $SERVER_CPU, on free ports with temporary directories; sets
+# QPORT RPORT QPID RPID WORK (a scratch directory) and stops both (by pid) on exit.
+start_pinned_servers() {
+  QPORT=$(free_port); RPORT=$(free_port)
+  QDIR=$(mktemp -d); RDIR=$(mktemp -d); WORK=$(mktemp -d)
+  QPID=""; RPID=""
+  trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR" "$WORK"' EXIT
+  trap 'exit 130' INT; trap 'exit 143' TERM
+  taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" >/dev/null 2>&1 &
+  QPID=$!
+  taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$RDIR" >/dev/null 2>&1 &
+  RPID=$!
+  wait_ready "$QPORT"; wait_ready "$RPORT"
+}
+
+# install_bullmq: bench/bullmq/node_modules on first use.
+install_bullmq() {
+  if [ ! -d "$root/bench/bullmq/node_modules/bullmq" ]; then
+    (cd "$root/bench/bullmq" && npm ci --no-audit --no-fund >&2)
+  fi
+}

@@ -34,20 +34,8 @@ need_tools redis-server redis-cli node npm taskset python3 cargo
 prepare_quince_and_out
 (cd "$root" && cargo build --release -p quince-queue --example queue_bench >&2)
 QUEUE_BENCH=$root/target/release/examples/queue_bench
-if [ ! -d "$root/bench/bullmq/node_modules/bullmq" ]; then
-  (cd "$root/bench/bullmq" && npm ci --no-audit --no-fund >&2)
-fi
-
-QPORT=$(free_port); RPORT=$(free_port)
-QDIR=$(mktemp -d); RDIR=$(mktemp -d); WORK=$(mktemp -d)
-QPID=""; RPID=""
-trap 'kill $QPID $RPID 2>/dev/null || true; sleep 0.2; rm -rf "$QDIR" "$RDIR" "$WORK"' EXIT
-trap 'exit 130' INT; trap 'exit 143' TERM
-taskset -c "$SERVER_CPU" "$QUINCE_BIN" --port "$QPORT" --bind 127.0.0.1 --save "" --threads "$QUINCE_THREADS" --dir "$QDIR" >/dev/null 2>&1 &
-QPID=$!
-taskset -c "$SERVER_CPU" redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$RDIR" >/dev/null 2>&1 &
-RPID=$!
-wait_ready "$QPORT"; wait_ready "$RPORT"
+install_bullmq
+start_pinned_servers
 
 RESULTS=$WORK/results  # "server client run enqueue process"
 : > "$RESULTS"
