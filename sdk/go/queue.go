@@ -9,7 +9,11 @@
 //	pool.Handle("welcome", func(ctx context.Context, job *queue.Job) ([]byte, error) {
 //		return nil, send(job.Payload)
 //	})
-//	err = pool.Run(ctx) // until ctx is cancelled; then finishes or releases running jobs
+//	report, err := pool.Run(ctx, 0) // until ctx is cancelled; then finishes or releases running jobs
+//
+//	sched := queue.NewScheduler(q) // run one per process: each tick is enqueued once
+//	sched.Cron("nightly", "0 0 3 * * *", queue.JobSpec{Type: "report"})
+//	go sched.Run(ctx)
 //
 // Every state change is one function of the queue's FUNCTION library (quince_queue.lua,
 // a copy of crates/queue/lua/quince_queue.lua that a Rust test keeps identical), loaded by

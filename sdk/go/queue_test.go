@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,6 +231,52 @@ func TestWorkerWarnsAboutEviction(t *testing.T) {
 		report, _ := NewWorkerPool(q, WorkerOptions{PollMax: 20 * time.Millisecond}).Run(runCtx, 0)
 		if report.UnsafeEvictionPolicy != "allkeys-lru" {
 			t.Fatalf("report: %+v", report)
+		}
+	})
+}
+
+// Three scheduler instances on one interval: one job per tick, none missed.
+func TestSchedulers(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb *redis.Client) {
+		ctx := context.Background()
+		q, _ := New(ctx, rdb, "sched")
+		if err := NewScheduler(q).Cron("bad", "every tuesday", JobSpec{Type: "t"}); err == nil {
+			t.Fatal("a bad cron expression must be refused")
+		}
+		runCtx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+		defer cancel()
+		results := make(chan int, 3)
+		for i := 0; i < 3; i++ {
+			s := NewScheduler(q)
+			if err := s.Every("beat", 100*time.Millisecond, JobSpec{Type: "beat"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Cron("second", "* * * * * *", JobSpec{Type: "second"}); err != nil {
+				t.Fatal(err)
+			}
+			go func() { results <- s.Run(runCtx) }()
+		}
+		total := <-results + <-results + <-results
+		ids, _ := q.List(ctx, "ready", 0, 1000)
+		if total != len(ids) {
+			t.Fatalf("enqueued %d, ready %d", total, len(ids))
+		}
+		var beats []int
+		for _, id := range ids {
+			info, _ := q.JobInfo(ctx, id)
+			if info["schedule"] == "beat" {
+				tick, _ := strconv.Atoi(info["tick"])
+				beats = append(beats, tick)
+			}
+		}
+		sort.Ints(beats)
+		if len(beats) < 10 {
+			t.Fatalf("beats: %v", beats)
+		}
+		for i := 1; i < len(beats); i++ {
+			if beats[i]-beats[i-1] != 100 {
+				t.Fatalf("one job per tick, none missed: %v", beats)
+			}
 		}
 	})
 }
