@@ -28,8 +28,26 @@ const DEAD_SHOWN: u64 = 50;
 struct Dashboard<S: Store> {
     store: S,
     queues: Mutex<HashMap<String, Queue<S>>>,
-    /// Per queue: (unix ms, completed counter) once a second.
-    history: Mutex<HashMap<String, VecDeque<(u64, u64)>>>,
+    /// Per queue, once a second: the time (unix ms), the completed counter, and the p50 and
+    /// p95 latency (enqueue to finish, ms) of the jobs finished since the previous sample.
+    history: Mutex<HashMap<String, VecDeque<Sample>>>,
+}
+
+#[derive(Clone, Copy)]
+struct Sample {
+    at_ms: u64,
+    completed: u64,
+    latency: Option<(u64, u64)>,
+}
+
+/// The p50 and p95 of `values` (sorted here), if any.
+fn percentiles(values: &mut [u64]) -> Option<(u64, u64)> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    let at = |p: f64| values[((values.len() as f64 - 1.0) * p).round() as usize];
+    Some((at(0.5), at(0.95)))
 }
 
 impl<S: Store> Dashboard<S> {
@@ -46,14 +64,52 @@ impl<S: Store> Dashboard<S> {
         for name in Queue::names(&self.store).await? {
             let q = self.queue(&name).await?;
             let (now, counts) = (q.server_time_ms().await?, q.counts().await?);
+            let since = self.history.lock().get(&name).and_then(|h| h.back().map(|s| s.at_ms));
+            let latency = match since {
+                Some(since) => percentiles(&mut self.recent_latencies(&q, since).await?),
+                None => None,
+            };
             let mut history = self.history.lock();
             let points = history.entry(name).or_default();
-            points.push_back((now, counts.completed));
+            points.push_back(Sample { at_ms: now, completed: counts.completed, latency });
             while points.len() > HISTORY_MAX + 1 {
                 points.pop_front();
             }
         }
         Ok(())
+    }
+
+    /// Latencies (ms, enqueue to finish) of up to LATENCY_SAMPLES jobs that finished after
+    /// `since_ms`, read from the queue's `done` set and job hashes.
+    async fn recent_latencies(&self, q: &Queue<S>, since_ms: u64) -> Result<Vec<u64>, Error> {
+        let done = format!("{}:done", q.base_key());
+        let ids = self
+            .store
+            .command(vec![
+                b"ZRANGEBYSCORE".to_vec(),
+                done.into_bytes(),
+                format!("({since_ms}").into_bytes(),
+                b"+inf".to_vec(),
+                b"LIMIT".to_vec(),
+                b"0".to_vec(),
+                LATENCY_SAMPLES.to_string().into_bytes(),
+            ])
+            .await?
+            .into_array("ZRANGEBYSCORE")?;
+        let mut latencies = Vec::with_capacity(ids.len());
+        for id in ids {
+            let key = format!("{}:job:{}", q.base_key(), id.into_string("job id")?);
+            let fields = self
+                .store
+                .command(vec![b"HMGET".to_vec(), key.into_bytes(), b"created_ms".to_vec(), b"finished_ms".to_vec()])
+                .await?
+                .into_array("HMGET")?;
+            let mut times = fields.iter().map(|v| v.as_int("a time").ok());
+            if let (Some(Some(created)), Some(Some(finished))) = (times.next(), times.next()) {
+                latencies.push(finished.saturating_sub(created).max(0) as u64);
+            }
+        }
+        Ok(latencies)
     }
 
     /// Jobs per second between consecutive samples.
@@ -64,10 +120,17 @@ impl<S: Store> Dashboard<S> {
             .iter()
             .zip(points.iter().skip(1))
             .map(|(a, b)| {
-                let seconds = (b.0.saturating_sub(a.0)).max(1) as f64 / 1000.0;
-                (b.0, b.1.saturating_sub(a.1) as f64 / seconds)
+                let seconds = (b.at_ms.saturating_sub(a.at_ms)).max(1) as f64 / 1000.0;
+                (b.at_ms, b.completed.saturating_sub(a.completed) as f64 / seconds)
             })
             .collect()
+    }
+
+    /// (time, p50, p95) per sample that saw jobs finish.
+    fn latency_history(&self, name: &str) -> Vec<(u64, u64, u64)> {
+        let history = self.history.lock();
+        let Some(points) = history.get(name) else { return Vec::new() };
+        points.iter().filter_map(|s| s.latency.map(|(p50, p95)| (s.at_ms, p50, p95))).collect()
     }
 }
 
@@ -139,8 +202,8 @@ async fn overview_json<S: Store>(d: &Dashboard<S>) -> Result<JsonValue, Error> {
                 }
             }
         }
-        latencies.sort_unstable();
-        let pct = |p: f64| latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0);
+        let samples = latencies.len();
+        let (p50, p95) = percentiles(&mut latencies).unwrap_or((0, 0));
         queues.push(json!({
             "name": name,
             "counts": {
@@ -150,7 +213,8 @@ async fn overview_json<S: Store>(d: &Dashboard<S>) -> Result<JsonValue, Error> {
                 "dead_lettered": c.dead_lettered, "cancelled": c.cancelled, "stale": c.stale,
             },
             "throughput": d.throughput(&name),
-            "latency": {"p50_ms": pct(0.5), "p95_ms": pct(0.95), "samples": latencies.len()},
+            "latency": {"p50_ms": p50, "p95_ms": p95, "samples": samples},
+            "latency_history": d.latency_history(&name),
             "dead": dead,
             "schedules": q.schedules().await?,
         }));

@@ -128,6 +128,7 @@ fn the_dashboard_shows_and_acts_on_queues() {
         "<td class=\"dead\">2</td><td class=\"completed\">2</td>",
         "boom: the mail server said no",
         "<svg class=\"throughput\"",
+        "<svg class=\"latency-chart\"",
         "class=\"retry\"",
         "class=\"delete\"",
         "nightly",
