@@ -489,13 +489,14 @@ pub async fn worker_leases_cancel_and_shutdown<S: Store>(store: S, name: &str) {
     let forever = q.enqueue(&JobSpec::new("forever", "")).await.unwrap().id;
     let stuck = q.enqueue(&JobSpec::new("stuck", "")).await.unwrap().id;
     let worker = Worker::new(WorkerOptions {
-        lease: Duration::from_millis(150),
+        // Long enough that a loaded CI machine renews it in time (every third of it).
+        lease: Duration::from_millis(900),
         shutdown_grace: Duration::from_millis(100),
         ..worker_options(4)
     })
     .queue(q.clone(), 1)
     .handle("long", |_| async move {
-        sleep_ms(500).await; // over three lease lengths
+        sleep_ms(2_000).await; // over two lease lengths
         Ok(b"done".to_vec())
     })
     .handle("forever", |_| async move {
