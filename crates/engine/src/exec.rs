@@ -171,9 +171,18 @@ pub struct Ctx<'a> {
     expiry_suspended: bool,
     /// Ready keys found by a command that locked shards itself (SWAPDB, FLUSHDB...).
     later_ready: Vec<(usize, Key)>,
+    /// Argument positions of write keys the command left unchanged (SMOVE's destination
+    /// that already held the member): WATCH is not flagged for them, as in Redis, which
+    /// signals only the keys it modified.
+    unmodified_keys: SmallVec<[usize; 1]>,
 }
 
 impl<'a> Ctx<'a> {
+    /// Tells WATCH that the write key at argument `position` was not changed.
+    pub fn key_unmodified(&mut self, position: usize) {
+        self.unmodified_keys.push(position);
+    }
+
     /// The selected database's part of the shard owning `key`.
     ///
     /// INVARIANT: `key` is one of the command's declared keys, so its shard is locked.
@@ -1051,6 +1060,7 @@ impl Engine {
                 force_propagation: false,
                 expiry_suspended: false,
                 later_ready: Vec::new(),
+                unmodified_keys: SmallVec::new(),
             };
             let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag(crate::command::flags::WRITE);
             let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
@@ -1136,7 +1146,7 @@ impl Engine {
                 // destination) are not modified: Redis signals only the written ones.
                 let read_only = crate::command::key_flags::RO;
                 for (pos, spec) in ctx.spec.keys_with_specs(args) {
-                    if spec.flags & read_only == 0 {
+                    if spec.flags & read_only == 0 && !ctx.unmodified_keys.contains(&pos) {
                         self.touch_watched(Some(db), Some(args[pos]));
                     }
                 }
@@ -1215,6 +1225,7 @@ impl Engine {
             force_propagation: false,
             expiry_suspended: false,
             later_ready: Vec::new(),
+            unmodified_keys: SmallVec::new(),
         };
         if !waiter.is_waiting() {
             return Vec::new();

@@ -498,6 +498,21 @@ fn smove() {
             cmd(&["SMOVE", "e", "str", "5"]),
             cmd(&["SMOVE", "nokey", "str", "5"]),
             cmd(&["SMOVE", "e", "str", "nope"]),
+            // WATCH: a destination that already held the member is not modified, so a
+            // transaction watching it still runs; the source is, so one watching it aborts.
+            cmd(&["SADD", "wsrc", "m", "n"]),
+            cmd(&["SADD", "wdst", "m"]),
+            cmd(&["WATCH", "wdst"]),
+            cmd(&["SMOVE", "wsrc", "wdst", "m"]),
+            cmd(&["MULTI"]),
+            cmd(&["PING"]),
+            cmd(&["EXEC"]),
+            cmd(&["WATCH", "wsrc"]),
+            cmd(&["SADD", "wdst", "n"]),
+            cmd(&["SMOVE", "wsrc", "wdst", "n"]),
+            cmd(&["MULTI"]),
+            cmd(&["PING"]),
+            cmd(&["EXEC"]),
         ],
     );
 }

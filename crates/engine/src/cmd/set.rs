@@ -315,7 +315,7 @@ fn smove(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     }
     let mut counted_by_db = u64::from(src_deleted);
     match in_dst {
-        Some(true) => {}
+        Some(true) => ctx.key_unmodified(2),
         Some(false) => {
             write_set(ctx, dst)?.expect("checked above").add(member, &limits);
         }
