@@ -332,13 +332,18 @@ pub fn bitcount(s: Option<&[u8]>, args: &[&[u8]]) -> BitResult<i64> {
 /// end); with an explicit end, or in BIT units, -1 means "not found". Errors:
 /// `ERR value is not an integer or out of range`, `ERR The bit argument must be 1 or 0.`,
 /// `ERR syntax error`.
+/// BITPOS's bit argument: 0 or 1.
+pub fn bitpos_bit(arg: &[u8]) -> BitResult<bool> {
+    match parse_i64_arg(arg)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(ERR_BITPOS_BIT.to_string()),
+    }
+}
+
 pub fn bitpos(s: Option<&[u8]>, args: &[&[u8]]) -> BitResult<i64> {
     let Some(bit_arg) = args.first() else { return Err(ERR_BITPOS_ARITY.to_string()) };
-    let bit = match parse_i64_arg(bit_arg)? {
-        0 => false,
-        1 => true,
-        _ => return Err(ERR_BITPOS_BIT.to_string()),
-    };
+    let bit = bitpos_bit(bit_arg)?;
     let Some(s) = s else { return Ok(if bit { -1 } else { 0 }) };
     let (range, is_bit, end_given) = match args.len() {
         1 => (normalize_range(0, total_units(s, false) - 1, total_units(s, false)), false, false),

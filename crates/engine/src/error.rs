@@ -54,3 +54,12 @@ pub fn truncate_c(arg: &[u8], max: usize) -> String {
 }
 
 pub type CmdResult = Result<(), CmdError>;
+
+/// Redis's addReplySubcommandSyntaxError: the subcommand as given, the command uppercased.
+pub(crate) fn subcommand_syntax(args: &[&[u8]]) -> CmdError {
+    CmdError::msg(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+        truncate_c(args[1], 128),
+        String::from_utf8_lossy(args[0]).to_uppercase()
+    ))
+}

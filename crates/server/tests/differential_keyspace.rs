@@ -768,3 +768,38 @@ fn command_docs_match() {
     let steps: Vec<Step> = names.iter().map(|n| cmd(&["COMMAND", "DOCS", n])).collect();
     run("command docs", &steps);
 }
+
+/// Where several arguments are wrong, the error Redis checks first (found by a differential
+/// fuzz); and SCAN-family cursors read with strtoul's rules (a sign, wrapping negatives).
+#[test]
+fn argument_checks_in_redis_order() {
+    run(
+        "argument checks in redis order",
+        &[
+            cmd(&["SET", "s", "v"]),
+            cmd(&["RPUSH", "l", "a"]),
+            cmd(&["SLOWLOG", "GET", "hash", "hash", "stream", "TYPE", "4294967296"]),
+            cmd(&["SLOWLOG", "get", "1", "2"]),
+            cmd(&["ZSCAN", "s", "-100"]),
+            cmd(&["CLIENT", "PAUSE", "int", "nokey", "zset", "", "list"]),
+            cmd(&["CLIENT", "pause", "10", "WRITE", "extra"]),
+            cmd(&["BITPOS", "l", "stream"]),
+            cmd(&["BITPOS", "l", "2"]),
+            cmd(&["BITPOS", "l", "1"]),
+            cmd(&["BITPOS", "nokey", "1", "notanumber"]),
+            cmd(&["ZADD", "z", "1", "a", "2", "b"]),
+            cmd(&["HSET", "h", "f", "v"]),
+            cmd(&["SADD", "set", "m"]),
+            cmd(&["ZSCAN", "z", "-1"]),
+            cmd(&["ZSCAN", "z", "+0"]),
+            cmd(&["ZSCAN", "z", ""]),
+            cmd(&["HSCAN", "h", "-0"]),
+            cmd(&["SSCAN", "set", " 1"]),
+            cmd(&["ZSCAN", "z", "18446744073709551616"]),
+            cmd(&["ZSCAN", "z", "1x"]),
+            cmd(&["SCAN", "+0", "MATCH", "nothing*"]),
+            cmd(&["SCAN", "-"]),
+            cmd(&["SCAN", " 0"]),
+        ],
+    );
+}

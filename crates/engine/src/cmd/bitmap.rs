@@ -79,6 +79,8 @@ fn bitcount(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
 
 /// BITPOS key bit [start [end [BYTE|BIT]]] — O(N).
 fn bitpos(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    // Redis reads the bit before it looks the key up: a bad bit wins over WRONGTYPE.
+    bits::bitpos_bit(args[2]).map_err(CmdError::msg)?;
     let bytes = read_bytes(ctx, args[1])?;
     out.integer(bits::bitpos(bytes.as_deref(), &args[2..]).map_err(CmdError::msg)?);
     Ok(())

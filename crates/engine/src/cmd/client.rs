@@ -324,6 +324,9 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> 
 
 /// CLIENT PAUSE timeout [WRITE|ALL] — O(1).
 fn client_pause(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if args.len() > 4 {
+        return Err(crate::error::subcommand_syntax(args));
+    }
     let all = match args.get(3) {
         None => true,
         Some(m) if is(m, "ALL") => true,
@@ -355,10 +358,7 @@ fn client_unpause(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 /// wait as if it timed out, or with an UNBLOCKED error.
 fn client_unblock(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     if args.len() > 4 {
-        return Err(CmdError::msg(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            crate::error::truncate_c(args[1], 128)
-        )));
+        return Err(crate::error::subcommand_syntax(args));
     }
     let how = match args.get(3) {
         None => Unblock::Timeout,

@@ -430,9 +430,9 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     Ok(())
 }
 
-/// A SCAN cursor as Redis's strtoul reads it: an unsigned decimal, else `invalid cursor`.
+/// A SCAN cursor, read as every SCAN-family command reads it (strtoul's rules).
 pub fn parse_scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    std::str::from_utf8(arg).ok().and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| CmdError::msg("ERR invalid cursor"))
+    super::set::parse_cursor(arg)
 }
 
 /// RANDOMKEY — O(shards) here: a random live key of the selected database (a shard drawn by

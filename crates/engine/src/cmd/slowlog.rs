@@ -7,6 +7,9 @@ use crate::reply::ReplySink;
 
 /// SLOWLOG GET [count] — newest first; count -1 means all.
 fn slowlog_get(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if args.len() > 3 {
+        return Err(crate::error::subcommand_syntax(args));
+    }
     let log = ctx.engine.observe.slowlog.lock();
     let count = match args.get(2) {
         None => 10,

@@ -12,6 +12,7 @@ mod spec;
 
 pub use spec::register;
 
+use crate::error::subcommand_syntax;
 use crate::error::CmdError;
 use crate::exec::Ctx;
 use crate::keyspace::{Db, Value};
@@ -89,15 +90,6 @@ fn reply_entries(out: &mut dyn ReplySink, entries: &[(StreamId, Fields<'_>)]) {
     for (id, fields) in entries {
         reply_entry(out, *id, fields);
     }
-}
-
-/// Redis's addReplySubcommandSyntaxError.
-fn subcommand_syntax(args: &[&[u8]]) -> CmdError {
-    CmdError::msg(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-        crate::error::truncate_c(args[1], 128),
-        String::from_utf8_lossy(args[0]).to_uppercase()
-    ))
 }
 
 fn nogroup_key(key: &[u8], group: &[u8]) -> CmdError {
