@@ -621,6 +621,12 @@ impl Db {
     }
 
     pub fn clear(&mut self) -> usize {
+        self.clear_taking().0
+    }
+
+    /// Empties the database and returns how many keys it had and the old tables, for the
+    /// caller to free (FLUSHDB ASYNC hands them to the lazy-free thread).
+    pub fn clear_taking(&mut self) -> (usize, Box<dyn Send>) {
         // Clients blocked in XREADGROUP on a stream that goes away get an error.
         let streams: Vec<Key> = self
             .blocked
@@ -633,9 +639,9 @@ impl Db {
         }
         let n = self.map.len();
         self.dirty += n as u64;
-        self.map = KeyTable::default();
-        self.expires = IndexSet::new();
-        n
+        let table = std::mem::take(&mut self.map);
+        let expires = std::mem::take(&mut self.expires);
+        (n, Box::new((table, expires)))
     }
 
     fn expire_if_due(&mut self, key: &[u8], now_ms: i64) {

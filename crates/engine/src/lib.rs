@@ -30,6 +30,7 @@ pub mod geohash;
 pub mod glob;
 pub mod hll;
 pub mod keyspace;
+pub mod lazyfree;
 pub mod longdouble;
 pub mod observe;
 pub mod persistence;
@@ -135,6 +136,10 @@ pub struct HotConfig {
     pub writes_need_replicas: AtomicBool,
     /// `busy-reply-threshold` (`lua-time-limit`) in milliseconds, read by every script.
     pub busy_reply_threshold_ms: std::sync::atomic::AtomicI64,
+    /// `lazyfree-lazy-user-del` (DEL frees as UNLINK) and `lazyfree-lazy-user-flush`
+    /// (FLUSHDB/FLUSHALL without a mode free as ASYNC).
+    pub lazy_user_del: AtomicBool,
+    pub lazy_user_flush: AtomicBool,
 }
 
 /// WATCHed keys: (db, key) to the dirty flags of the clients watching it.
@@ -150,6 +155,7 @@ pub struct Engine {
     pub hot: HotConfig,
     pub clients: ClientRegistry,
     pub observe: Observe,
+    pub lazyfree: lazyfree::LazyFree,
     pub pubsub: pubsub::PubSub,
     /// `client-output-buffer-limit` for normal clients and replicas.
     pub output_limits: clients::OutputLimits,
@@ -241,9 +247,12 @@ impl Engine {
                 maxmemory_policy: parking_lot::RwLock::new(evict::Policy::NoEviction),
                 writes_need_replicas: AtomicBool::new(false),
                 busy_reply_threshold_ms: std::sync::atomic::AtomicI64::new(0),
+                lazy_user_del: AtomicBool::new(false),
+                lazy_user_flush: AtomicBool::new(false),
             },
             clients: ClientRegistry::default(),
             observe: Observe::new(table_ids),
+            lazyfree: lazyfree::LazyFree::default(),
             pubsub: pubsub::PubSub::default(),
             output_limits: clients::OutputLimits::default(),
             pause_end_ms: std::sync::atomic::AtomicI64::new(0),
@@ -313,6 +322,8 @@ impl Engine {
         };
         self.hot.notify_flags.store(int("notify-keyspace-events"), Ordering::Relaxed);
         self.hot.busy_reply_threshold_ms.store(int("busy-reply-threshold"), Ordering::Relaxed);
+        self.hot.lazy_user_del.store(config.get_bool("lazyfree-lazy-user-del"), Ordering::Relaxed);
+        self.hot.lazy_user_flush.store(config.get_bool("lazyfree-lazy-user-flush"), Ordering::Relaxed);
         self.hot.maxmemory.store(maxmemory.max(0) as u64, Ordering::Relaxed);
         *self.hot.maxmemory_policy.write() = evict::Policy::from_config(policy);
         self.set_output_limits(config.get("client-output-buffer-limit").unwrap_or(""));

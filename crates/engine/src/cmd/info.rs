@@ -172,7 +172,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                  used_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\nused_memory_scripts:{}\r\n\
                  used_memory_scripts_human:{}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\n\
                  maxmemory_policy:{}\r\nmem_fragmentation_ratio:{frag:.2}\r\nmem_fragmentation_bytes:{}\r\n\
-                 mem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+                 mem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
                 bytes_to_human(used),
                 bytes_to_human(rss),
                 bytes_to_human(peak),
@@ -194,6 +194,8 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 config("maxmemory-policy"),
                 rss as i64 - used as i64,
                 if facts.mem_allocator.is_empty() { "libc" } else { &facts.mem_allocator },
+                engine.lazyfree.pending(),
+                engine.lazyfree.freed(),
             )
         }
         "persistence" if engine.persistence().is_some() => {

@@ -14,9 +14,14 @@ use super::{is, parse_i64};
 /// DEL key [key ...] — O(N) in the number of keys.
 fn del(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let now = ctx.now_ms;
+    // UNLINK (and DEL under lazyfree-lazy-user-del) frees big values in the background.
+    let lazily = ctx.spec.name == "unlink" || ctx.engine.hot.lazy_user_del.load(std::sync::atomic::Ordering::Relaxed);
     let mut removed = 0;
     for key in &args[1..] {
-        if ctx.db(key).remove(key, now) {
+        if let Some(entry) = ctx.db(key).take(key, now) {
+            if lazily {
+                ctx.engine.lazyfree.free_value(entry.value);
+            }
             ctx.notify(notify::GENERIC, "del", key);
             removed += 1;
         }

@@ -16,23 +16,37 @@ fn dbsize(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     Ok(())
 }
 
-/// FLUSHDB/FLUSHALL take an optional ASYNC or SYNC; both free memory synchronously here.
-fn check_flush_option(args: &[&[u8]]) -> CmdResult {
+/// FLUSHDB/FLUSHALL's optional ASYNC or SYNC: whether to free the old data on the lazy-free
+/// thread (without a mode, as `lazyfree-lazy-user-flush` says).
+fn flush_async(ctx: &Ctx<'_>, args: &[&[u8]]) -> Result<bool, CmdError> {
     match args {
-        [_] => Ok(()),
-        [_, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => Ok(()),
+        [_] => Ok(ctx.engine.hot.lazy_user_flush.load(std::sync::atomic::Ordering::Relaxed)),
+        [_, mode] if is(mode, "ASYNC") => Ok(true),
+        [_, mode] if is(mode, "SYNC") => Ok(false),
         _ => Err(CmdError::Syntax),
+    }
+}
+
+/// Empties one database, freeing its data here or on the lazy-free thread.
+fn empty_db(engine: &crate::Engine, db: &mut crate::keyspace::Db, lazily: bool) {
+    if lazily {
+        let (keys, old) = db.clear_taking();
+        if keys > 0 {
+            engine.lazyfree.free_all(old, keys as u64);
+        }
+    } else {
+        db.clear();
     }
 }
 
 /// FLUSHDB [ASYNC|SYNC] — O(N) in the number of keys. Atomic: all shards are locked at once.
 fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    check_flush_option(args)?;
+    let lazily = flush_async(ctx, args)?;
     ctx.force_propagation();
     let db = ctx.client.db;
     let mut ready = Vec::new();
     for mut shard in ctx.engine.keyspace.lock_all() {
-        shard.dbs[db].clear();
+        empty_db(ctx.engine, &mut shard.dbs[db], lazily);
         ready.extend(shard.dbs[db].take_ready().into_iter().map(|k| (db, k)));
     }
     // Clients blocked in XREADGROUP on a flushed stream get their error now.
@@ -43,12 +57,12 @@ fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
 
 /// FLUSHALL [ASYNC|SYNC] — O(N) in the number of keys.
 fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    check_flush_option(args)?;
+    let lazily = flush_async(ctx, args)?;
     ctx.force_propagation();
     let mut ready = Vec::new();
     for mut shard in ctx.engine.keyspace.lock_all() {
         for (index, db) in shard.dbs.iter_mut().enumerate() {
-            db.clear();
+            empty_db(ctx.engine, db, lazily);
             ready.extend(db.take_ready().into_iter().map(|k| (index, k)));
         }
     }
@@ -608,6 +622,7 @@ fn config_rewrite(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 fn config_resetstat(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let engine = ctx.engine;
     engine.observe.reset_stats();
+    engine.lazyfree.reset_stats();
     let stats = &engine.stats;
     for counter in [
         &stats.total_connections_received,

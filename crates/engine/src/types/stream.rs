@@ -397,6 +397,12 @@ impl StreamValue {
         self.length
     }
 
+    /// About how many allocations freeing the stream takes: its nodes, and each consumer
+    /// group's pending entries and consumers.
+    pub fn free_effort(&self) -> usize {
+        self.nodes.len() + self.groups.values().map(|g| 1 + g.pel.len() + g.consumers.len()).sum::<usize>()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.length == 0
     }
