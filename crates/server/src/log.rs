@@ -7,7 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use std::sync::Mutex;
 
-/// Where log lines go: stderr (the default) or the `logfile` directive's file.
+/// Where log lines go: stdout when `logfile ""` (the default, as redis-server) or the
+/// `logfile` directive's file.
 static SINK: OnceLock<Mutex<Box<dyn Write + Send>>> = OnceLock::new();
 /// Lines below this level are dropped (`loglevel`: debug/verbose = 0, notice = 1, warning = 2).
 static MIN_LEVEL: AtomicU8 = AtomicU8::new(1);
@@ -22,7 +23,7 @@ pub fn init(logfile: &str, loglevel: &str) -> std::io::Result<()> {
         Ordering::Relaxed,
     );
     let sink: Box<dyn Write + Send> = if logfile.is_empty() {
-        Box::new(std::io::stderr())
+        Box::new(std::io::stdout())
     } else {
         Box::new(std::fs::OpenOptions::new().create(true).append(true).open(logfile)?)
     };
@@ -46,14 +47,19 @@ pub fn log(level: Level, message: &str) {
         Level::Notice => '*',
         Level::Warning => '#',
     };
-    let line = format!("{}:M {} {} {}\n", std::process::id(), timestamp(), mark, message);
+    raw(&format!("{}:M {} {} {}\n", std::process::id(), timestamp(), mark, message));
+}
+
+/// Writes `text` as is (the start-up banner), where log lines go.
+pub fn raw(text: &str) {
+    let line = text;
     match SINK.get() {
         Some(sink) => {
             let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
             let _ = sink.write_all(line.as_bytes());
             let _ = sink.flush();
         }
-        None => eprint!("{line}"),
+        None => print!("{line}"),
     }
 }
 

@@ -197,6 +197,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         }
         return Err(e);
     }
+    show_banner(&engine, bound_port);
     log::log(Level::Notice, "Ready to accept connections tcp");
     if !unix_path.is_empty() {
         log::log(Level::Notice, &format!("The server is now ready to accept connections at {unix_path}"));
@@ -427,4 +428,23 @@ fn run_id() -> String {
         let _ = f.read_exact(&mut bytes);
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The start-up banner, where redis-server shows its logo (with `always-show-logo yes`, or
+/// when logging to a terminal): the lines tools look for, ` Port: N` and ` PID: N` (Redis's
+/// test framework waits for the PID line). Otherwise Redis's one-line form.
+fn show_banner(engine: &quince_engine::Engine, port: u16) {
+    let config = engine.config.read();
+    let to_terminal = config.get("logfile").unwrap_or("").is_empty()
+        // SAFETY: isatty only reads the state of file descriptor 1.
+        && unsafe { libc::isatty(1) } == 1;
+    if config.get_bool("always-show-logo") || to_terminal {
+        log::raw(&format!(
+            "\n    Quince {QUINCE_VERSION} (redis {REDIS_VERSION} compatible) 64 bit\n    Running in standalone mode\n    \
+             Port: {port}\n    PID: {}\n\n",
+            std::process::id()
+        ));
+    } else {
+        log::log(Level::Notice, &format!("Running mode=standalone, port={port}."));
+    }
 }

@@ -265,3 +265,42 @@ fn a_low_open_files_limit_lowers_maxclients_as_redis_does() {
     drop(redis);
     assert_eq!(outcome(&quince), expected);
 }
+
+/// With `logfile ""` the log goes to stdout, as redis-server's; `always-show-logo yes` (set by
+/// Redis's test framework) shows the banner whose ` PID: <pid>` line the framework waits for.
+#[test]
+fn log_lines_and_the_banner_go_to_stdout() {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("quince-banner-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (logo, expect_banner) in [("yes", true), ("no", false)] {
+        let port = quince_test_util::free_port();
+        let mut child = std::process::Command::new(QUINCE)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--always-show-logo", logo])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut lines = Vec::new();
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            let line = line.unwrap();
+            let ready = line.contains("Ready to accept connections");
+            lines.push(line);
+            if ready {
+                break;
+            }
+        }
+        let _ = child.kill(); // by pid
+        let out = child.wait_with_output().unwrap();
+        let text = lines.join("\n");
+        assert_eq!(text.contains(&format!(" PID: {pid}")), expect_banner, "{text}");
+        assert_eq!(text.contains(&format!(" Port: {port}")), expect_banner, "{text}");
+        assert_eq!(text.contains(&format!("Running mode=standalone, port={port}.")), !expect_banner, "{text}");
+        assert!(text.contains(&format!("{pid}:M ")), "log lines on stdout: {text}");
+        assert!(out.stderr.is_empty(), "nothing on stderr: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
