@@ -283,7 +283,14 @@ fn bind_all(bind: &str, port: u16, backlog: i32) -> Result<Vec<std::net::TcpList
         match listen_retrying(SocketAddr::new(ip, port), backlog) {
             Ok(l) => listeners.push(l),
             Err(e) if optional => log::log(Level::Verbose, &format!("Skipping optional bind {addr}:{port}: {e}")),
-            Err(e) => return Err(format!("Could not create server TCP listening socket {addr}:{port}: {e}")),
+            Err(e) => {
+                // Redis's two lines; its test framework retries another port on the second.
+                log::log(
+                    Level::Warning,
+                    &format!("Warning: Could not create server TCP listening socket {addr}:{port}: {e}"),
+                );
+                return Err(format!("Failed listening on port {port} (TCP), aborting."));
+            }
         }
     }
     if listeners.is_empty() {

@@ -304,3 +304,27 @@ fn log_lines_and_the_banner_go_to_stdout() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A port another process holds: Redis's two log lines (its test framework retries another
+/// port on "Failed listening on port"), and a failing exit.
+#[test]
+fn a_taken_port_is_reported_as_redis_does() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = std::env::temp_dir().join(format!("quince-taken-port-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = std::process::Command::new(QUINCE)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+        .arg("--dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success());
+    assert!(
+        log.contains(&format!("# Warning: Could not create server TCP listening socket 127.0.0.1:{port}:")),
+        "{log}"
+    );
+    assert!(log.contains(&format!("# Failed listening on port {port} (TCP), aborting.")), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
