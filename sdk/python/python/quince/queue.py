@@ -126,6 +126,51 @@ class _Calls:
         self.base = "qq:{" + name + "}"
         self.signal_key = self.base + ":signal"
 
+    @staticmethod
+    def _library_current(version):
+        """Ours or a newer library (versions only add functions); None: no library."""
+        return version is not None and int(version) >= LIBRARY_VERSION
+
+    @staticmethod
+    def _enqueue_args(jobs):
+        args = [len(jobs)]
+        for job in jobs:
+            args.extend(_job_fields(**job))
+        return args
+
+    @staticmethod
+    def _fetch_args(worker, count, lease):
+        return worker, int(count), max(int(lease * 1000), 1)
+
+    def _parse_fetch(self, reply):
+        return [Job(self.name, reply[i:i + 6]) for i in range(1, len(reply) - 5, 6)], int(reply[0])
+
+    @staticmethod
+    def _ack_args(done):
+        args = [len(done)]
+        for job, result in done:
+            args.extend([job.id, job.token, job.attempt, _bytes(result if result is not None else b"")])
+        return args
+
+    @staticmethod
+    def _fail_args(job, error, retry_in):
+        delay = -1 if retry_in is None else int(retry_in * 1000)
+        return job.id, job.token, job.attempt, str(error), delay
+
+    @staticmethod
+    def _heartbeat_args(jobs, lease):
+        args = [max(int(lease * 1000), 1)]
+        for job in jobs:
+            args.extend([job.id, job.token])
+        return args
+
+    @staticmethod
+    def _release_args(jobs):
+        args = []
+        for job in jobs:
+            args.extend([job.id, job.token])
+        return args
+
 
 class Queue(_Calls):
     """A named queue on a redis-py-compatible client (`redis.Redis`, `quince.Redis`)."""
@@ -135,12 +180,11 @@ class Queue(_Calls):
         self.client = client
         try:
             version = self._call("qq_version")
-            current = int(version) >= LIBRARY_VERSION
         except Exception as e:  # noqa: BLE001 (no library yet: the server's error type varies)
             if not _is_error(e):
                 raise
-            current = False
-        if not current:
+            version = None
+        if not self._library_current(version):
             client.execute_command("FUNCTION", "LOAD", "REPLACE", QUEUE_LIBRARY)
         client.execute_command("SADD", REGISTRY_KEY, name)
 
@@ -157,42 +201,26 @@ class Queue(_Calls):
 
     def enqueue_bulk(self, jobs):
         """Enqueues dicts of `enqueue`'s arguments atomically, in one round trip."""
-        args = [len(jobs)]
-        for job in jobs:
-            args.extend(_job_fields(**job))
-        reply = self._call("qq_enqueue", *args)
-        return [_text(i) for i in reply[::2]]
+        return [_text(i) for i in self._call("qq_enqueue", *self._enqueue_args(jobs))[::2]]
 
     def fetch(self, worker, count, lease):
-        reply = self._call("qq_fetch", worker, int(count), max(int(lease * 1000), 1))
-        hint = int(reply[0])
-        jobs = [Job(self.name, reply[i:i + 6]) for i in range(1, len(reply) - 5, 6)]
-        return jobs, hint
+        """Leases up to `count` jobs: (jobs, hint ms to wait when none; -2 when paused)."""
+        return self._parse_fetch(self._call("qq_fetch", *self._fetch_args(worker, count, lease)))
 
     def ack(self, done):
         """Completes [(job, result bytes)]; per job True, or False if its lease was stale."""
-        args = [len(done)]
-        for job, result in done:
-            args.extend([job.id, job.token, job.attempt, _bytes(result if result is not None else b"")])
-        return [int(v) == 1 for v in self._call("qq_ack", *args)]
+        return [int(v) == 1 for v in self._call("qq_ack", *self._ack_args(done))]
 
     def fail(self, job, error, retry_in=None):
         """Records a failed attempt, retried after `retry_in` seconds (None: dead-letter it)."""
-        delay = -1 if retry_in is None else int(retry_in * 1000)
-        return _text(self._call("qq_fail", job.id, job.token, job.attempt, str(error), delay))
+        return _text(self._call("qq_fail", *self._fail_args(job, error, retry_in)))
 
     def heartbeat(self, jobs, lease):
         """Extends leases; per job 1 (held), 0 (lost: stop, report nothing), 2 (cancel)."""
-        args = [max(int(lease * 1000), 1)]
-        for job in jobs:
-            args.extend([job.id, job.token])
-        return [int(v) for v in self._call("qq_heartbeat", *args)]
+        return [int(v) for v in self._call("qq_heartbeat", *self._heartbeat_args(jobs, lease))]
 
     def release(self, jobs):
-        args = []
-        for job in jobs:
-            args.extend([job.id, job.token])
-        return int(self._call("qq_release", *args))
+        return int(self._call("qq_release", *self._release_args(jobs)))
 
     def progress(self, job, progress):
         return int(self._call("qq_progress", job.id, job.token, _bytes(progress))) == 1
@@ -282,8 +310,8 @@ class _Report(dict):
         self[key] += 1
 
 
-class Worker:
-    """Runs handlers for a queue's jobs on a thread pool of `concurrency` threads."""
+class _WorkerOptions:
+    """What both workers are configured with, and their handler registry."""
 
     def __init__(self, queue, concurrency=10, lease=30.0, poll_max=1.0, job_timeout=None, shutdown_grace=10.0,
                  name=None):
@@ -295,10 +323,9 @@ class Worker:
         self.shutdown_grace = shutdown_grace
         self.name = name or _worker_name()
         self.handlers = {}
-        self._stop = threading.Event()
 
     def handler(self, kind):
-        """Decorator: `@worker.handler("email")` on `def f(job) -> bytes | None`."""
+        """Decorator: `@worker.handler("email")` on the handler of jobs of type "email"."""
 
         def register(fn):
             self.handlers[kind] = fn
@@ -306,14 +333,26 @@ class Worker:
 
         return register
 
-    def stop(self):
-        self._stop.set()
-
-    def _run_one(self, job):
+    def _handler_of(self, job):
         fn = self.handlers.get(job.kind)
         if fn is None:
             raise JobError.fatal(f'no handler for job type "{job.kind}"')
-        return fn(job)
+        return fn
+
+    def stop(self):
+        self._stop.set()
+
+
+class Worker(_WorkerOptions):
+    """Runs handlers (`def f(job) -> bytes | None`) for a queue's jobs on a thread pool of
+    `concurrency` threads."""
+
+    def __init__(self, queue, **options):
+        super().__init__(queue, **options)
+        self._stop = threading.Event()
+
+    def _run_one(self, job):
+        return self._handler_of(job)(job)
 
     def run(self, stop=None, max_jobs=None):
         """Works until stop() (or the `stop` Event, or `max_jobs` reports); returns a report."""
@@ -417,12 +456,12 @@ class AsyncQueue(_Calls):
     async def open(cls, client, name):
         q = cls(client, name)
         try:
-            current = int(await q._call("qq_version")) >= LIBRARY_VERSION
+            version = await q._call("qq_version")
         except Exception as e:  # noqa: BLE001
             if not _is_error(e):
                 raise
-            current = False
-        if not current:
+            version = None
+        if not q._library_current(version):
             await client.execute_command("FUNCTION", "LOAD", "REPLACE", QUEUE_LIBRARY)
         await client.execute_command("SADD", REGISTRY_KEY, name)
         return q
@@ -434,36 +473,22 @@ class AsyncQueue(_Calls):
         return (await self.enqueue_bulk([dict(kind=kind, payload=payload, **options)]))[0]
 
     async def enqueue_bulk(self, jobs):
-        args = [len(jobs)]
-        for job in jobs:
-            args.extend(_job_fields(**job))
-        return [_text(i) for i in (await self._call("qq_enqueue", *args))[::2]]
+        return [_text(i) for i in (await self._call("qq_enqueue", *self._enqueue_args(jobs)))[::2]]
 
     async def fetch(self, worker, count, lease):
-        reply = await self._call("qq_fetch", worker, int(count), max(int(lease * 1000), 1))
-        return [Job(self.name, reply[i:i + 6]) for i in range(1, len(reply) - 5, 6)], int(reply[0])
+        return self._parse_fetch(await self._call("qq_fetch", *self._fetch_args(worker, count, lease)))
 
     async def ack(self, done):
-        args = [len(done)]
-        for job, result in done:
-            args.extend([job.id, job.token, job.attempt, _bytes(result if result is not None else b"")])
-        return [int(v) == 1 for v in await self._call("qq_ack", *args)]
+        return [int(v) == 1 for v in await self._call("qq_ack", *self._ack_args(done))]
 
     async def fail(self, job, error, retry_in=None):
-        delay = -1 if retry_in is None else int(retry_in * 1000)
-        return _text(await self._call("qq_fail", job.id, job.token, job.attempt, str(error), delay))
+        return _text(await self._call("qq_fail", *self._fail_args(job, error, retry_in)))
 
     async def heartbeat(self, jobs, lease):
-        args = [max(int(lease * 1000), 1)]
-        for job in jobs:
-            args.extend([job.id, job.token])
-        return [int(v) for v in await self._call("qq_heartbeat", *args)]
+        return [int(v) for v in await self._call("qq_heartbeat", *self._heartbeat_args(jobs, lease))]
 
     async def release(self, jobs):
-        args = []
-        for job in jobs:
-            args.extend([job.id, job.token])
-        return int(await self._call("qq_release", *args))
+        return int(await self._call("qq_release", *self._release_args(jobs)))
 
     async def counts(self):
         return _counts(await self._call("qq_counts"))
@@ -476,38 +501,18 @@ class AsyncQueue(_Calls):
         return _text(await self._call("qq_cancel", job_id))
 
 
-class AsyncWorker:
+class AsyncWorker(_WorkerOptions):
     """Runs coroutine handlers (`async def f(job)`) as asyncio tasks, `concurrency` at once."""
 
-    def __init__(self, queue, concurrency=10, lease=30.0, poll_max=1.0, job_timeout=None, shutdown_grace=10.0,
-                 name=None):
+    def __init__(self, queue, **options):
         import asyncio
 
+        super().__init__(queue, **options)
         self._asyncio = asyncio
-        self.queue = queue
-        self.concurrency = concurrency
-        self.lease = lease
-        self.poll_max = poll_max
-        self.job_timeout = job_timeout
-        self.shutdown_grace = shutdown_grace
-        self.name = name or _worker_name()
-        self.handlers = {}
         self._stop = asyncio.Event()
 
-    def handler(self, kind):
-        def register(fn):
-            self.handlers[kind] = fn
-            return fn
-
-        return register
-
-    def stop(self):
-        self._stop.set()
-
     async def _run_one(self, job):
-        fn = self.handlers.get(job.kind)
-        if fn is None:
-            raise JobError.fatal(f'no handler for job type "{job.kind}"')
+        fn = self._handler_of(job)
         limit = job.timeout_ms / 1000 if job.timeout_ms else self.job_timeout
         try:
             return await self._asyncio.wait_for(fn(job), limit)
