@@ -68,7 +68,10 @@ pub enum State {
 }
 
 impl State {
-    fn set(self) -> &'static str {
+    pub const ALL: [State; 6] = [State::Ready, State::Delayed, State::Active, State::Blocked, State::Dead, State::Done];
+
+    /// The state's name, which is also its set's key suffix (`qq:{NAME}:ready`).
+    pub fn name(self) -> &'static str {
         match self {
             State::Ready => "ready",
             State::Delayed => "delayed",
@@ -77,6 +80,17 @@ impl State {
             State::Dead => "dead",
             State::Done => "done",
         }
+    }
+}
+
+impl std::str::FromStr for State {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        State::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = State::ALL.iter().map(|s| s.name()).collect();
+            format!("no state {name:?}; one of {}", names.join(", "))
+        })
     }
 }
 
@@ -336,7 +350,7 @@ impl<S: Store> Queue<S> {
     /// Job ids in `state`, from `offset`, at most `count` (oldest or first to run first).
     pub async fn list(&self, state: State, offset: u64, count: u64) -> Result<Vec<String>, Error> {
         let args =
-            vec![state.set().as_bytes().to_vec(), offset.to_string().into_bytes(), count.to_string().into_bytes()];
+            vec![state.name().as_bytes().to_vec(), offset.to_string().into_bytes(), count.to_string().into_bytes()];
         let items = self.call("qq_list", args).await?.into_array("qq_list")?;
         items.into_iter().map(|v| v.into_string("qq_list")).collect()
     }

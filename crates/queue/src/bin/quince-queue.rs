@@ -60,7 +60,8 @@ enum Command {
     /// Prints the ids of jobs in a state, oldest first.
     List {
         queue: String,
-        state: StateArg,
+        /// ready, delayed, active, blocked, dead or done.
+        state: State,
         #[arg(long, default_value_t = 0)]
         offset: u64,
         #[arg(long, default_value_t = 100)]
@@ -107,16 +108,6 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
     },
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum StateArg {
-    Ready,
-    Delayed,
-    Active,
-    Blocked,
-    Dead,
-    Done,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -190,14 +181,6 @@ async fn run<S: Store>(store: S, command: Command) -> Result<(), Error> {
             }
         },
         Command::List { queue, state, offset, count } => {
-            let state = match state {
-                StateArg::Ready => State::Ready,
-                StateArg::Delayed => State::Delayed,
-                StateArg::Active => State::Active,
-                StateArg::Blocked => State::Blocked,
-                StateArg::Dead => State::Dead,
-                StateArg::Done => State::Done,
-            };
             for id in Queue::new(store, &queue).await?.list(state, offset, count).await? {
                 println!("{id}");
             }
