@@ -158,36 +158,42 @@ func (p *WorkerPool) Run(ctx context.Context, maxJobs int) (Report, error) {
 		}
 	}()
 
-	var wg sync.WaitGroup
-	var runErr error
-loop:
-	for {
+	// pause waits for d or a freed slot; false once the pool must stop.
+	pause := func(d time.Duration) bool {
 		select {
 		case <-ctx.Done():
-			break loop
+			return false
 		case <-reachedMax:
-			break loop
-		default:
+			return false
+		case <-freed:
+			return true
+		case <-time.After(d):
+			return true
 		}
+	}
+	stopping := func() bool {
+		select {
+		case <-reachedMax:
+			return true
+		default:
+			return ctx.Err() != nil
+		}
+	}
+	var wg sync.WaitGroup
+	var runErr error
+	for !stopping() {
 		free := p.opts.Concurrency - p.count()
 		if free <= 0 {
-			select {
-			case <-ctx.Done():
-				break loop
-			case <-reachedMax:
-				break loop
-			case <-freed:
-			case <-time.After(p.opts.PollMax):
+			if !pause(p.opts.PollMax) {
+				break
 			}
 			continue
 		}
 		jobs, hint, err := p.q.Fetch(bg, p.opts.Name, free, p.opts.Lease)
 		if err != nil {
 			runErr = err
-			select {
-			case <-ctx.Done():
-				break loop
-			case <-time.After(100 * time.Millisecond):
+			if !pause(100 * time.Millisecond) {
+				break
 			}
 			continue
 		}
@@ -216,13 +222,8 @@ loop:
 		}
 		if p.count() > 0 {
 			// Jobs running: look again soon (their completions free slots).
-			select {
-			case <-ctx.Done():
-				break loop
-			case <-reachedMax:
-				break loop
-			case <-freed:
-			case <-time.After(wait):
+			if !pause(wait) {
+				break
 			}
 			continue
 		}
