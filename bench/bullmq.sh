@@ -39,7 +39,7 @@ for run in $(seq "$RUNS"); do
   for server in quince redis; do
     port=$QPORT; [ "$server" = redis ] && port=$RPORT
     line=$(cd "$root/bench/bullmq" && taskset -c "$CLIENT_CPU" node bench.mjs "$port" "$JOBS" 1000 50)
-    read -r enq proc <<<"$(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["enqueue_jobs_per_s"], d["process_jobs_per_s"])')"
+    read -r enq proc <<<"$(queue_rates "$line")"
     echo "$server $run $enq $proc" >> "$RESULTS"
     echo "  $server run $run: enqueue $enq jobs/s, process $proc jobs/s" >&2
   done
@@ -60,22 +60,4 @@ with open(sys.argv[2], "w") as out:
         ratio = (sum(q) / len(q)) / (sum(r) / len(r))
         out.write(f"| {name} | {' / '.join(map(str, q))} | {' / '.join(map(str, r))} | {ratio:.2f} |\n")
 PY
-echo "# BullMQ on quince vs redis-server ($REDIS_VERSION)"
-echo
-echo "$SETTINGS"
-echo
-cat "$TABLE"
-[ "$OUT" != none ] || exit 0
-base=$(stamp)-bullmq
-{
-  echo "# BullMQ 6.7.0 on quince vs redis-server $REDIS_VERSION"
-  echo
-  machine_facts "$QUINCE_BIN"
-  echo
-  echo "Command: \`$CMDLINE\`"
-  echo
-  echo "Settings: $SETTINGS."
-  echo
-  cat "$TABLE"
-} > "$OUT/$base.md"
-echo "report: $OUT/$base.md" >&2
+report bullmq "BullMQ 6.7.0 on quince vs redis-server $REDIS_VERSION"

@@ -174,3 +174,36 @@ install_bullmq() {
     (cd "$root/bench/bullmq" && npm ci --no-audit --no-fund >&2)
   fi
 }
+
+# queue_rates JSON: "ENQUEUE PROCESS" jobs/s from a queue benchmark's JSON line
+# (bench/bullmq/bench.mjs, crates/queue/examples/queue_bench.rs).
+queue_rates() {
+  echo "$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["enqueue_jobs_per_s"], d["process_jobs_per_s"])'
+}
+
+# report KIND TITLE: prints "# TITLE", $SETTINGS and the table in $TABLE; unless OUT is
+# "none", also writes OUT/<stamp>-KIND.md with the machine facts and $CMDLINE, and
+# rewrites OUT/LATEST.md.
+report() {
+  local kind=$1 title=$2 base
+  echo "# $title"
+  echo
+  echo "$SETTINGS"
+  echo
+  cat "$TABLE"
+  [ "$OUT" != none ] || return 0
+  base=$(stamp)-$kind
+  {
+    echo "# $title"
+    echo
+    machine_facts "$QUINCE_BIN"
+    echo
+    echo "Command: \`$CMDLINE\`"
+    echo
+    echo "Settings: $SETTINGS."
+    echo
+    cat "$TABLE"
+  } > "$OUT/$base.md"
+  write_latest "$OUT"
+  echo "report: $OUT/$base.md" >&2
+}

@@ -46,7 +46,7 @@ measure() {  # server client port run
   else
     line=$(taskset -c "$CLIENT_CPU" "$QUEUE_BENCH" "redis://127.0.0.1:$3/" "$JOBS" 1000 50)
   fi
-  read -r enq proc <<<"$(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["enqueue_jobs_per_s"], d["process_jobs_per_s"])')"
+  read -r enq proc <<<"$(queue_rates "$line")"
   echo "$1 $2 $4 $enq $proc" >> "$RESULTS"
   echo "  $2 on $1 run $4: enqueue $enq jobs/s, process $proc jobs/s" >&2
   redis-cli -p "$3" FLUSHALL >/dev/null
@@ -60,7 +60,7 @@ for run in $(seq "$RUNS"); do
   done
   # The embedded Db: no server; the whole run is pinned to CLIENT_CPU.
   line=$(taskset -c "$CLIENT_CPU" "$QUEUE_BENCH" embedded "$JOBS" 1000 50)
-  read -r enq proc <<<"$(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["enqueue_jobs_per_s"], d["process_jobs_per_s"])')"
+  read -r enq proc <<<"$(queue_rates "$line")"
   echo "embedded quince-queue $run $enq $proc" >> "$RESULTS"
   echo "  quince-queue embedded run $run: enqueue $enq jobs/s, process $proc jobs/s" >&2
 done
@@ -85,23 +85,4 @@ with open(sys.argv[2], "w") as out:
         e = runs("embedded", "quince-queue", col)
         out.write(f"| embedded Db (no server) | {name} | {' / '.join(map(str, e))} | n/a | n/a |\n")
 PY
-echo "# quince-queue vs BullMQ, on redis-server $REDIS_VERSION and quince-server"
-echo
-echo "$SETTINGS"
-echo
-cat "$TABLE"
-[ "$OUT" != none ] || exit 0
-base=$(stamp)-queue
-{
-  echo "# quince-queue vs BullMQ 6.7.0, on redis-server $REDIS_VERSION and quince-server"
-  echo
-  machine_facts "$QUINCE_BIN"
-  echo
-  echo "Command: \`$CMDLINE\`"
-  echo
-  echo "Settings: $SETTINGS."
-  echo
-  cat "$TABLE"
-} > "$OUT/$base.md"
-write_latest "$OUT"
-echo "report: $OUT/$base.md" >&2
+report queue "quince-queue vs BullMQ 6.7.0, on redis-server $REDIS_VERSION and quince-server"
