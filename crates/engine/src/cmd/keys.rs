@@ -350,7 +350,7 @@ fn keys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] — O(1) per call in keys returned
 /// (O(shard size) to find them: shards are walked in hash order, see `Db::scan`).
 fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let cursor = parse_scan_cursor(args[1])?;
+    let cursor = super::set::parse_cursor(args[1])?;
     let mut count = 10usize;
     let mut pattern: Option<&[u8]> = None;
     let mut type_name: Option<&[u8]> = None;
@@ -433,11 +433,6 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         out.bulk(key);
     }
     Ok(())
-}
-
-/// A SCAN cursor, read as every SCAN-family command reads it (strtoul's rules).
-pub fn parse_scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    super::set::parse_cursor(arg)
 }
 
 /// RANDOMKEY — O(shards) here: a random live key of the selected database (a shard drawn by

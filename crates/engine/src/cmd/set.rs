@@ -69,9 +69,9 @@ pub(crate) fn distinct_indices(rng: &mut Rng, size: usize, count: usize) -> Vec<
     }
 }
 
-/// A SCAN-family cursor as Redis's parseScanCursorOrReply reads it with strtoul: optional
-/// sign (a negative value wraps), decimal digits, nothing after; leading space or overflow
-/// is `invalid cursor`. The empty string is cursor 0.
+/// A cursor of SCAN, SSCAN, HSCAN or ZSCAN as Redis's parseScanCursorOrReply reads it with
+/// strtoul: optional sign (a negative value wraps), decimal digits, nothing after; leading
+/// space or overflow is `invalid cursor`. The empty string is cursor 0.
 pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
     let invalid = || CmdError::msg("ERR invalid cursor");
     // The argument is read as a C string: an embedded NUL ends it.

@@ -11,7 +11,7 @@ use crate::reply::ReplySink;
 use crate::types::ZSetValue;
 use quince_resp::Protocol;
 
-use super::super::{is, keys::parse_scan_cursor};
+use super::super::{is, set::parse_cursor};
 use super::{parse_lex_range, parse_long, parse_long_in, parse_score_range, read_hit, reply_member};
 
 /// ZCARD key — O(1).
@@ -220,7 +220,7 @@ fn randmember_count(zset: &ZSetValue, count: i64, withscores: bool, rng: &mut Rn
 /// member present for the whole scan is returned at least once whatever changes between
 /// calls.
 pub(super) fn zscan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let cursor = parse_scan_cursor(args[2])?;
+    let cursor = parse_cursor(args[2])?;
     let Some(zset) = read_hit(ctx, args[1])? else {
         out.array(2);
         out.bulk(b"0");
