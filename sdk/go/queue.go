@@ -41,7 +41,7 @@ var Library string
 
 // LibraryVersion is the library's VERSION; a client finding an older one (or none) loads its
 // own (versions only add functions).
-const LibraryVersion = 1
+const LibraryVersion = 2
 
 // RegistryKey is the set of queue names (New adds to it).
 const RegistryKey = "qq:queues"

@@ -13,7 +13,7 @@
 -- else (set changes, counters, events) is batched per call. Arguments to redis.call are
 -- passed as strings: a Lua number costs a printf on every call.
 
-local VERSION = '1'
+local VERSION = '2'
 
 -- A job's place in `ready`: higher priority first, then FIFO by sequence number. Scores are
 -- doubles, exact up to 2^53: 2001 priorities times 2^42 sequence numbers fit.
@@ -169,16 +169,21 @@ local function lease_id(member)
   return string.sub(member, 1, string.find(member, ':', 1, true) - 1)
 end
 
--- The current lease members of job `id` (normally at most one).
-local function leases_of(ctx, id)
+-- Whether job `id`, whose hash says `state`, is leased (the INVARIANT above).
+local function is_leased(base, id, state)
+  return state == 'ready' and not redis.call('ZSCORE', base .. ':ready', id)
+end
+
+-- The current lease member of a leased job `id` (a scan of `active`, which holds one member
+-- per running job).
+local function lease_of(base, id)
   local prefix = id .. ':'
-  local found = {}
-  for _, member in ipairs(redis.call('ZRANGE', ctx.base .. ':active', 0, -1)) do
+  for _, member in ipairs(redis.call('ZRANGE', base .. ':active', 0, -1)) do
     if string.sub(member, 1, #prefix) == prefix then
-      found[#found + 1] = member
+      return member
     end
   end
-  return found
+  return nil
 end
 
 -- Whether `member` is a current, unexpired lease. An expired lease is refused even before a
@@ -611,7 +616,7 @@ local function qq_cancel(keys, args)
   local outcome = 'finished'
   if not state then
     outcome = 'missing'
-  elseif state == 'ready' and not redis.call('ZSCORE', ctx.base .. ':ready', id) then
+  elseif is_leased(ctx.base, id, state) then
     redis.call('HSET', job, 'cancel', '1')
     event(ctx, 'cancel-requested', id)
     outcome = 'requested'
@@ -690,9 +695,14 @@ end
 -- a leased job's state reads `active`, with its lease, lease_until and worker.
 local function qq_job(keys, args)
   local fields = redis.call('HGETALL', keys[1] .. ':job:' .. args[1])
-  local ctx = { base = keys[1] }
-  local lease = leases_of(ctx, args[1])[1]
-  if lease and #fields > 0 then
+  local state = nil
+  for i = 1, #fields, 2 do
+    if fields[i] == 'state' then
+      state = fields[i + 1]
+    end
+  end
+  local lease = is_leased(keys[1], args[1], state) and lease_of(keys[1], args[1])
+  if lease then
     local token = string.sub(lease, #args[1] + 2)
     local until_ms = redis.call('ZSCORE', keys[1] .. ':active', lease)
     local worker = string.sub(token, string.find(token, ':', 1, true) + 1)

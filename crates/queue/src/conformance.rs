@@ -37,6 +37,11 @@ pub async fn fetch_order_and_ack<S: Store>(store: S, name: &str) {
     let payloads: Vec<&[u8]> = fetched.jobs.iter().map(|j| j.payload.as_slice()).collect();
     assert_eq!(payloads, [&b"urgent"[..], b"first", b"second", b"low"]);
     assert!(fetched.jobs.iter().all(|j| j.attempt == 1 && j.max_attempts == 3));
+    let leased = q.job(&fetched.jobs[0].id).await.unwrap().unwrap();
+    assert_eq!(leased.state(), "active");
+    assert_eq!(leased.text("lease"), Some(fetched.jobs[0].token.as_str()));
+    assert_eq!(leased.text("worker"), Some("w"));
+    assert_eq!(q.job(&fetched.jobs[1].id).await.unwrap().unwrap().state(), "active");
     let done: Vec<(&crate::Job, &[u8])> = fetched.jobs.iter().map(|j| (j, &b"ok"[..])).collect();
     assert_eq!(q.ack(&done).await.unwrap(), vec![true; 4]);
     assert_eq!(q.ack(&done[..1]).await.unwrap(), vec![false], "a second ack is refused");

@@ -95,10 +95,18 @@ impl<S: Store> Dashboard<S> {
                 LATENCY_SAMPLES.to_string().into_bytes(),
             ])
             .await?
-            .into_array("ZRANGEBYSCORE")?;
+            .into_array("ZRANGEBYSCORE")?
+            .into_iter()
+            .map(|id| id.into_string("job id"))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.latencies(q, &ids).await
+    }
+
+    /// Enqueue-to-finish times (ms) of the finished jobs `ids`, read with one HMGET each.
+    async fn latencies(&self, q: &Queue<S>, ids: &[String]) -> Result<Vec<u64>, Error> {
         let mut latencies = Vec::with_capacity(ids.len());
         for id in ids {
-            let key = format!("{}:job:{}", q.base_key(), id.into_string("job id")?);
+            let key = format!("{}:job:{id}", q.base_key());
             let fields = self
                 .store
                 .command(vec![b"HMGET".to_vec(), key.into_bytes(), b"created_ms".to_vec(), b"finished_ms".to_vec()])
@@ -191,17 +199,9 @@ async fn overview_json<S: Store>(d: &Dashboard<S>) -> Result<JsonValue, Error> {
                 }));
             }
         }
-        let mut latencies = Vec::new();
         // The most recently finished jobs: the end of `done`.
         let done = q.list(State::Done, c.done.saturating_sub(LATENCY_SAMPLES), LATENCY_SAMPLES).await?;
-        for id in &done {
-            if let Some(info) = q.job(id).await? {
-                let at = |f: &str| info.text(f).and_then(|v| v.parse::<u64>().ok());
-                if let (Some(created), Some(finished)) = (at("created_ms"), at("finished_ms")) {
-                    latencies.push(finished.saturating_sub(created));
-                }
-            }
-        }
+        let mut latencies = d.latencies(&q, &done).await?;
         let samples = latencies.len();
         let (p50, p95) = percentiles(&mut latencies).unwrap_or((0, 0));
         queues.push(json!({

@@ -11,7 +11,7 @@ use crate::Error;
 pub const LIBRARY: &str = include_str!("../lua/quince_queue.lua");
 /// The library's VERSION; a client finding an older one (or none) loads its own. Bump it
 /// with every change of the library.
-pub const LIBRARY_VERSION: i64 = 1;
+pub const LIBRARY_VERSION: i64 = 2;
 
 /// Longest queue name; names become part of every key.
 const NAME_MAX: usize = 200;

@@ -32,7 +32,7 @@ from ._quince import QUEUE_LIBRARY
 
 __all__ = ["AsyncQueue", "AsyncWorker", "Job", "JobError", "Queue", "Worker", "LIBRARY_VERSION"]
 
-LIBRARY_VERSION = 1
+LIBRARY_VERSION = 2
 REGISTRY_KEY = "qq:queues"
 PRIORITY_MAX = 1000
 
