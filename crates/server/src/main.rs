@@ -137,6 +137,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
 
     let mut handles = Vec::new();
     let mut go_senders = Vec::new();
+    let balancer = worker::balance::Balancer::new(threads);
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     for index in 0..threads {
         let worker_listeners = listeners
@@ -148,6 +149,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             index,
             engine: Arc::clone(&engine),
             listeners: worker_listeners,
+            balancer: Arc::clone(&balancer),
             stop: Arc::clone(&stop),
             backend,
             started: started_tx.clone(),

@@ -1,6 +1,7 @@
 //! A worker thread: one event loop owning its connections and executing their commands
 //! inline under the engine's shard locks. Every worker also watches the shared listening
-//! sockets, so whichever worker is free accepts the next connection.
+//! sockets; a connection it accepts while another worker owns fewer goes to that one
+//! (balance.rs).
 //!
 //! The loop is written once over a `Reactor`, which moves the bytes: io_uring completions
 //! (uring.rs, the default where the kernel allows it) or epoll readiness (epoll.rs, the
@@ -20,6 +21,7 @@ use crate::connection::{Connection, Io, Next};
 use crate::log::{log, Level};
 use crate::socket::{Listener, Socket};
 
+pub mod balance;
 pub mod epoll;
 pub mod scripts;
 pub mod uring;
@@ -38,6 +40,8 @@ pub struct Worker {
     pub index: usize,
     pub engine: Arc<Engine>,
     pub listeners: Vec<Listener>,
+    /// Spreads accepted connections over the workers.
+    pub balancer: Arc<balance::Balancer>,
     pub stop: Arc<AtomicBool>,
     pub backend: Backend,
     /// Tells the main thread whether this worker is ready to serve, or why it can't.
@@ -181,6 +185,7 @@ impl Worker {
     fn serve<R: Reactor>(&self, mut reactor: R) -> io::Result<()> {
         let scripts = ScriptQueue::default();
         let waker = reactor.waker();
+        self.balancer.ready(self.index, Arc::clone(&waker));
         let mut happenings: Vec<Happening> = Vec::with_capacity(1024);
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();
@@ -272,6 +277,9 @@ impl Worker {
         let (token, next) = match happening {
             Happening::Wake => {
                 self.serve_wakeups(reactor, conns);
+                for socket in self.balancer.take_inbox(self.index) {
+                    self.admit_here(socket, reactor, state, limits);
+                }
                 return;
             }
             Happening::Acceptable(listener) => {
@@ -396,6 +404,7 @@ impl Worker {
         if reactor.settle(conn, token, next) {
             self.engine.unregister_client(&conn.client);
             conns.remove(token);
+            self.balancer.released(self.index);
             self.engine.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -415,18 +424,33 @@ impl Worker {
         }
     }
 
-    /// Takes a new connection in, or turns it away with Redis's error.
+    /// A connection this worker accepted: taken in here, or handed to a worker owning fewer.
     fn admit<R: Reactor>(&self, socket: Socket, reactor: &mut R, state: &mut LoopState<'_>, limits: &Limits) {
+        if let Some(socket) = self.balancer.place(self.index, socket) {
+            self.admit_here(socket, reactor, state, limits);
+        }
+    }
+
+    /// Takes a new connection in (counted as this worker's already), or turns it away with
+    /// Redis's error.
+    fn admit_here<R: Reactor>(&self, socket: Socket, reactor: &mut R, state: &mut LoopState<'_>, limits: &Limits) {
+        if !self.take_in(socket, reactor, state, limits) {
+            self.balancer.released(self.index);
+        }
+    }
+
+    /// The work of `admit_here`: false if the connection was not taken in.
+    fn take_in<R: Reactor>(&self, socket: Socket, reactor: &mut R, state: &mut LoopState<'_>, limits: &Limits) -> bool {
         let conns = &mut *state.conns;
         // A TCP peer that is already gone has no address: nothing to serve.
-        let Ok(peer) = socket.peer_addr() else { return };
+        let Ok(peer) = socket.peer_addr() else { return false };
         let stats = &self.engine.stats;
         stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
         if let Some(refusal) = refusal(limits, stats.connected_clients.load(Ordering::Relaxed), peer.as_ref()) {
             stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
             // Best effort, as Redis does: the socket is fresh, so this rarely blocks.
             let _ = io::Write::write(&mut &socket, refusal.as_bytes());
-            return;
+            return false;
         }
         socket.set_nodelay();
         let unix = socket.is_unix();
@@ -441,7 +465,7 @@ impl Worker {
         let conn_info = ConnInfo { addr, laddr, fd: std::os::fd::AsRawFd::as_raw_fd(&socket) };
         let entry = conns.vacant_entry();
         let token = entry.key();
-        let Ok(io) = reactor.watch(socket, token) else { return };
+        let Ok(io) = reactor.watch(socket, token) else { return false };
         stats.connected_clients.fetch_add(1, Ordering::Relaxed);
         let client = self.engine.register_client(conn_info);
         if unix {
@@ -451,8 +475,10 @@ impl Worker {
         client.handle.set_waker(Box::new(move || waker()));
         log(Level::Verbose, &format!("Accepted {} on worker {}", client.handle.conn.addr, self.index));
         entry.insert(Connection::new(io, client, limits.max_bulk_len, token, state.scripts.clone()));
-        // Completions: the first receive is armed here.
+        // Completions: the first receive is armed here (a connection settling closed is
+        // released by `settle`).
         self.settle(reactor, conns, token, Next::Keep);
+        true
     }
 
     /// Clients over their class's soft output limit for too long are closed even when no new

@@ -311,3 +311,62 @@ fn running_out_of_descriptors_neither_spins_nor_stops_accepting() {
         }
     }
 }
+
+/// CPU ticks each worker thread (`quince-worker-N`) of the process has used so far.
+fn worker_ticks(pid: u32) -> Vec<u64> {
+    let mut ticks = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let Ok(stat) = std::fs::read_to_string(task.unwrap().path().join("stat")) else { continue };
+        if !stat.contains("(quince-worker-") {
+            continue;
+        }
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        ticks.push(fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap());
+    }
+    ticks
+}
+
+#[test]
+fn connections_are_spread_over_the_workers() {
+    for backend in BACKENDS {
+        let server = start(backend, &["--threads", "2"]);
+        let port = server.port;
+        // Eight connections, opened one after the other and then all busy at once: each
+        // worker must serve its share (the kernel alone gives io_uring's every one to the
+        // worker whose accept was armed first).
+        let mut clients: Vec<RawClient> = (0..8).map(|_| RawClient::connect(port)).collect();
+        for c in clients.iter_mut() {
+            assert_eq!(c.call(&["PING"]), b"+PONG\r\n");
+        }
+        let before = worker_ticks(server.pid());
+        let handles: Vec<_> = clients
+            .into_iter()
+            .map(|mut c| {
+                std::thread::spawn(move || {
+                    let mut batch = Vec::new();
+                    for i in 0..2000 {
+                        batch.extend(encode_command(&["SET", &format!("k{i}"), "v"]));
+                    }
+                    for _ in 0..10 {
+                        c.send_raw(&batch);
+                        for _ in 0..2000 {
+                            assert_eq!(c.read_reply(), b"+OK\r\n");
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("client thread");
+        }
+        let after = worker_ticks(server.pid());
+        let used: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+        let total: u64 = used.iter().sum();
+        assert_eq!(used.len(), 2, "{backend}: two workers");
+        assert!(total > 0, "{backend}: the workers ran");
+        for share in &used {
+            assert!(*share * 5 >= total, "{backend}: a worker served less than a fifth of the load: {used:?}");
+        }
+    }
+}
