@@ -140,6 +140,35 @@ impl Client {
     }
 }
 
+/// A shard a command works on: locked by the command itself, or lent to it by a
+/// transaction that holds the shards of all its commands for its whole run.
+pub(crate) enum ShardAccess<'a> {
+    Locked(MutexGuard<'a, Shard>),
+    Lent(&'a mut Shard),
+}
+
+impl std::ops::Deref for ShardAccess<'_> {
+    type Target = Shard;
+    fn deref(&self) -> &Shard {
+        match self {
+            ShardAccess::Locked(guard) => guard,
+            ShardAccess::Lent(shard) => shard,
+        }
+    }
+}
+
+impl std::ops::DerefMut for ShardAccess<'_> {
+    fn deref_mut(&mut self) -> &mut Shard {
+        match self {
+            ShardAccess::Locked(guard) => guard,
+            ShardAccess::Lent(shard) => shard,
+        }
+    }
+}
+
+/// The shards a transaction holds while its commands run (ascending).
+type HeldShards<'e> = SmallVec<[(usize, MutexGuard<'e, Shard>); 8]>;
+
 /// What a handler sees: the engine, the calling client, the time the command started,
 /// and the shards of its declared keys, already locked.
 pub struct Ctx<'a> {
@@ -150,7 +179,9 @@ pub struct Ctx<'a> {
     pub now_ms: i64,
     /// How key lookups record access (LRU clock or LFU counter), fixed for the command.
     pub access_mode: AccessMode,
-    locked: SmallVec<[(usize, MutexGuard<'a, Shard>); 2]>,
+    locked: SmallVec<[(usize, ShardAccess<'a>); 2]>,
+    /// The shards are lent by a transaction holding them (see `lock_extra`).
+    lent: bool,
     /// Set while re-running a blocked client's command to serve it.
     serve: Option<ServeState>,
     /// Changes counted through `dirty` by this command.
@@ -350,16 +381,20 @@ impl<'a> Ctx<'a> {
         let highest_held = self.locked.iter().map(|(s, _)| *s).max();
         if highest_held.is_none_or(|h| h < missing[0]) {
             for shard in missing {
-                self.locked.push((shard, self.engine.keyspace.lock(shard)));
+                self.locked.push((shard, ShardAccess::Locked(self.engine.keyspace.lock(shard))));
             }
             return false;
         }
+        // INVARIANT: a transaction lends its shards only when none of its commands finds
+        // keys at run time (`Engine::transaction_shards`), so this is never reached then:
+        // retaking locks here would wait for the shards the transaction itself holds.
+        debug_assert!(!self.lent, "{} locked extra shards inside a transaction", self.spec.name);
         let mut all: SmallVec<[usize; 4]> = self.locked.iter().map(|(s, _)| *s).chain(missing).collect();
         all.sort_unstable();
         self.release_expiry_suspension();
         self.locked.clear();
         for shard in all {
-            self.locked.push((shard, self.engine.keyspace.lock(shard)));
+            self.locked.push((shard, ShardAccess::Locked(self.engine.keyspace.lock(shard))));
         }
         true
     }
@@ -814,16 +849,23 @@ impl Engine {
             self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {reason}"));
             return;
         }
-        // The gate before the WATCH check: a write landing between the check and the run
-        // of the queue would otherwise be lost (optimistic locking must be atomic).
+        // The gate (and the transaction's shards) before the WATCH check: a write landing
+        // between the check and the run of the queue would otherwise be lost (optimistic
+        // locking must be atomic). A transaction whose commands name all their keys holds
+        // the shards of those and of the watched keys, under the shared gate, so
+        // transactions on other shards run meanwhile; any other takes the gate exclusively.
+        let plan = self.transaction_shards(client, &queued);
         let mut waited = false;
-        let Some(gate) = self.wait_gate(true, || false, &mut waited) else {
+        let Some(gate) = self.wait_gate(plan.is_none(), || false, &mut waited) else {
             client.multi_error = false;
             self.unwatch_all(client);
             let busy = self.scripting.busy_error();
             self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {busy}"));
             return;
         };
+        // Ascending, as every command locks.
+        let mut held: Option<HeldShards<'_>> =
+            plan.map(|shards| shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect());
         // The queued commands start now, not when the command before EXEC ended.
         client.restart_batch_clock();
         if std::mem::take(&mut client.multi_error) {
@@ -831,7 +873,7 @@ impl Engine {
             self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");
             return;
         }
-        if client.watch_dirty.swap(false, Ordering::SeqCst) || self.watched_key_expired(client) {
+        if client.watch_dirty.swap(false, Ordering::SeqCst) || self.watched_key_expired(client, held.as_mut()) {
             self.unwatch_all(client);
             out.null_array();
             return;
@@ -841,11 +883,13 @@ impl Engine {
         out.array(queued.len());
         for command in &queued {
             let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
-            self.execute_inner(client, &args, out);
+            self.execute_with(client, &args, self.table.resolve(&args), out, held.as_mut());
         }
         client.in_exec = false;
+        // Handed over while the shards are held, so the log keeps each key's order.
         self.hand_over_effects(client);
         let ready = std::mem::take(&mut client.deferred_ready);
+        drop(held);
         drop(gate);
         if !ready.is_empty() {
             // Serving writes keys: under the shared gate, like any command.
@@ -871,14 +915,49 @@ impl Engine {
     }
 
     /// Redis's isWatchedKeyExpired: a watched key, live when watched, has expired since.
-    fn watched_key_expired(&self, client: &Client) -> bool {
+    /// `held`: the transaction's shards, which include the watched keys'.
+    fn watched_key_expired(&self, client: &Client, mut held: Option<&mut HeldShards<'_>>) -> bool {
         let now = self.clock.now_ms();
         client.watched.iter().filter(|w| !w.stale).any(|w| {
             let shard = self.keyspace.shard_of(&w.key);
-            let db = &mut self.keyspace.lock(shard).dbs[w.db];
+            let mut own;
+            let guard: &mut Shard = match held.as_deref_mut().and_then(|h| h.iter_mut().find(|(s, _)| *s == shard)) {
+                Some((_, guard)) => guard,
+                None => {
+                    own = self.keyspace.lock(shard);
+                    &mut own
+                }
+            };
+            let db = &mut guard.dbs[w.db];
             // A time before any TTL: looks the key up without expiring it.
             db.is_stale(&w.key, now) || (w.existed && db.peek(&w.key, i64::MIN).is_none())
         })
+    }
+
+    /// The shards a transaction holds while it runs, ascending: those of its commands' keys
+    /// and of the watched keys. None (it takes the gate exclusively, as scripts do) when a
+    /// command may touch keys it does not name: keyless commands other than a few that
+    /// never touch the keyspace, commands that find keys at run time (SORT's BY/GET,
+    /// a GEORADIUS STORE or XREAD's STREAMS parsed past its key spec) and those that run
+    /// alone (scripts, FLUSHALL...).
+    fn transaction_shards(&self, client: &Client, queued: &[Vec<Vec<u8>>]) -> Option<SmallVec<[usize; 8]>> {
+        let mut shards: SmallVec<[usize; 8]> = SmallVec::new();
+        for command in queued {
+            let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
+            let Resolved::Found(spec) = self.table.resolve(&args) else { return None };
+            if spec.exclusive || finds_keys_at_run_time(&spec.name) {
+                return None;
+            }
+            let before = shards.len();
+            spec.each_key_position(&args, |p| shards.push(self.keyspace.shard_of(args[p])));
+            if shards.len() == before && !keyspace_free(&spec.name) {
+                return None;
+            }
+        }
+        shards.extend(client.watched.iter().map(|w| self.keyspace.shard_of(&w.key)));
+        shards.sort_unstable();
+        shards.dedup();
+        Some(shards)
     }
 
     /// Watched keys of `dbs` that hold a live value in any of `check` (what FLUSHDB,
@@ -933,16 +1012,25 @@ impl Engine {
         }
     }
 
-    fn execute_inner(&self, client: &mut Client, args: &[&[u8]], reply_out: &mut dyn ReplySink) {
-        self.execute_resolved(client, args, self.table.resolve(args), reply_out);
-    }
-
     fn execute_resolved(
         &self,
         client: &mut Client,
         args: &[&[u8]],
         resolved: Resolved<'_>,
         reply_out: &mut dyn ReplySink,
+    ) {
+        self.execute_with(client, args, resolved, reply_out, None);
+    }
+
+    /// Runs one resolved command. `held`: the shards a transaction holds, which the command
+    /// uses instead of locking its own (they include all of them).
+    fn execute_with(
+        &self,
+        client: &mut Client,
+        args: &[&[u8]],
+        resolved: Resolved<'_>,
+        reply_out: &mut dyn ReplySink,
+        held: Option<&mut HeldShards<'_>>,
     ) {
         self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
         // CLIENT REPLY OFF/SKIP: run the command, throw its reply away.
@@ -1042,9 +1130,19 @@ impl Engine {
         let result = {
             // Lock in ascending shard order: the global order that keeps multi-key commands
             // from deadlocking each other.
-            let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
+            let lent = held.is_some();
+            let locked = match held {
+                // The transaction's shards are ascending, as `shards` is.
+                Some(held) => held
+                    .iter_mut()
+                    .filter(|(s, _)| shards.contains(s))
+                    .map(|(s, guard)| (*s, ShardAccess::Lent(guard)))
+                    .collect(),
+                None => shards.iter().map(|&s| (s, ShardAccess::Locked(self.keyspace.lock(s)))).collect(),
+            };
             let access_mode = self.access_mode();
             let mut ctx = Ctx {
+                lent,
                 engine: self,
                 client,
                 spec,
@@ -1208,8 +1306,9 @@ impl Engine {
         let mut client = waiter.client.clone();
         let propagating = self.effects_wanted();
         let start_us = self.clock.now_us();
-        let locked = shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect();
+        let locked = shards.iter().map(|&s| (s, ShardAccess::Locked(self.keyspace.lock(s)))).collect();
         let mut ctx = Ctx {
+            lent: false,
             engine: self,
             client: &mut client,
             spec,
@@ -1589,4 +1688,15 @@ impl Engine {
             b"DEL"
         }
     }
+}
+
+/// Commands that lock shards of keys they only find while running (`Ctx::lock_extra`).
+fn finds_keys_at_run_time(name: &str) -> bool {
+    matches!(name, "sort" | "sort_ro" | "georadius" | "georadiusbymember" | "xread" | "xreadgroup")
+}
+
+/// Keyless commands that never touch the keyspace (a transaction holding shards may run
+/// them; other keyless commands may visit every shard).
+fn keyspace_free(name: &str) -> bool {
+    matches!(name, "ping" | "echo" | "time" | "select" | "publish")
 }
