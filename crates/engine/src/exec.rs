@@ -47,6 +47,8 @@ pub struct Client {
     deferred_ready: Vec<(usize, Key)>,
     /// A script's redis.call is running (MONITOR shows such commands as `[db lua]`).
     pub in_script: bool,
+    /// The time a running script's commands see: its start (Redis's script time snapshot).
+    pub(crate) script_now_ms: i64,
     /// The AOF loader or a master: its commands are logged effects to obey, not requests
     /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted, and
     /// keys do not expire under it: the log's DELs do that). See `Ctx::obeying`.
@@ -102,6 +104,7 @@ impl Client {
             watch_dirty: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             deferred_ready: Vec::new(),
             in_script: false,
+            script_now_ms: 0,
             must_obey: false,
             effects: Effects::default(),
             batch_clock_us: None,
@@ -1117,7 +1120,7 @@ impl Engine {
         };
         // Inside a script time stands still at the script's start, as in Redis: a key
         // can't expire half way through a script.
-        let now_ms = if client.in_script { self.scripting.time_snapshot_ms() } else { start_us / 1000 };
+        let now_ms = if client.in_script { client.script_now_ms } else { start_us / 1000 };
         client.handle.last_interaction_ms.store(start_us / 1000, Ordering::Relaxed);
         let mut ready = Vec::new();
         // FLUSHDB, FLUSHALL and SWAPDB flag the watched keys they change: those that exist.

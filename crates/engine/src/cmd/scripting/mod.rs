@@ -17,11 +17,11 @@
 //! `cmsgpack` and `struct` libraries are implemented in Rust.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use quince_resp::{Encoder, Protocol};
 use smallvec::SmallVec;
 
@@ -62,10 +62,13 @@ const FLAG_NAMES: &[(&str, u32)] = &[
     ("allow-cross-slot-keys", flag::ALLOW_CROSS_SLOT),
 ];
 
-/// What other threads see of the running script (BUSY replies, SCRIPT KILL).
+/// What other threads see of the script a VM runs (BUSY replies, SCRIPT KILL).
 #[derive(Debug, Default)]
 pub struct RunState {
     running: AtomicBool,
+    /// Seen by its count hook running past `busy-reply-threshold` (counted in
+    /// `Scripting::busy_scripts` until it ends).
+    busy: AtomicBool,
     killed: AtomicBool,
     wrote: AtomicBool,
     start_ms: AtomicI64,
@@ -77,13 +80,30 @@ pub struct RunState {
 }
 
 /// The scripting state the engine owns.
+///
+/// Scripts run in Lua VMs taken from pools, one VM per running script, so scripts on
+/// different workers run at once. EVAL scripts are cached by SHA here and compiled by each
+/// VM on its first use; function libraries load into a VM when it is made (after any
+/// library change, older VMs are dropped instead of reused).
 #[derive(Default)]
 pub struct Scripting {
-    vm: Mutex<Option<Vm>>,
-    /// Functions live in a VM of their own (SCRIPT FLUSH and FUNCTION FLUSH are separate).
+    /// Idle EVAL VMs.
+    eval_vms: Mutex<Vec<Vm>>,
+    /// The EVAL script cache by SHA (SCRIPT LOAD, EVAL), which every VM compiles from.
+    eval_scripts: RwLock<HashMap<String, Arc<ScriptSource>>>,
+    /// Bumped by SCRIPT FLUSH: VMs made before are dropped instead of reused.
+    eval_generation: AtomicU64,
+    /// The VM function libraries are checked and registered in (FUNCTION LOAD, RESTORE).
     fvm: Mutex<Option<Vm>>,
+    /// Idle VMs FCALL runs functions in, each with every library loaded.
+    function_vms: Mutex<Vec<Vm>>,
+    /// Bumped by every change of the libraries.
+    libraries_generation: AtomicU64,
     libraries: Mutex<Libraries>,
-    pub(crate) run: Arc<RunState>,
+    /// Every VM's run state (BUSY replies, SCRIPT KILL, FUNCTION STATS).
+    runs: Arc<Mutex<Vec<Arc<RunState>>>>,
+    /// Running scripts past `busy-reply-threshold`: other clients get BUSY meanwhile.
+    busy_scripts: Arc<AtomicUsize>,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands.
     pub(crate) disable_deny: AtomicBool,
     /// Scripts in the EVAL cache (INFO's number_of_cached_scripts; a script calling INFO
@@ -109,8 +129,24 @@ pub struct ScriptingMemory {
     pub functions_code: usize,
 }
 
+/// A cached EVAL script.
+struct ScriptSource {
+    body: Vec<u8>,
+    flags: u32,
+}
+
 struct Vm {
     lua: Lua,
+    /// The `eval_generation` or `libraries_generation` it was made in.
+    generation: u64,
+    /// The libraries loaded in a function VM, with its callbacks.
+    libs: Libraries,
+    /// Running scripts past the threshold (`Scripting::busy_scripts`).
+    busy_scripts: Arc<AtomicUsize>,
+    /// Where the engine lists this VM's run state (removed when the VM is dropped).
+    registry: Arc<Mutex<Vec<Arc<RunState>>>>,
+    /// What this VM last told its memory gauge.
+    noted_memory: std::cell::Cell<usize>,
     /// Hidden table the prelude reads the per-run callbacks from (`call`, `setresp`).
     hooks: Table,
     /// Runs a function under the error handler: returns ok, result.
@@ -124,12 +160,12 @@ struct Vm {
     clock: Arc<dyn crate::Clock>,
     /// redis.call's reply and number buffers, kept from script to script.
     call_buffers: (Vec<u8>, Vec<Vec<u8>>),
-    /// Where INFO reads this VM's memory (`note_memory` keeps it current).
+    /// Where INFO reads the memory of the VMs of this VM's kind (`note_memory` keeps this
+    /// VM's share current).
     memory_gauge: Arc<std::sync::atomic::AtomicUsize>,
-    /// The cached scripts' bodies, in bytes.
-    bodies_bytes: usize,
 }
 
+#[derive(Clone, Copy)]
 struct Script {
     flags: u32,
     /// Where `Vm::compiled` keeps its function.
@@ -159,19 +195,24 @@ impl RunState {
 }
 
 impl Scripting {
-    /// Whether a script has run longer than `busy-reply-threshold` (other clients get BUSY).
-    /// The clock is read only while a script runs.
-    pub fn busy(&self, clock: &dyn crate::Clock) -> bool {
-        self.running() && self.run.busy_at(clock.now_ms())
+    /// Whether a script has run longer than `busy-reply-threshold` (other clients get BUSY):
+    /// its count hook noticed, as Redis's does, every 100,000 instructions. One atomic read.
+    pub fn busy(&self, _clock: &dyn crate::Clock) -> bool {
+        self.busy_scripts.load(Ordering::SeqCst) > 0
     }
 
-    pub fn running(&self) -> bool {
-        self.run.running.load(Ordering::SeqCst)
-    }
-
-    /// When the running script started: the time its commands see.
-    pub fn time_snapshot_ms(&self) -> i64 {
-        self.run.start_ms.load(Ordering::SeqCst)
+    /// The busy script SCRIPT KILL, FUNCTION KILL and FUNCTION STATS act on (the one that
+    /// has run longest when several are).
+    fn busy_run(&self) -> Option<Arc<RunState>> {
+        if self.busy_scripts.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        self.runs
+            .lock()
+            .iter()
+            .filter(|r| r.running.load(Ordering::SeqCst) && r.busy.load(Ordering::SeqCst))
+            .min_by_key(|r| r.start_ms.load(Ordering::SeqCst))
+            .cloned()
     }
 }
 
@@ -219,12 +260,11 @@ pub const BUSY_FUNCTION: &str =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 
 impl Scripting {
-    /// The BUSY error for the script running now.
+    /// The BUSY error for the busy script.
     pub fn busy_error(&self) -> &'static str {
-        if self.run.eval_mode.load(Ordering::SeqCst) {
-            BUSY_EVAL
-        } else {
-            BUSY_FUNCTION
+        match self.busy_run() {
+            Some(run) if !run.eval_mode.load(Ordering::SeqCst) => BUSY_FUNCTION,
+            _ => BUSY_EVAL,
         }
     }
 }
@@ -334,9 +374,8 @@ impl Engine {
             b"eval" | b"eval_ro" => args.get(1).and_then(|body| parse_shebang(body).ok()).map(|(f, _)| f),
             b"evalsha" | b"evalsha_ro" => {
                 let sha = args.get(1).map(|s| String::from_utf8_lossy(s).to_ascii_lowercase());
-                // A running script holds the VM: its flags are not needed to wait for it.
-                let vm = self.scripting.vm.try_lock();
-                vm.as_ref().and_then(|vm| vm.as_ref()?.scripts.get(sha.as_deref()?).map(|s| s.flags))
+                let sha = sha?;
+                self.scripting.eval_scripts.read().get(&sha).map(|s| s.flags)
             }
             _ => {
                 let key = args.get(1).map(|s| String::from_utf8_lossy(s).to_lowercase());
@@ -984,7 +1023,7 @@ fn lua_err(msg: impl Into<String>) -> mlua::Error {
 }
 
 impl Vm {
-    fn new(engine: &Engine, memory_gauge: Arc<std::sync::atomic::AtomicUsize>) -> mlua::Result<Vm> {
+    fn new(engine: &Engine, memory_gauge: Arc<std::sync::atomic::AtomicUsize>, generation: u64) -> mlua::Result<Vm> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
         // SAFETY: the debug library is only captured by the prelude's error handler (which
         // reads line information) and removed from the globals before any script runs.
@@ -1093,18 +1132,24 @@ impl Vm {
                 })
             })?,
         )?;
+        let run = Arc::new(RunState::default());
+        engine.scripting.runs.lock().push(Arc::clone(&run));
         let vm = Vm {
             lua,
+            generation,
+            libs: Libraries::default(),
+            busy_scripts: Arc::clone(&engine.scripting.busy_scripts),
+            registry: Arc::clone(&engine.scripting.runs),
+            noted_memory: std::cell::Cell::new(0),
             hooks,
             runner,
             env,
             scripts: HashMap::new(),
             compiled,
-            run: engine.scripting.run.clone(),
+            run,
             clock: engine.clock.clone(),
             call_buffers: Default::default(),
             memory_gauge,
-            bodies_bytes: 0,
         };
         vm.install_script_hook();
         vm.note_memory();
@@ -1113,17 +1158,26 @@ impl Vm {
 
     /// Tells INFO what the VM uses now.
     fn note_memory(&self) {
-        self.memory_gauge.store(self.lua.used_memory(), Ordering::Relaxed);
+        let now = self.lua.used_memory();
+        let before = self.noted_memory.replace(now);
+        self.memory_gauge.fetch_add(now, Ordering::Relaxed);
+        self.memory_gauge.fetch_sub(before, Ordering::Relaxed);
     }
 
     /// The count hook every script runs under (installed once; FUNCTION LOAD and a killed
     /// script replace it for a while and put it back): every 100,000 instructions, a busy
     /// script lets its thread serve others (`with_busy_service`) and a killed one fails.
     fn install_script_hook(&self) {
-        let (run, clock) = (self.run.clone(), self.clock.clone());
+        let (run, clock, busy_scripts) = (self.run.clone(), self.clock.clone(), self.busy_scripts.clone());
         self.lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |lua, _| {
-            if !run.killed.load(Ordering::SeqCst) && run.busy_at(clock.now_ms()) && serve_while_busy() {
-                run.killed.store(true, Ordering::SeqCst);
+            if !run.killed.load(Ordering::SeqCst) && run.busy_at(clock.now_ms()) {
+                // From now on other clients get BUSY (until `run_script` ends it).
+                if !run.busy.swap(true, Ordering::SeqCst) {
+                    busy_scripts.fetch_add(1, Ordering::SeqCst);
+                }
+                if serve_while_busy() {
+                    run.killed.store(true, Ordering::SeqCst);
+                }
             }
             if run.killed.load(Ordering::SeqCst) {
                 // From now on fail on every line, so a pcall in the script can't swallow it.
@@ -1157,9 +1211,129 @@ impl Vm {
         let slot = self.scripts.len() as i64 + 1;
         self.compiled.raw_set(slot, func).map_err(|e| format!("ERR {e}"))?;
         self.scripts.insert(sha.to_string(), Script { flags, slot });
-        self.bodies_bytes += body.len();
         self.note_memory();
         Ok(())
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        self.memory_gauge.fetch_sub(self.noted_memory.get(), Ordering::Relaxed);
+        self.registry.lock().retain(|r| !Arc::ptr_eq(r, &self.run));
+    }
+}
+
+impl Scripting {
+    /// An EVAL VM for one script run (`give_back_eval_vm` after).
+    fn take_eval_vm(&self, engine: &Engine) -> Result<Vm, CmdError> {
+        let generation = self.eval_generation.load(Ordering::SeqCst);
+        loop {
+            let idle = self.eval_vms.lock().pop();
+            match idle {
+                Some(vm) if vm.generation == generation => return Ok(vm),
+                Some(stale) => drop(stale),
+                None => {
+                    return Vm::new(engine, self.eval_vm_bytes.clone(), generation)
+                        .map_err(|e| CmdError::msg(format!("ERR {e}")))
+                }
+            }
+        }
+    }
+
+    fn give_back_eval_vm(&self, vm: Vm) {
+        if vm.generation == self.eval_generation.load(Ordering::SeqCst) {
+            self.eval_vms.lock().push(vm);
+        }
+    }
+
+    /// Compiles `body` (SHA `sha`) in `vm` and caches it for every VM: the script's slot and
+    /// flags, or the error to reply.
+    fn compile(&self, vm: &mut Vm, sha: &str, body: &[u8]) -> Result<Script, CmdError> {
+        vm.create(sha, body).map_err(CmdError::msg)?;
+        let script = vm.scripts[sha];
+        if !self.eval_scripts.read().contains_key(sha) {
+            let mut scripts = self.eval_scripts.write();
+            if !scripts.contains_key(sha) {
+                scripts.insert(sha.to_string(), Arc::new(ScriptSource { body: body.to_vec(), flags: script.flags }));
+                self.cached_scripts.store(scripts.len(), Ordering::Relaxed);
+                self.eval_bodies_bytes.fetch_add(body.len(), Ordering::Relaxed);
+            }
+        }
+        Ok(script)
+    }
+
+    /// The compiled script `sha` in `vm`, compiled now from the cache if this VM has not
+    /// run it yet; None if the cache does not have it.
+    fn cached(&self, vm: &mut Vm, sha: &str) -> Option<Script> {
+        if let Some(&script) = vm.scripts.get(sha) {
+            return Some(script);
+        }
+        let source = self.eval_scripts.read().get(sha).cloned()?;
+        vm.create(sha, &source.body).ok()?;
+        vm.scripts.get(sha).copied()
+    }
+
+    /// A VM with every function library loaded, for one FCALL (`give_back_function_vm`).
+    fn take_function_vm(&self, engine: &Engine) -> Result<Vm, CmdError> {
+        let idle = self.function_vms.lock().pop();
+        let mut vm = match idle {
+            Some(vm) => vm,
+            None => Vm::new(engine, self.functions_vm_bytes.clone(), u64::MAX)
+                .map_err(|e| CmdError::msg(format!("ERR {e}")))?,
+        };
+        if vm.generation != self.libraries_generation.load(Ordering::SeqCst) {
+            self.sync_libraries(engine, &mut vm)?;
+        }
+        Ok(vm)
+    }
+
+    /// Brings `vm`'s libraries in line with the registered ones: those gone or changed
+    /// go first (so a function that moved to another library is free), then the new and
+    /// changed ones load. A FUNCTION LOAD REPLACE costs each VM one compile, not a new VM.
+    fn sync_libraries(&self, engine: &Engine, vm: &mut Vm) -> Result<(), CmdError> {
+        // The libraries and their generation, read together.
+        let (wanted, generation) = {
+            let libs = self.libraries.lock();
+            let wanted: Vec<(String, Vec<u8>)> =
+                libs.libs.iter().map(|(name, lib)| (name.clone(), lib.code.clone())).collect();
+            (wanted, self.libraries_generation.load(Ordering::SeqCst))
+        };
+        let stale: Vec<String> = vm
+            .libs
+            .libs
+            .iter()
+            .filter(|(name, lib)| !wanted.iter().any(|(n, code)| n == *name && *code == lib.code))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in stale {
+            if let Some(lib) = vm.libs.libs.remove(&name) {
+                for f in lib.functions {
+                    vm.libs.functions.remove(&f);
+                }
+            }
+        }
+        let now = engine.clock.now_ms();
+        let mut libs = std::mem::take(&mut vm.libs);
+        for (name, code) in &wanted {
+            if !libs.libs.contains_key(name) {
+                if let Err(e) = load_library(vm, &mut libs, code, false, now) {
+                    vm.libs = libs;
+                    return Err(CmdError::msg(e));
+                }
+            }
+        }
+        vm.libs = libs;
+        vm.generation = generation;
+        Ok(())
+    }
+
+    fn give_back_function_vm(&self, vm: Vm) {
+        self.function_vms.lock().push(vm);
+    }
+
+    /// The function libraries changed: each function VM loads the changes when next used.
+    fn libraries_changed(&self) {
+        self.libraries_generation.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -1406,6 +1580,8 @@ fn write_lua_value(lua: &Lua, value: &Value, out: &mut dyn ReplySink, script_res
 /// One script invocation's view of the caller.
 struct Invocation<'a> {
     engine: &'a Engine,
+    /// The state of the VM running the script, as other threads see it.
+    run: &'a RunState,
     client: &'a mut Client,
     /// The script's keys and arguments (the runner hands them to it).
     keys: &'a [&'a [u8]],
@@ -1513,7 +1689,7 @@ impl Invocation<'_> {
         }
         if writes {
             self.wrote = true;
-            self.engine.scripting.run.wrote.store(true, Ordering::SeqCst);
+            self.run.wrote.store(true, Ordering::SeqCst);
         }
         let protocol = if self.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
         let saved = self.client.protocol;
@@ -1898,7 +2074,7 @@ fn run_script(
     let eval_mode = matches!(target, Target::Eval(_));
 
     let engine = ctx.engine;
-    let run = &*engine.scripting.run;
+    let run = Arc::clone(&vm.run);
     run.killed.store(false, Ordering::SeqCst);
     run.wrote.store(false, Ordering::SeqCst);
     run.eval_mode.store(eval_mode, Ordering::SeqCst);
@@ -1913,8 +2089,10 @@ fn run_script(
     let was_in_exec = ctx.client.in_exec;
     ctx.client.reply_mode = crate::exec::ReplyMode::On;
     ctx.client.in_exec = true;
+    ctx.client.script_now_ms = ctx.now_ms;
     let mut invocation = Invocation {
         engine,
+        run: &run,
         client: &mut *ctx.client,
         keys,
         argv,
@@ -1941,6 +2119,9 @@ fn run_script(
     ctx.client.select(saved_db);
     let killed = run.killed.load(Ordering::SeqCst);
     run.running.store(false, Ordering::SeqCst);
+    if run.busy.swap(false, Ordering::SeqCst) {
+        engine.scripting.busy_scripts.fetch_sub(1, Ordering::SeqCst);
+    }
     if killed {
         vm.install_script_hook();
     }
@@ -2002,16 +2183,6 @@ fn failed_uncounted(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, text: &str) -> C
     Ok(())
 }
 
-fn with_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm) -> R) -> Result<R, CmdError> {
-    let mut guard = engine.scripting.vm.lock();
-    if guard.is_none() {
-        *guard = Some(
-            Vm::new(engine, engine.scripting.eval_vm_bytes.clone()).map_err(|e| CmdError::msg(format!("ERR {e}")))?,
-        );
-    }
-    Ok(f(guard.as_mut().expect("just created")))
-}
-
 /// EVAL / EVALSHA and their _RO variants.
 fn eval_generic(
     ctx: &mut Ctx<'_>,
@@ -2043,24 +2214,21 @@ fn eval_generic(
         hashed = sha1hex(args[1]);
         &hashed
     };
-    let engine = ctx.engine;
-    let mut guard = engine.scripting.vm.lock();
-    if guard.is_none() {
-        *guard = Some(
-            Vm::new(engine, engine.scripting.eval_vm_bytes.clone()).map_err(|e| CmdError::msg(format!("ERR {e}")))?,
-        );
-    }
-    let vm = guard.as_mut().expect("just created");
-    if !by_sha {
-        vm.create(sha, args[1]).map_err(CmdError::msg)?;
-        engine.scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
-        engine.scripting.eval_bodies_bytes.store(vm.bodies_bytes, Ordering::Relaxed);
-    }
-    let numkeys = numkeys as usize;
-    let keys = &args[3..3 + numkeys];
-    let argv = &args[3 + numkeys..];
-    let Some(&Script { flags, slot }) = vm.scripts.get(sha) else { return Err(noscript()) };
-    run_script(ctx, vm, Target::Eval(slot), args, sha, flags, keys, argv, read_only, out)
+    let scripting = &ctx.engine.scripting;
+    let mut vm = scripting.take_eval_vm(ctx.engine)?;
+    let script = if by_sha {
+        scripting.cached(&mut vm, sha).ok_or_else(noscript)
+    } else {
+        scripting.compile(&mut vm, sha, args[1])
+    };
+    let result = script.and_then(|Script { flags, slot }| {
+        let numkeys = numkeys as usize;
+        let keys = &args[3..3 + numkeys];
+        let argv = &args[3 + numkeys..];
+        run_script(ctx, &mut vm, Target::Eval(slot), args, sha, flags, keys, argv, read_only, out)
+    });
+    scripting.give_back_eval_vm(vm);
+    result
 }
 
 /// EVAL script numkeys [key ...] [arg ...] — depends on the script.
@@ -2087,23 +2255,20 @@ fn evalsha_ro(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
 fn script_load(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let sha = sha1hex(args[2]);
     let scripting = &ctx.engine.scripting;
-    with_vm(ctx.engine, |vm| {
-        let created = vm.create(&sha, args[2]);
-        scripting.cached_scripts.store(vm.scripts.len(), Ordering::Relaxed);
-        scripting.eval_bodies_bytes.store(vm.bodies_bytes, Ordering::Relaxed);
-        created
-    })?
-    .map_err(CmdError::msg)?;
+    let mut vm = scripting.take_eval_vm(ctx.engine)?;
+    let compiled = scripting.compile(&mut vm, &sha, args[2]);
+    scripting.give_back_eval_vm(vm);
+    compiled?;
     out.bulk(sha.as_bytes());
     Ok(())
 }
 
 /// SCRIPT EXISTS sha1 [sha1 ...] — O(N).
 fn script_exists(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let guard = ctx.engine.scripting.vm.lock();
+    let scripts = ctx.engine.scripting.eval_scripts.read();
     out.array(args.len() - 2);
     for sha in &args[2..] {
-        let known = guard.as_ref().is_some_and(|vm| std::str::from_utf8(sha).is_ok_and(|s| vm.scripts.contains_key(s)));
+        let known = std::str::from_utf8(sha).is_ok_and(|s| scripts.contains_key(s));
         out.integer(known as i64);
     }
     Ok(())
@@ -2116,20 +2281,23 @@ fn script_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
         [_, _, mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
         _ => return Err(CmdError::msg("ERR SCRIPT FLUSH only support SYNC|ASYNC option")),
     }
-    *ctx.engine.scripting.vm.lock() = None;
-    ctx.engine.scripting.cached_scripts.store(0, Ordering::Relaxed);
-    ctx.engine.scripting.eval_vm_bytes.store(0, Ordering::Relaxed);
-    ctx.engine.scripting.eval_bodies_bytes.store(0, Ordering::Relaxed);
+    let scripting = &ctx.engine.scripting;
+    scripting.eval_generation.fetch_add(1, Ordering::SeqCst);
+    scripting.eval_scripts.write().clear();
+    // Dropping the idle VMs gives back their memory (running ones go when they finish).
+    let idle = std::mem::take(&mut *scripting.eval_vms.lock());
+    drop(idle);
+    scripting.cached_scripts.store(0, Ordering::Relaxed);
+    scripting.eval_bodies_bytes.store(0, Ordering::Relaxed);
     out.simple("OK");
     Ok(())
 }
 
 /// SCRIPT KILL and FUNCTION KILL.
 fn kill(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, is_eval: bool) -> CmdResult {
-    let run = &ctx.engine.scripting.run;
-    if !run.running.load(Ordering::SeqCst) {
+    let Some(run) = ctx.engine.scripting.busy_run() else {
         return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
-    }
+    };
     if run.wrote.load(Ordering::SeqCst) {
         return Err(CmdError::msg(
             "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
@@ -2192,16 +2360,19 @@ fn script_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> 
 // Functions
 // ---------------------------------------------------------------------------------------
 
+/// Runs `f` (which may change the libraries) on the registering VM and the libraries.
 fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R) -> Result<R, CmdError> {
     let mut guard = engine.scripting.fvm.lock();
     if guard.is_none() {
         *guard = Some(
-            Vm::new(engine, engine.scripting.functions_vm_bytes.clone())
+            Vm::new(engine, engine.scripting.functions_vm_bytes.clone(), 0)
                 .map_err(|e| CmdError::msg(format!("ERR {e}")))?,
         );
     }
     let mut libs = engine.scripting.libraries.lock();
-    Ok(f(guard.as_mut().expect("just created"), &mut libs))
+    let result = f(guard.as_mut().expect("just created"), &mut libs);
+    engine.scripting.libraries_changed();
+    Ok(result)
 }
 
 /// What FUNCTION RESTORE (or loading a snapshot) does with libraries that already exist.
@@ -2413,7 +2584,10 @@ impl Scripting {
     pub fn flush_libraries(&self) {
         *self.libraries.lock() = Libraries::default();
         *self.fvm.lock() = None;
-        self.functions_vm_bytes.store(0, Ordering::Relaxed);
+        self.libraries_changed();
+        // A fresh start for the VMs too, as Redis makes a new Lua state.
+        let idle = std::mem::take(&mut *self.function_vms.lock());
+        drop(idle);
     }
 }
 
@@ -2458,6 +2632,7 @@ fn function_delete(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -
         libs.functions.remove(&f);
     }
     drop(libs);
+    ctx.engine.scripting.libraries_changed();
     ctx.dirty(1);
     out.simple("OK");
     Ok(())
@@ -2581,16 +2756,16 @@ fn function_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> 
 /// FUNCTION STATS — O(1).
 fn function_stats(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let scripting = &ctx.engine.scripting;
-    let running = scripting.running();
-    if running && scripting.run.eval_mode.load(Ordering::SeqCst) {
+    let busy = scripting.busy_run();
+    if busy.as_ref().is_some_and(|run| run.eval_mode.load(Ordering::SeqCst)) {
         return Err(CmdError::msg(BUSY_EVAL));
     }
     out.map(2);
     out.bulk(b"running_script");
-    let current = running.then(|| scripting.run.current.lock().clone());
+    let current = busy.as_ref().map(|run| (run.current.lock().clone(), run.start_ms.load(Ordering::SeqCst)));
     match current {
         None => out.null(),
-        Some((name, command)) => {
+        Some(((name, command), start_ms)) => {
             out.map(3);
             out.bulk(b"name");
             out.bulk(name.as_bytes());
@@ -2600,7 +2775,7 @@ fn function_stats(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
                 out.bulk(a);
             }
             out.bulk(b"duration_ms");
-            out.integer(ctx.engine.clock.now_ms() - scripting.run.start_ms.load(Ordering::SeqCst));
+            out.integer(ctx.engine.clock.now_ms() - start_ms);
         }
     }
     out.bulk(b"engines");
@@ -2672,12 +2847,11 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, rea
     ctx.engine.feed_monitors_before_script(ctx.client, ctx.spec, args);
     let key = String::from_utf8_lossy(args[1]).to_lowercase();
     let engine = ctx.engine;
-    let mut guard = engine.scripting.fvm.lock();
     let libs = engine.scripting.libraries.lock();
     let Some(info) = libs.functions.get(&key) else {
         return Err(CmdError::msg("ERR Function not found"));
     };
-    let (callback, flags, name) = (info.callback.clone(), info.flags, info.display.clone());
+    let (flags, name) = (info.flags, info.display.clone());
     drop(libs);
     let numkeys =
         quince_resp::parse_i64_strict(args[2]).ok_or_else(|| CmdError::msg("ERR Bad number of keys provided"))?;
@@ -2687,20 +2861,19 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, rea
     if numkeys < 0 {
         return Err(CmdError::msg("ERR Number of keys can't be negative"));
     }
-    let Some(vm) = guard.as_mut() else { return Err(CmdError::msg("ERR Function not found")) };
-    let numkeys = numkeys as usize;
-    run_script(
-        ctx,
-        vm,
-        Target::Function(callback),
-        args,
-        &name,
-        flags,
-        &args[3..3 + numkeys],
-        &args[3 + numkeys..],
-        read_only,
-        out,
-    )
+    let scripting = &engine.scripting;
+    let mut vm = scripting.take_function_vm(engine)?;
+    // (Deleted since the lookup above: not found either.)
+    let result = match vm.libs.functions.get(&key).map(|f| f.callback.clone()) {
+        None => Err(CmdError::msg("ERR Function not found")),
+        Some(callback) => {
+            let numkeys = numkeys as usize;
+            let (keys, argv) = (&args[3..3 + numkeys], &args[3 + numkeys..]);
+            run_script(ctx, &mut vm, Target::Function(callback), args, &name, flags, keys, argv, read_only, out)
+        }
+    };
+    scripting.give_back_function_vm(vm);
+    result
 }
 
 /// FCALL function numkeys [key ...] [arg ...] — depends on the function.
