@@ -49,6 +49,14 @@ pub struct Client {
     pub in_script: bool,
     /// The time a running script's commands see: its start (Redis's script time snapshot).
     pub(crate) script_now_ms: i64,
+    /// The script command about to run holds the shards of its declared keys under the
+    /// shared gate (`Engine::script_runs_alongside`), not the gate exclusively.
+    pub(crate) script_alongside: bool,
+    /// A script running alongside others reached beyond its declared keys before writing
+    /// anything: it stopped, and runs again with the gate held exclusively.
+    pub(crate) script_escalated: bool,
+    /// The SHA of the EVAL body about to run, computed while choosing how to lock it.
+    pub(crate) eval_sha: Option<[u8; 40]>,
     /// The AOF loader or a master: its commands are logged effects to obey, not requests
     /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted, and
     /// keys do not expire under it: the log's DELs do that). See `Ctx::obeying`.
@@ -105,6 +113,9 @@ impl Client {
             deferred_ready: Vec::new(),
             in_script: false,
             script_now_ms: 0,
+            script_alongside: false,
+            script_escalated: false,
+            eval_sha: None,
             must_obey: false,
             effects: Effects::default(),
             batch_clock_us: None,
@@ -169,8 +180,11 @@ impl std::ops::DerefMut for ShardAccess<'_> {
     }
 }
 
-/// The shards a transaction holds while its commands run (ascending).
-type HeldShards<'e> = SmallVec<[(usize, MutexGuard<'e, Shard>); 8]>;
+/// The shards a transaction or a script holds while its commands run.
+pub(crate) type HeldShards<'e> = [(usize, ShardAccess<'e>)];
+
+/// A command's locked shards (`Ctx::locked`).
+pub(crate) type LockedShards<'a> = SmallVec<[(usize, ShardAccess<'a>); 2]>;
 
 /// What a handler sees: the engine, the calling client, the time the command started,
 /// and the shards of its declared keys, already locked.
@@ -182,7 +196,7 @@ pub struct Ctx<'a> {
     pub now_ms: i64,
     /// How key lookups record access (LRU clock or LFU counter), fixed for the command.
     pub access_mode: AccessMode,
-    locked: SmallVec<[(usize, ShardAccess<'a>); 2]>,
+    pub(crate) locked: LockedShards<'a>,
     /// The shards are lent by a transaction holding them (see `lock_extra`).
     lent: bool,
     /// Set while re-running a blocked client's command to serve it.
@@ -212,6 +226,13 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The keys the client's commands made ready for blocked clients (a script's), served
+    /// once this command's locks are let go.
+    pub(crate) fn defer_client_ready(&mut self) {
+        let ready = std::mem::take(&mut self.client.deferred_ready);
+        self.later_ready.extend(ready);
+    }
+
     /// Tells WATCH that the write key at argument `position` was not changed.
     pub fn key_unmodified(&mut self, position: usize) {
         self.unmodified_keys.push(position);
@@ -566,21 +587,35 @@ impl Engine {
         // take it exclusively, so they never interleave with other clients' commands.
         // PERF: the command is looked up once, for the gate and for running it.
         let resolved = self.table.resolve(args);
-        let _gate = if client.in_exec {
-            None
-        } else {
-            let mut waited = false;
-            let gate = match self.enter_gate(resolved, out, &mut waited) {
-                Some(gate) => Some(gate),
-                None => return,
-            };
-            if waited {
-                // Time passed while this command waited for the gate.
-                client.restart_batch_clock();
-            }
-            gate
+        if client.in_exec {
+            self.execute_resolved(client, args, resolved, out);
+            return;
+        }
+        // A script whose runs so far kept to the shards of its declared keys runs under the
+        // shared gate holding those shards, alongside other clients' commands and scripts.
+        let alongside = crate::cmd::scripting::is_script_command(args[0]) && self.script_runs_alongside(client, args);
+        client.script_alongside = alongside;
+        let mut waited = false;
+        let Some(gate) = self.enter_gate(resolved, alongside, out, &mut waited) else {
+            client.script_alongside = false;
+            return;
         };
+        if waited {
+            // Time passed while this command waited for the gate.
+            client.restart_batch_clock();
+        }
         self.execute_resolved(client, args, resolved, out);
+        client.script_alongside = false;
+        if std::mem::take(&mut client.script_escalated) {
+            // It reached beyond its keys before writing: run it again alone.
+            drop(gate);
+            let Some(_gate) = self.wait_gate(true, || false, &mut waited) else {
+                self.reject(None, out, self.scripting.busy_error());
+                return;
+            };
+            client.restart_batch_clock();
+            self.execute_resolved(client, args, resolved, out);
+        }
     }
 
     /// Why the server's state refuses `spec` right now: writes (and PING, as Redis counts
@@ -680,9 +715,15 @@ impl Engine {
     /// than `busy-reply-threshold`, commands that would wait for it get BUSY instead, and
     /// those flagged `allow_busy` (SCRIPT KILL, SHUTDOWN NOSAVE...) run at once without the
     /// gate. None: BUSY was replied.
-    fn enter_gate(&self, resolved: Resolved<'_>, out: &mut dyn ReplySink, waited: &mut bool) -> Option<Gate<'_>> {
+    fn enter_gate(
+        &self,
+        resolved: Resolved<'_>,
+        script_alongside: bool,
+        out: &mut dyn ReplySink,
+        waited: &mut bool,
+    ) -> Option<Gate<'_>> {
         let (spec, exclusive) = match resolved {
-            Resolved::Found(spec) => (Some(spec), spec.exclusive),
+            Resolved::Found(spec) => (Some(spec), spec.exclusive && !script_alongside),
             Resolved::UnknownSubcommand(parent) => (None, parent.exclusive),
             Resolved::Unknown => (None, false),
         };
@@ -701,6 +742,11 @@ impl Engine {
     /// `busy-reply-threshold`: Bypass if `allow_busy()`, else None (the caller replies BUSY).
     /// `waited` is set when the gate was not free at once.
     fn wait_gate(&self, exclusive: bool, allow_busy: impl Fn() -> bool, waited: &mut bool) -> Option<Gate<'_>> {
+        // A busy script may hold only the shared gate (and its shards): everyone else gets
+        // BUSY all the same, as in Redis.
+        if self.scripting.busy(&*self.clock) {
+            return if allow_busy() { Some(Gate::Bypass) } else { None };
+        }
         let free = if exclusive {
             self.exec_gate.try_write().map(Gate::Exclusive)
         } else {
@@ -730,17 +776,40 @@ impl Engine {
     }
 
     /// Runs one command of a script (redis.call), resolved by the caller already: the
-    /// script holds the gate exclusively.
+    /// script holds the gate exclusively, or `held` (all the shards of the command's keys).
     pub(crate) fn execute_in_script(
         &self,
         client: &mut Client,
         args: &[&[u8]],
         spec: &CommandSpec,
         out: &mut dyn ReplySink,
+        held: Option<&mut HeldShards<'_>>,
     ) {
         let outer = std::mem::replace(&mut client.in_script, true);
-        self.execute_resolved(client, args, Resolved::Found(spec), out);
+        self.execute_with(client, args, Resolved::Found(spec), out, held);
         client.in_script = outer;
+    }
+
+    /// Locks `shards` (ascending) for a command, waiting in 5 ms slices; None when a
+    /// script is busy meanwhile (the caller replies BUSY): a busy script can hold a shard
+    /// for as long as it runs.
+    pub(crate) fn lock_shards(&self, shards: &[usize]) -> Option<LockedShards<'_>> {
+        let mut locked = SmallVec::new();
+        for &shard in shards {
+            let guard = match self.keyspace.try_lock(shard) {
+                Some(guard) => guard,
+                None => loop {
+                    if self.scripting.busy(&*self.clock) {
+                        return None;
+                    }
+                    if let Some(guard) = self.keyspace.try_lock_for(shard, std::time::Duration::from_millis(5)) {
+                        break guard;
+                    }
+                },
+            };
+            locked.push((shard, ShardAccess::Locked(guard)));
+        }
+        Some(locked)
     }
 
     /// EVAL, EVALSHA and FCALL show themselves to MONITOR before the commands they run, as
@@ -867,8 +936,19 @@ impl Engine {
             return;
         };
         // Ascending, as every command locks.
-        let mut held: Option<HeldShards<'_>> =
-            plan.map(|shards| shards.iter().map(|&s| (s, self.keyspace.lock(s))).collect());
+        let mut held = match plan {
+            None => None,
+            Some(shards) => match self.lock_shards(&shards) {
+                Some(held) => Some(held),
+                None => {
+                    client.multi_error = false;
+                    self.unwatch_all(client);
+                    let busy = self.scripting.busy_error();
+                    self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {busy}"));
+                    return;
+                }
+            },
+        };
         // The queued commands start now, not when the command before EXEC ended.
         client.restart_batch_clock();
         if std::mem::take(&mut client.multi_error) {
@@ -876,7 +956,7 @@ impl Engine {
             self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");
             return;
         }
-        if client.watch_dirty.swap(false, Ordering::SeqCst) || self.watched_key_expired(client, held.as_mut()) {
+        if client.watch_dirty.swap(false, Ordering::SeqCst) || self.watched_key_expired(client, held.as_deref_mut()) {
             self.unwatch_all(client);
             out.null_array();
             return;
@@ -886,7 +966,7 @@ impl Engine {
         out.array(queued.len());
         for command in &queued {
             let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
-            self.execute_with(client, &args, self.table.resolve(&args), out, held.as_mut());
+            self.execute_with(client, &args, self.table.resolve(&args), out, held.as_deref_mut());
         }
         client.in_exec = false;
         // Handed over while the shards are held, so the log keeps each key's order.
@@ -948,12 +1028,9 @@ impl Engine {
         for command in queued {
             let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
             let Resolved::Found(spec) = self.table.resolve(&args) else { return None };
-            if spec.exclusive || finds_keys_at_run_time(&spec.name) {
-                return None;
-            }
             let before = shards.len();
             spec.each_key_position(&args, |p| shards.push(self.keyspace.shard_of(args[p])));
-            if shards.len() == before && !keyspace_free(&spec.name) {
+            if !confined(spec, shards.len() > before) {
                 return None;
             }
         }
@@ -1103,9 +1180,10 @@ impl Engine {
             self.reject(Some(spec), out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&spec.name));
             return;
         };
-        // A script locks nothing itself: each of its commands locks its own shards.
+        // A script running alongside others holds the shards of its declared keys; one
+        // running alone locks nothing itself: each of its commands locks its own shards.
         let mut shards: SmallVec<[usize; 4]> = SmallVec::new();
-        if !crate::cmd::scripting::is_script_command(args[0]) {
+        if client.script_alongside || !crate::cmd::scripting::is_script_command(args[0]) {
             spec.each_key_position(args, |p| shards.push(self.keyspace.shard_of(args[p])));
         }
         if shards.len() > 1 {
@@ -1135,13 +1213,18 @@ impl Engine {
             // from deadlocking each other.
             let lent = held.is_some();
             let locked = match held {
-                // The transaction's shards are ascending, as `shards` is.
                 Some(held) => held
                     .iter_mut()
                     .filter(|(s, _)| shards.contains(s))
-                    .map(|(s, guard)| (*s, ShardAccess::Lent(guard)))
+                    .map(|(s, access)| (*s, ShardAccess::Lent(access)))
                     .collect(),
-                None => shards.iter().map(|&s| (s, ShardAccess::Locked(self.keyspace.lock(s)))).collect(),
+                None => match self.lock_shards(&shards) {
+                    Some(locked) => locked,
+                    None => {
+                        self.reject(Some(spec), out, self.scripting.busy_error());
+                        return;
+                    }
+                },
             };
             let access_mode = self.access_mode();
             let mut ctx = Ctx {
@@ -1691,6 +1774,12 @@ impl Engine {
             b"DEL"
         }
     }
+}
+
+/// Whether a command touches only the keys it names (`has_keys`: it names some), so a
+/// transaction or script holding their shards may run it with those locks.
+pub(crate) fn confined(spec: &CommandSpec, has_keys: bool) -> bool {
+    !spec.exclusive && !finds_keys_at_run_time(&spec.name) && (has_keys || keyspace_free(&spec.name))
 }
 
 /// Commands that lock shards of keys they only find while running (`Ctx::lock_extra`).

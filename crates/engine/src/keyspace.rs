@@ -900,6 +900,14 @@ impl Keyspace {
         self.shards[shard].lock()
     }
 
+    pub fn try_lock(&self, shard: usize) -> Option<MutexGuard<'_, Shard>> {
+        self.shards[shard].try_lock()
+    }
+
+    pub fn try_lock_for(&self, shard: usize, wait: std::time::Duration) -> Option<MutexGuard<'_, Shard>> {
+        self.shards[shard].try_lock_for(wait)
+    }
+
     /// SCAN cursors: the shard index in the top bits, a position in that shard's hash
     /// order below. Returns (shard, position, shift).
     pub fn decode_cursor(&self, cursor: u64) -> (usize, u64, u32) {

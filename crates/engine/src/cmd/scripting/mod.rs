@@ -27,7 +27,7 @@ use smallvec::SmallVec;
 
 use crate::command::{ArgDoc, ArgType, CommandSpec, Resolved};
 use crate::error::{CmdError, CmdResult};
-use crate::exec::{Client, Ctx};
+use crate::exec::{Client, Ctx, LockedShards, ShardAccess};
 use crate::reply::ReplySink;
 use crate::Engine;
 
@@ -69,6 +69,9 @@ pub struct RunState {
     /// Seen by its count hook running past `busy-reply-threshold` (counted in
     /// `Scripting::busy_scripts` until it ends).
     busy: AtomicBool,
+    /// The script reached beyond its declared keys' shards before writing, running
+    /// alongside others: it stops (like a killed script) to run again alone.
+    escalated: AtomicBool,
     killed: AtomicBool,
     wrote: AtomicBool,
     start_ms: AtomicI64,
@@ -133,6 +136,7 @@ pub struct ScriptingMemory {
 struct ScriptSource {
     body: Vec<u8>,
     flags: u32,
+    conduct: Arc<Conduct>,
 }
 
 struct Vm {
@@ -288,6 +292,25 @@ struct FunctionInfo {
     flags: u32,
     description: Option<String>,
     callback: Function,
+    /// How it behaved so far (in the registered libraries; a VM's copy has its own, unused).
+    conduct: Arc<Conduct>,
+}
+
+/// How a script behaved in its runs so far, which decides whether it may run alongside
+/// other clients' commands and scripts, holding only the shards of its declared keys.
+#[derive(Default)]
+struct Conduct {
+    /// It ran once (a first run is always alone: that is how its conduct is learned).
+    seen: AtomicBool,
+    /// It touched keys outside its declared keys' shards, or ran a command that may touch
+    /// any key (KEYS, SCAN, INFO...): it always runs alone.
+    wide: AtomicBool,
+}
+
+impl Conduct {
+    fn runs_alongside(&self) -> bool {
+        self.seen.load(Ordering::Relaxed) && !self.wide.load(Ordering::Relaxed)
+    }
 }
 
 /// Whether `name` is a command that runs a script (they take the gate exclusively).
@@ -401,6 +424,51 @@ fn has_may_replicate_flag(spec: &CommandSpec) -> bool {
 /// Redis's sha1hex: lowercase hex SHA1.
 pub fn sha1hex(data: &[u8]) -> String {
     sha1_smol::Sha1::from(data).digest().to_string()
+}
+
+/// `sha1hex` into a buffer, with no allocation.
+fn sha1hex_into(data: &[u8], out: &mut [u8; 40]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, byte) in sha1_smol::Sha1::from(data).digest().bytes().iter().enumerate() {
+        out[2 * i] = HEX[(byte >> 4) as usize];
+        out[2 * i + 1] = HEX[(byte & 15) as usize];
+    }
+}
+
+impl Engine {
+    /// Whether a script command may run alongside other clients' commands and scripts,
+    /// holding only the shards of its declared keys under the shared gate: the script ran
+    /// before and kept to those shards (`Conduct`). Otherwise it runs alone, with the gate
+    /// held exclusively. For EVAL, the body's SHA is kept in `client.eval_sha` for the run.
+    pub(crate) fn script_runs_alongside(&self, client: &mut Client, args: &[&[u8]]) -> bool {
+        let numkeys_ok = args
+            .get(2)
+            .and_then(|n| quince_resp::parse_i64_strict(n))
+            .is_some_and(|n| usize::try_from(n).is_ok_and(|n| n <= args.len() - 3));
+        if !numkeys_ok {
+            return false;
+        }
+        let name = args[0];
+        if name.eq_ignore_ascii_case(b"eval") || name.eq_ignore_ascii_case(b"eval_ro") {
+            let mut sha = [0u8; 40];
+            sha1hex_into(args[1], &mut sha);
+            client.eval_sha = Some(sha);
+            let sha = std::str::from_utf8(&sha).unwrap_or_default();
+            self.scripting.eval_scripts.read().get(sha).is_some_and(|s| s.conduct.runs_alongside())
+        } else if name.eq_ignore_ascii_case(b"evalsha") || name.eq_ignore_ascii_case(b"evalsha_ro") {
+            let mut sha = [0u8; 40];
+            if args[1].len() != 40 {
+                return false;
+            }
+            sha.copy_from_slice(args[1]);
+            sha.make_ascii_lowercase();
+            let Ok(sha) = std::str::from_utf8(&sha) else { return false };
+            self.scripting.eval_scripts.read().get(sha).is_some_and(|s| s.conduct.runs_alongside())
+        } else {
+            let function = String::from_utf8_lossy(args[1]).to_lowercase();
+            self.scripting.libraries.lock().functions.get(&function).is_some_and(|f| f.conduct.runs_alongside())
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1179,7 +1247,10 @@ impl Vm {
                     run.killed.store(true, Ordering::SeqCst);
                 }
             }
-            if run.killed.load(Ordering::SeqCst) {
+            if run.escalated.load(Ordering::SeqCst) {
+                lua.set_hook(HookTriggers::EVERY_LINE, |_, _| Err(lua_err(REACH_STOP)));
+                Err(lua_err(REACH_STOP))
+            } else if run.killed.load(Ordering::SeqCst) {
                 // From now on fail on every line, so a pcall in the script can't swallow it.
                 lua.set_hook(HookTriggers::EVERY_LINE, |_, _| {
                     Err(lua_err("Script killed by user with SCRIPT KILL..."))
@@ -1254,7 +1325,8 @@ impl Scripting {
         if !self.eval_scripts.read().contains_key(sha) {
             let mut scripts = self.eval_scripts.write();
             if !scripts.contains_key(sha) {
-                scripts.insert(sha.to_string(), Arc::new(ScriptSource { body: body.to_vec(), flags: script.flags }));
+                let source = ScriptSource { body: body.to_vec(), flags: script.flags, conduct: Arc::default() };
+                scripts.insert(sha.to_string(), Arc::new(source));
                 self.cached_scripts.store(scripts.len(), Ordering::Relaxed);
                 self.eval_bodies_bytes.fetch_add(body.len(), Ordering::Relaxed);
             }
@@ -1582,6 +1654,20 @@ struct Invocation<'a> {
     engine: &'a Engine,
     /// The state of the VM running the script, as other threads see it.
     run: &'a RunState,
+    /// The script runs alongside others, holding `held` (the shards of its declared keys,
+    /// ascending, then any it locked since): the outer command's locks, which its commands
+    /// use instead of locking their own.
+    alongside: bool,
+    held: Option<std::ptr::NonNull<LockedShards<'static>>>,
+    /// The shards of the script's declared keys (and, alongside, those it locked since).
+    declared: SmallVec<[usize; 4]>,
+    /// A command reached beyond `declared` (or may touch any key): the script is `wide`.
+    reached_beyond: bool,
+    /// Something other clients could see happened (a write, a PUBLISH): from then on the
+    /// script can't stop and run again alone.
+    effects: bool,
+    /// It stopped to run again alone (see `RunState::escalated`).
+    escalated: bool,
     client: &'a mut Client,
     /// The script's keys and arguments (the runner hands them to it).
     keys: &'a [&'a [u8]],
@@ -1616,7 +1702,21 @@ enum CallOutcome {
     Reject,
     /// No script runs on this thread.
     NoScript,
+    /// The script must stop and run again alone (`Invocation::escalated`).
+    Escalate,
 }
+
+/// The error that stops a script running alongside others when it reaches beyond its
+/// declared keys before writing (it then runs again alone; nobody sees this error).
+const REACH_STOP: &str = "ERR script stopped to run again alone";
+
+/// The error of a script running alongside others that, after writing, needs a shard
+/// another client holds for more than `REACH_WAIT`. Only a script that kept to its
+/// declared keys in every earlier run and then takes a new path can meet it.
+const REACH_ERROR: &str = "ERR script accessed a key outside the shards of its declared keys, after writing, while another client held it; declare every key a script uses";
+
+/// How long such a script waits for a shard another client holds.
+const REACH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 thread_local! {
     /// The script this thread runs now (see `Invocation::installed`).
@@ -1687,6 +1787,29 @@ impl Invocation<'_> {
         if !self.allow_oom && !self.wrote && self.oom_at_start && spec.has_flag(crate::command::flags::DENYOOM) {
             return self.reject(Some(spec), OOM_ERROR);
         }
+        if self.escalated {
+            return CallOutcome::Escalate;
+        }
+        // The shards this command needs, against those the script holds or declared.
+        let mut shards: SmallVec<[usize; 4]> = SmallVec::new();
+        spec.each_key_position(args, |p| shards.push(self.engine.keyspace.shard_of(args[p])));
+        let confined = crate::exec::confined(spec, !shards.is_empty());
+        let within = confined && shards.iter().all(|s| self.declared.contains(s));
+        if !within {
+            self.reached_beyond = true;
+            if self.alongside {
+                if !self.effects {
+                    // Nothing happened yet that anyone could see: stop, and run again alone.
+                    self.escalated = true;
+                    self.run.escalated.store(true, Ordering::SeqCst);
+                    return CallOutcome::Escalate;
+                }
+                if !confined || !self.lock_more(&shards) {
+                    return self.reject(Some(spec), REACH_ERROR);
+                }
+            }
+        }
+        self.effects |= writes || has_may_replicate_flag(spec);
         if writes {
             self.wrote = true;
             self.run.wrote.store(true, Ordering::SeqCst);
@@ -1697,10 +1820,41 @@ impl Invocation<'_> {
         self.reply.clear();
         {
             let mut enc = Encoder::new(&mut self.reply, protocol);
-            self.engine.execute_in_script(self.client, args, spec, &mut enc);
+            // SAFETY: the outer command's locks (see `held`), alive until the script ends;
+            // nothing else uses them while this command runs.
+            let held = self.held.map(|mut p| unsafe { &mut p.as_mut()[..] });
+            self.engine.execute_in_script(self.client, args, spec, &mut enc, held);
         }
         self.client.protocol = saved;
         CallOutcome::Reply
+    }
+
+    /// Alongside, after writing: locks the shards of `shards` the script does not hold
+    /// yet, without ever blocking on one (the script holds shards out of order now), so
+    /// that two such scripts wanting each other's shards give up instead of deadlocking.
+    fn lock_more(&mut self, shards: &[usize]) -> bool {
+        let Some(held) = self.held else { return false };
+        for &shard in shards {
+            if self.declared.contains(&shard) {
+                continue;
+            }
+            let deadline = std::time::Instant::now() + REACH_WAIT;
+            let guard = loop {
+                if let Some(guard) = self.engine.keyspace.try_lock(shard) {
+                    break guard;
+                }
+                if std::time::Instant::now() >= deadline {
+                    return false;
+                }
+                std::thread::yield_now();
+            };
+            // SAFETY: the guard borrows the engine's keyspace, which outlives the script;
+            // it joins the outer command's locks and is released with them.
+            let guard: parking_lot::MutexGuard<'static, crate::keyspace::Shard> = unsafe { std::mem::transmute(guard) };
+            unsafe { held.as_ptr().as_mut().expect("non-null").push((shard, ShardAccess::Locked(guard))) };
+            self.declared.push(shard);
+        }
+        true
     }
 
     fn fail(&mut self, text: &str) -> CallOutcome {
@@ -1786,6 +1940,10 @@ unsafe fn redis_call(l: *mut mlua::ffi::lua_State, raise: bool) -> std::ffi::c_i
                 let text: &str = &(*inv).error_text;
                 push_error_table(l, text.as_bytes(), true);
                 true
+            }
+            CallOutcome::Escalate => {
+                push_error_table(l, REACH_STOP.as_bytes(), true);
+                ffi::lua_error(l)
             }
             CallOutcome::NoScript => unreachable!(),
         };
@@ -2053,6 +2211,7 @@ fn run_script(
     keys: &[&[u8]],
     argv: &[&[u8]],
     read_only: bool,
+    conduct: Option<Arc<Conduct>>,
     out: &mut dyn ReplySink,
 ) -> CmdResult {
     let oom_at_start = ctx.engine.out_of_memory();
@@ -2090,9 +2249,21 @@ fn run_script(
     ctx.client.reply_mode = crate::exec::ReplyMode::On;
     ctx.client.in_exec = true;
     ctx.client.script_now_ms = ctx.now_ms;
+    let alongside = std::mem::take(&mut ctx.client.script_alongside);
+    let mut declared: SmallVec<[usize; 4]> = keys.iter().map(|k| engine.keyspace.shard_of(k)).collect();
+    declared.sort_unstable();
+    declared.dedup();
+    let held = alongside.then(|| std::ptr::NonNull::from(&mut ctx.locked).cast());
+    run.escalated.store(false, Ordering::SeqCst);
     let mut invocation = Invocation {
         engine,
         run: &run,
+        alongside,
+        held,
+        declared,
+        reached_beyond: false,
+        effects: false,
+        escalated: false,
         client: &mut *ctx.client,
         keys,
         argv,
@@ -2112,6 +2283,7 @@ fn run_script(
         Target::Function(f) => runner.call(f),
     });
     let result = result.map(|(ok, value)| (ok, value, invocation.resp));
+    let (escalated, reached_beyond) = (invocation.escalated, invocation.reached_beyond);
     vm.call_buffers = (std::mem::take(&mut invocation.reply), std::mem::take(&mut invocation.numbers));
     drop(invocation);
     ctx.client.in_exec = was_in_exec;
@@ -2122,12 +2294,30 @@ fn run_script(
     if run.busy.swap(false, Ordering::SeqCst) {
         engine.scripting.busy_scripts.fetch_sub(1, Ordering::SeqCst);
     }
-    if killed {
+    if killed || escalated {
+        run.escalated.store(false, Ordering::SeqCst);
         vm.install_script_hook();
     }
     vm.note_memory();
+    if let Some(conduct) = &conduct {
+        if reached_beyond {
+            conduct.wide.store(true, Ordering::Relaxed);
+        }
+        conduct.seen.store(true, Ordering::Relaxed);
+    }
     if !was_in_exec {
-        engine.serve_script_ready(ctx.client);
+        if alongside {
+            // Served once the script's shards are unlocked (its effects are handed over
+            // before, under them, by the executor).
+            ctx.defer_client_ready();
+        } else {
+            engine.serve_script_ready(ctx.client);
+        }
+    }
+    if escalated {
+        // Nothing to reply: the executor runs it again alone.
+        ctx.client.script_escalated = true;
+        return Ok(());
     }
     let clean =
         |text: String| -> String { text.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect() };
@@ -2191,6 +2381,7 @@ fn eval_generic(
     by_sha: bool,
     read_only: bool,
 ) -> CmdResult {
+    let stashed_sha = ctx.client.eval_sha.take();
     ctx.engine.feed_monitors_before_script(ctx.client, ctx.spec, args);
     let numkeys = parse_i64(args[2])?;
     if numkeys > args.len() as i64 - 3 {
@@ -2202,7 +2393,6 @@ fn eval_generic(
     let noscript = || CmdError::msg("NOSCRIPT No matching script. Please use EVAL.");
     // PERF: EVALSHA's sha is lowercased on the stack, not in a new String.
     let mut lowered = [0u8; 40];
-    let hashed;
     let sha: &str = if by_sha {
         if args[1].len() != 40 {
             return Err(noscript());
@@ -2211,8 +2401,12 @@ fn eval_generic(
         lowered.make_ascii_lowercase();
         std::str::from_utf8(&lowered).map_err(|_| noscript())?
     } else {
-        hashed = sha1hex(args[1]);
-        &hashed
+        // Computed already when the command chose how to lock (`script_runs_alongside`).
+        match stashed_sha {
+            Some(sha) => lowered = sha,
+            None => sha1hex_into(args[1], &mut lowered),
+        }
+        std::str::from_utf8(&lowered).map_err(|_| noscript())?
     };
     let scripting = &ctx.engine.scripting;
     let mut vm = scripting.take_eval_vm(ctx.engine)?;
@@ -2225,7 +2419,8 @@ fn eval_generic(
         let numkeys = numkeys as usize;
         let keys = &args[3..3 + numkeys];
         let argv = &args[3 + numkeys..];
-        run_script(ctx, &mut vm, Target::Eval(slot), args, sha, flags, keys, argv, read_only, out)
+        let conduct = scripting.eval_scripts.read().get(sha).map(|s| Arc::clone(&s.conduct));
+        run_script(ctx, &mut vm, Target::Eval(slot), args, sha, flags, keys, argv, read_only, conduct, out)
     });
     scripting.give_back_eval_vm(vm);
     result
@@ -2548,8 +2743,17 @@ fn load_library(
         let flags: f64 = info.raw_get(2).map_err(lerr)?;
         let description: Option<String> = info.raw_get(3).map_err(lerr)?;
         let display: String = info.raw_get(4).map_err(lerr)?;
-        new_functions
-            .push((fname, FunctionInfo { display, library: name.clone(), flags: flags as u32, description, callback }));
+        new_functions.push((
+            fname,
+            FunctionInfo {
+                display,
+                library: name.clone(),
+                flags: flags as u32,
+                description,
+                callback,
+                conduct: Arc::default(),
+            },
+        ));
     }
     if new_functions.is_empty() {
         return Err("ERR No functions registered".into());
@@ -2851,7 +3055,7 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, rea
     let Some(info) = libs.functions.get(&key) else {
         return Err(CmdError::msg("ERR Function not found"));
     };
-    let (flags, name) = (info.flags, info.display.clone());
+    let (flags, name, conduct) = (info.flags, info.display.clone(), Arc::clone(&info.conduct));
     drop(libs);
     let numkeys =
         quince_resp::parse_i64_strict(args[2]).ok_or_else(|| CmdError::msg("ERR Bad number of keys provided"))?;
@@ -2869,7 +3073,20 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, rea
         Some(callback) => {
             let numkeys = numkeys as usize;
             let (keys, argv) = (&args[3..3 + numkeys], &args[3 + numkeys..]);
-            run_script(ctx, &mut vm, Target::Function(callback), args, &name, flags, keys, argv, read_only, out)
+            let conduct = Some(conduct);
+            run_script(
+                ctx,
+                &mut vm,
+                Target::Function(callback),
+                args,
+                &name,
+                flags,
+                keys,
+                argv,
+                read_only,
+                conduct,
+                out,
+            )
         }
     };
     scripting.give_back_function_vm(vm);
