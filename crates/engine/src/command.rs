@@ -348,6 +348,13 @@ pub struct CommandSpec {
     /// Runs with the transaction gate held exclusively (set by the table, see
     /// `runs_exclusively`).
     pub exclusive: bool,
+    /// Runs a script: EVAL, EVALSHA, FCALL and their _RO forms (set by the table).
+    pub runs_script: bool,
+    /// Touches only the keys it names, or none (set by the table, see
+    /// `exec::touches_named_keys_only`).
+    pub named_keys_only: bool,
+    /// Keyless, and never touches the keyspace (PING, TIME, PUBLISH...).
+    pub keyspace_free: bool,
 }
 
 /// Documentation flags, in the order COMMAND DOCS lists them.
@@ -405,6 +412,9 @@ impl CommandSpec {
             deprecated_since: None,
             replaced_by: None,
             exclusive: false,
+            runs_script: false,
+            named_keys_only: false,
+            keyspace_free: false,
         }
     }
 
@@ -869,10 +879,12 @@ impl CommandTable {
         for spec in &mut specs {
             spec.id = next_id;
             spec.exclusive = runs_exclusively(&spec.name);
+            crate::exec::classify(spec);
             next_id += 1;
             for sub in &mut spec.subcommands {
                 sub.id = next_id;
                 sub.exclusive = runs_exclusively(&sub.name);
+                crate::exec::classify(sub);
                 next_id += 1;
             }
         }

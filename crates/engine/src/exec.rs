@@ -55,8 +55,7 @@ pub struct Client {
     /// A script running alongside others reached beyond its declared keys before writing
     /// anything: it stopped, and runs again with the gate held exclusively.
     pub(crate) script_escalated: bool,
-    /// The SHA of the EVAL body about to run, computed while choosing how to lock it.
-    pub(crate) eval_sha: Option<[u8; 40]>,
+
     /// The AOF loader or a master: its commands are logged effects to obey, not requests
     /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted, and
     /// keys do not expire under it: the log's DELs do that). See `Ctx::obeying`.
@@ -115,7 +114,7 @@ impl Client {
             script_now_ms: 0,
             script_alongside: false,
             script_escalated: false,
-            eval_sha: None,
+
             must_obey: false,
             effects: Effects::default(),
             batch_clock_us: None,
@@ -358,7 +357,7 @@ impl<'a> Ctx<'a> {
         if self.client.in_exec || self.client.in_script || !touches_arbitrary_keys(args[0]) {
             effects.atomic = true;
         }
-        let script = crate::cmd::scripting::is_script_command(args[0]);
+        let script = self.spec.runs_script;
         match self.propagation.take() {
             Some(commands) => {
                 for (db, command, replicas_only) in commands {
@@ -593,7 +592,8 @@ impl Engine {
         }
         // A script whose runs so far kept to the shards of its declared keys runs under the
         // shared gate holding those shards, alongside other clients' commands and scripts.
-        let alongside = crate::cmd::scripting::is_script_command(args[0]) && self.script_runs_alongside(client, args);
+        let alongside =
+            matches!(resolved, Resolved::Found(spec) if spec.runs_script) && self.script_runs_alongside(args);
         client.script_alongside = alongside;
         let mut waited = false;
         let Some(gate) = self.enter_gate(resolved, alongside, out, &mut waited) else {
@@ -777,6 +777,7 @@ impl Engine {
 
     /// Runs one command of a script (redis.call), resolved by the caller already: the
     /// script holds the gate exclusively, or `held` (all the shards of the command's keys).
+    /// `shards`: those of the command's keys, if the caller found them already.
     pub(crate) fn execute_in_script(
         &self,
         client: &mut Client,
@@ -784,9 +785,10 @@ impl Engine {
         spec: &CommandSpec,
         out: &mut dyn ReplySink,
         held: Option<&mut HeldShards<'_>>,
+        shards: Option<SmallVec<[usize; 4]>>,
     ) {
         let outer = std::mem::replace(&mut client.in_script, true);
-        self.execute_with(client, args, Resolved::Found(spec), out, held);
+        self.execute_known(client, args, Resolved::Found(spec), out, held, shards);
         client.in_script = outer;
     }
 
@@ -1112,6 +1114,19 @@ impl Engine {
         reply_out: &mut dyn ReplySink,
         held: Option<&mut HeldShards<'_>>,
     ) {
+        self.execute_known(client, args, resolved, reply_out, held, None);
+    }
+
+    /// As `execute_with`; `known`: the shards of the command's keys, found already.
+    fn execute_known(
+        &self,
+        client: &mut Client,
+        args: &[&[u8]],
+        resolved: Resolved<'_>,
+        reply_out: &mut dyn ReplySink,
+        held: Option<&mut HeldShards<'_>>,
+        known: Option<SmallVec<[usize; 4]>>,
+    ) {
         self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
         // CLIENT REPLY OFF/SKIP: run the command, throw its reply away.
         let mut discard = NullSink(client.protocol);
@@ -1183,8 +1198,14 @@ impl Engine {
         // A script running alongside others holds the shards of its declared keys; one
         // running alone locks nothing itself: each of its commands locks its own shards.
         let mut shards: SmallVec<[usize; 4]> = SmallVec::new();
-        if client.script_alongside || !crate::cmd::scripting::is_script_command(args[0]) {
+        if let Some(known) = known {
+            shards = known;
+        } else if !spec.runs_script {
             spec.each_key_position(args, |p| shards.push(self.keyspace.shard_of(args[p])));
+        } else if client.script_alongside {
+            // (numkeys was checked by `script_runs_alongside`.)
+            let numkeys = args.get(2).and_then(|n| quince_resp::parse_i64_strict(n)).unwrap_or(0) as usize;
+            shards.extend(args.iter().skip(3).take(numkeys).map(|k| self.keyspace.shard_of(k)));
         }
         if shards.len() > 1 {
             shards.sort_unstable();
@@ -1779,7 +1800,14 @@ impl Engine {
 /// Whether a command touches only the keys it names (`has_keys`: it names some), so a
 /// transaction or script holding their shards may run it with those locks.
 pub(crate) fn confined(spec: &CommandSpec, has_keys: bool) -> bool {
-    !spec.exclusive && !finds_keys_at_run_time(&spec.name) && (has_keys || keyspace_free(&spec.name))
+    spec.named_keys_only && (has_keys || spec.keyspace_free)
+}
+
+/// Sets the command's classification flags the executor reads (`CommandTable::new`).
+pub(crate) fn classify(spec: &mut CommandSpec) {
+    spec.runs_script = crate::cmd::scripting::is_script_command(spec.name.as_bytes());
+    spec.named_keys_only = !spec.exclusive && !finds_keys_at_run_time(&spec.name);
+    spec.keyspace_free = keyspace_free(&spec.name);
 }
 
 /// Commands that lock shards of keys they only find while running (`Ctx::lock_extra`).

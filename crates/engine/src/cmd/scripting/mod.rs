@@ -16,7 +16,7 @@
 //! unpack is bounded. `math.random` is Redis's rand48 generator. The `bit`, `cjson`,
 //! `cmsgpack` and `struct` libraries are implemented in Rust.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -90,16 +90,18 @@ pub struct RunState {
 /// library change, older VMs are dropped instead of reused).
 #[derive(Default)]
 pub struct Scripting {
-    /// Idle EVAL VMs.
-    eval_vms: Mutex<Vec<Vm>>,
+    /// Idle EVAL VMs (boxed: a script run takes and gives back a pointer, not the VM).
+    #[allow(clippy::vec_box)]
+    eval_vms: Mutex<Vec<Box<Vm>>>,
     /// The EVAL script cache by SHA (SCRIPT LOAD, EVAL), which every VM compiles from.
-    eval_scripts: RwLock<HashMap<String, Arc<ScriptSource>>>,
+    eval_scripts: RwLock<ShaMap<Arc<ScriptSource>>>,
     /// Bumped by SCRIPT FLUSH: VMs made before are dropped instead of reused.
     eval_generation: AtomicU64,
     /// The VM function libraries are checked and registered in (FUNCTION LOAD, RESTORE).
     fvm: Mutex<Option<Vm>>,
     /// Idle VMs FCALL runs functions in, each with every library loaded.
-    function_vms: Mutex<Vec<Vm>>,
+    #[allow(clippy::vec_box)]
+    function_vms: Mutex<Vec<Box<Vm>>>,
     /// Bumped by every change of the libraries.
     libraries_generation: AtomicU64,
     libraries: Mutex<Libraries>,
@@ -107,6 +109,9 @@ pub struct Scripting {
     runs: Arc<Mutex<Vec<Arc<RunState>>>>,
     /// Running scripts past `busy-reply-threshold`: other clients get BUSY meanwhile.
     busy_scripts: Arc<AtomicUsize>,
+    /// Commands run on one thread only (a server with one worker): scripts always run
+    /// alone, which costs less than holding shards when nothing could run alongside.
+    one_thread: AtomicBool,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands.
     pub(crate) disable_deny: AtomicBool,
     /// Scripts in the EVAL cache (INFO's number_of_cached_scripts; a script calling INFO
@@ -131,6 +136,32 @@ pub struct ScriptingMemory {
     pub scripts_eval: usize,
     pub functions_code: usize,
 }
+
+/// Hashes a script's SHA (hex, uniformly spread already) from its first 16 characters:
+/// EVALSHA's lookups cost no SipHash.
+#[derive(Default)]
+struct ShaHasher(u64);
+
+impl std::hash::Hasher for ShaHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // A String hashes its bytes, then a 0xff terminator (one byte: ignored).
+        if bytes.len() > 1 {
+            let mut head = [0u8; 16];
+            let n = bytes.len().min(16);
+            head[..n].copy_from_slice(&bytes[..n]);
+            let (a, b) = head.split_at(8);
+            let a = u64::from_le_bytes(a.try_into().unwrap_or_default());
+            let b = u64::from_le_bytes(b.try_into().unwrap_or_default());
+            self.0 = (self.0 ^ a ^ b.rotate_left(29) ^ bytes.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
+type ShaMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<ShaHasher>>;
 
 /// A cached EVAL script.
 struct ScriptSource {
@@ -157,7 +188,7 @@ struct Vm {
     runner: Function,
     /// The read-only environment scripts see as their globals.
     env: Table,
-    scripts: HashMap<String, Script>,
+    scripts: ShaMap<Script>,
     /// The scripts' compiled functions by slot (see `Vm::create`).
     compiled: Table,
     run: Arc<RunState>,
@@ -169,11 +200,13 @@ struct Vm {
     memory_gauge: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Script {
     flags: u32,
     /// Where `Vm::compiled` keeps its function.
     slot: i64,
+    /// The cached script's conduct (shared by every VM).
+    conduct: Arc<Conduct>,
 }
 
 impl RunState {
@@ -199,6 +232,11 @@ impl RunState {
 }
 
 impl Scripting {
+    /// Tells whether commands run on one thread only (a server with one worker thread).
+    pub fn set_one_thread(&self, one: bool) {
+        self.one_thread.store(one, Ordering::Relaxed);
+    }
+
     /// Whether a script has run longer than `busy-reply-threshold` (other clients get BUSY):
     /// its count hook noticed, as Redis's does, every 100,000 instructions. One atomic read.
     pub fn busy(&self, _clock: &dyn crate::Clock) -> bool {
@@ -426,6 +464,23 @@ pub fn sha1hex(data: &[u8]) -> String {
     sha1_smol::Sha1::from(data).digest().to_string()
 }
 
+/// Runs `f` on `name` in ASCII lowercase (function names are case-insensitive, as Redis's
+/// ASCII-only strcasecmp compares them), without allocating for short names; a name that
+/// is not UTF-8 can't be a function's.
+fn with_lowercase<R>(name: &[u8], f: impl FnOnce(&str) -> R) -> R {
+    let mut short = [0u8; 64];
+    let mut long = Vec::new();
+    let lowered: &mut [u8] = if name.len() <= short.len() {
+        short[..name.len()].copy_from_slice(name);
+        &mut short[..name.len()]
+    } else {
+        long.extend_from_slice(name);
+        &mut long
+    };
+    lowered.make_ascii_lowercase();
+    f(std::str::from_utf8(lowered).unwrap_or_default())
+}
+
 /// `sha1hex` into a buffer, with no allocation.
 fn sha1hex_into(data: &[u8], out: &mut [u8; 40]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -435,12 +490,29 @@ fn sha1hex_into(data: &[u8], out: &mut [u8; 40]) {
     }
 }
 
+thread_local! {
+    /// The SHA of the EVAL body about to run, with the body's address and length: computed
+    /// while choosing how to lock it, used by the run that follows on this thread.
+    static EVAL_SHA: std::cell::Cell<Option<(usize, usize, [u8; 40])>> = const { std::cell::Cell::new(None) };
+}
+
+/// The SHA of `body`, from `EVAL_SHA` when it is this very body's.
+fn eval_sha(body: &[u8], out: &mut [u8; 40]) {
+    match EVAL_SHA.with(|c| c.take()) {
+        Some((at, len, sha)) if at == body.as_ptr() as usize && len == body.len() => *out = sha,
+        _ => sha1hex_into(body, out),
+    }
+}
+
 impl Engine {
     /// Whether a script command may run alongside other clients' commands and scripts,
     /// holding only the shards of its declared keys under the shared gate: the script ran
     /// before and kept to those shards (`Conduct`). Otherwise it runs alone, with the gate
-    /// held exclusively. For EVAL, the body's SHA is kept in `client.eval_sha` for the run.
-    pub(crate) fn script_runs_alongside(&self, client: &mut Client, args: &[&[u8]]) -> bool {
+    /// held exclusively. For EVAL, the body's SHA is kept for the run (`EVAL_SHA`).
+    pub(crate) fn script_runs_alongside(&self, args: &[&[u8]]) -> bool {
+        if self.scripting.one_thread.load(Ordering::Relaxed) {
+            return false;
+        }
         let numkeys_ok = args
             .get(2)
             .and_then(|n| quince_resp::parse_i64_strict(n))
@@ -452,7 +524,7 @@ impl Engine {
         if name.eq_ignore_ascii_case(b"eval") || name.eq_ignore_ascii_case(b"eval_ro") {
             let mut sha = [0u8; 40];
             sha1hex_into(args[1], &mut sha);
-            client.eval_sha = Some(sha);
+            EVAL_SHA.with(|c| c.set(Some((args[1].as_ptr() as usize, args[1].len(), sha))));
             let sha = std::str::from_utf8(&sha).unwrap_or_default();
             self.scripting.eval_scripts.read().get(sha).is_some_and(|s| s.conduct.runs_alongside())
         } else if name.eq_ignore_ascii_case(b"evalsha") || name.eq_ignore_ascii_case(b"evalsha_ro") {
@@ -465,8 +537,9 @@ impl Engine {
             let Ok(sha) = std::str::from_utf8(&sha) else { return false };
             self.scripting.eval_scripts.read().get(sha).is_some_and(|s| s.conduct.runs_alongside())
         } else {
-            let function = String::from_utf8_lossy(args[1]).to_lowercase();
-            self.scripting.libraries.lock().functions.get(&function).is_some_and(|f| f.conduct.runs_alongside())
+            with_lowercase(args[1], |function| {
+                self.scripting.libraries.lock().functions.get(function).is_some_and(|f| f.conduct.runs_alongside())
+            })
         }
     }
 }
@@ -1212,7 +1285,7 @@ impl Vm {
             hooks,
             runner,
             env,
-            scripts: HashMap::new(),
+            scripts: ShaMap::default(),
             compiled,
             run,
             clock: engine.clock.clone(),
@@ -1263,9 +1336,10 @@ impl Vm {
     }
 
     /// Compiles `body` as script `sha` (a no-op if already known). Errors are the reply line.
-    fn create(&mut self, sha: &str, body: &[u8]) -> Result<(), String> {
-        if self.scripts.contains_key(sha) {
-            return Ok(());
+    /// `conduct` gives the script's shared conduct once it compiled (given its flags).
+    fn create(&mut self, sha: &str, body: &[u8], conduct: impl FnOnce(u32) -> Arc<Conduct>) -> Result<Script, String> {
+        if let Some(script) = self.scripts.get(sha) {
+            return Ok(script.clone());
         }
         let (flags, shebang_len) = parse_shebang(body)?;
         let func = self
@@ -1281,9 +1355,10 @@ impl Vm {
         // reference slots, and the script cache has no bound (as in Redis 7.0).
         let slot = self.scripts.len() as i64 + 1;
         self.compiled.raw_set(slot, func).map_err(|e| format!("ERR {e}"))?;
-        self.scripts.insert(sha.to_string(), Script { flags, slot });
+        let script = Script { flags, slot, conduct: conduct(flags) };
+        self.scripts.insert(sha.to_string(), script.clone());
         self.note_memory();
-        Ok(())
+        Ok(script)
     }
 }
 
@@ -1296,7 +1371,7 @@ impl Drop for Vm {
 
 impl Scripting {
     /// An EVAL VM for one script run (`give_back_eval_vm` after).
-    fn take_eval_vm(&self, engine: &Engine) -> Result<Vm, CmdError> {
+    fn take_eval_vm(&self, engine: &Engine) -> Result<Box<Vm>, CmdError> {
         let generation = self.eval_generation.load(Ordering::SeqCst);
         loop {
             let idle = self.eval_vms.lock().pop();
@@ -1305,13 +1380,14 @@ impl Scripting {
                 Some(stale) => drop(stale),
                 None => {
                     return Vm::new(engine, self.eval_vm_bytes.clone(), generation)
+                        .map(Box::new)
                         .map_err(|e| CmdError::msg(format!("ERR {e}")))
                 }
             }
         }
     }
 
-    fn give_back_eval_vm(&self, vm: Vm) {
+    fn give_back_eval_vm(&self, vm: Box<Vm>) {
         if vm.generation == self.eval_generation.load(Ordering::SeqCst) {
             self.eval_vms.lock().push(vm);
         }
@@ -1320,38 +1396,43 @@ impl Scripting {
     /// Compiles `body` (SHA `sha`) in `vm` and caches it for every VM: the script's slot and
     /// flags, or the error to reply.
     fn compile(&self, vm: &mut Vm, sha: &str, body: &[u8]) -> Result<Script, CmdError> {
-        vm.create(sha, body).map_err(CmdError::msg)?;
-        let script = vm.scripts[sha];
-        if !self.eval_scripts.read().contains_key(sha) {
-            let mut scripts = self.eval_scripts.write();
-            if !scripts.contains_key(sha) {
-                let source = ScriptSource { body: body.to_vec(), flags: script.flags, conduct: Arc::default() };
-                scripts.insert(sha.to_string(), Arc::new(source));
-                self.cached_scripts.store(scripts.len(), Ordering::Relaxed);
-                self.eval_bodies_bytes.fetch_add(body.len(), Ordering::Relaxed);
-            }
+        vm.create(sha, body, |flags| self.register(sha, body, flags)).map_err(CmdError::msg)
+    }
+
+    /// Caches a script that compiled (unless another VM did first): its shared conduct.
+    fn register(&self, sha: &str, body: &[u8], flags: u32) -> Arc<Conduct> {
+        if let Some(source) = self.eval_scripts.read().get(sha) {
+            return Arc::clone(&source.conduct);
         }
-        Ok(script)
+        let mut scripts = self.eval_scripts.write();
+        let source = scripts.entry(sha.to_string()).or_insert_with(|| {
+            self.eval_bodies_bytes.fetch_add(body.len(), Ordering::Relaxed);
+            Arc::new(ScriptSource { body: body.to_vec(), flags, conduct: Arc::default() })
+        });
+        let conduct = Arc::clone(&source.conduct);
+        self.cached_scripts.store(scripts.len(), Ordering::Relaxed);
+        conduct
     }
 
     /// The compiled script `sha` in `vm`, compiled now from the cache if this VM has not
     /// run it yet; None if the cache does not have it.
     fn cached(&self, vm: &mut Vm, sha: &str) -> Option<Script> {
-        if let Some(&script) = vm.scripts.get(sha) {
-            return Some(script);
+        if let Some(script) = vm.scripts.get(sha) {
+            return Some(script.clone());
         }
         let source = self.eval_scripts.read().get(sha).cloned()?;
-        vm.create(sha, &source.body).ok()?;
-        vm.scripts.get(sha).copied()
+        vm.create(sha, &source.body, |_| Arc::clone(&source.conduct)).ok()
     }
 
     /// A VM with every function library loaded, for one FCALL (`give_back_function_vm`).
-    fn take_function_vm(&self, engine: &Engine) -> Result<Vm, CmdError> {
+    fn take_function_vm(&self, engine: &Engine) -> Result<Box<Vm>, CmdError> {
         let idle = self.function_vms.lock().pop();
         let mut vm = match idle {
             Some(vm) => vm,
-            None => Vm::new(engine, self.functions_vm_bytes.clone(), u64::MAX)
-                .map_err(|e| CmdError::msg(format!("ERR {e}")))?,
+            None => Box::new(
+                Vm::new(engine, self.functions_vm_bytes.clone(), u64::MAX)
+                    .map_err(|e| CmdError::msg(format!("ERR {e}")))?,
+            ),
         };
         if vm.generation != self.libraries_generation.load(Ordering::SeqCst) {
             self.sync_libraries(engine, &mut vm)?;
@@ -1399,7 +1480,7 @@ impl Scripting {
         Ok(())
     }
 
-    fn give_back_function_vm(&self, vm: Vm) {
+    fn give_back_function_vm(&self, vm: Box<Vm>) {
         self.function_vms.lock().push(vm);
     }
 
@@ -1659,6 +1740,9 @@ struct Invocation<'a> {
     /// use instead of locking their own.
     alongside: bool,
     held: Option<std::ptr::NonNull<LockedShards<'static>>>,
+    /// Its commands are checked against `declared`: it runs alongside, or its conduct is
+    /// being learned (its first run).
+    checks: bool,
     /// The shards of the script's declared keys (and, alongside, those it locked since).
     declared: SmallVec<[usize; 4]>,
     /// A command reached beyond `declared` (or may touch any key): the script is `wide`.
@@ -1792,9 +1876,12 @@ impl Invocation<'_> {
         }
         // The shards this command needs, against those the script holds or declared.
         let mut shards: SmallVec<[usize; 4]> = SmallVec::new();
-        spec.each_key_position(args, |p| shards.push(self.engine.keyspace.shard_of(args[p])));
+        if self.checks {
+            spec.each_key_position(args, |p| shards.push(self.engine.keyspace.shard_of(args[p])));
+        }
         let confined = crate::exec::confined(spec, !shards.is_empty());
-        let within = confined && shards.iter().all(|s| self.declared.contains(s));
+        let within = !self.checks || confined && shards.iter().all(|s| self.declared.contains(s));
+        let known = self.checks.then_some(shards.clone());
         if !within {
             self.reached_beyond = true;
             if self.alongside {
@@ -1823,7 +1910,7 @@ impl Invocation<'_> {
             // SAFETY: the outer command's locks (see `held`), alive until the script ends;
             // nothing else uses them while this command runs.
             let held = self.held.map(|mut p| unsafe { &mut p.as_mut()[..] });
-            self.engine.execute_in_script(self.client, args, spec, &mut enc, held);
+            self.engine.execute_in_script(self.client, args, spec, &mut enc, held, known);
         }
         self.client.protocol = saved;
         CallOutcome::Reply
@@ -2250,16 +2337,20 @@ fn run_script(
     ctx.client.in_exec = true;
     ctx.client.script_now_ms = ctx.now_ms;
     let alongside = std::mem::take(&mut ctx.client.script_alongside);
-    let mut declared: SmallVec<[usize; 4]> = keys.iter().map(|k| engine.keyspace.shard_of(k)).collect();
-    declared.sort_unstable();
-    declared.dedup();
+    let checks = alongside || conduct.as_ref().is_some_and(|c| !c.seen.load(Ordering::Relaxed));
+    let mut declared: SmallVec<[usize; 4]> = SmallVec::new();
+    if checks {
+        declared.extend(keys.iter().map(|k| engine.keyspace.shard_of(k)));
+        declared.sort_unstable();
+        declared.dedup();
+    }
     let held = alongside.then(|| std::ptr::NonNull::from(&mut ctx.locked).cast());
-    run.escalated.store(false, Ordering::SeqCst);
     let mut invocation = Invocation {
         engine,
         run: &run,
         alongside,
         held,
+        checks,
         declared,
         reached_beyond: false,
         effects: false,
@@ -2291,7 +2382,9 @@ fn run_script(
     ctx.client.select(saved_db);
     let killed = run.killed.load(Ordering::SeqCst);
     run.running.store(false, Ordering::SeqCst);
-    if run.busy.swap(false, Ordering::SeqCst) {
+    // (Only the hook on this thread sets it.)
+    if run.busy.load(Ordering::Relaxed) {
+        run.busy.store(false, Ordering::SeqCst);
         engine.scripting.busy_scripts.fetch_sub(1, Ordering::SeqCst);
     }
     if killed || escalated {
@@ -2300,10 +2393,13 @@ fn run_script(
     }
     vm.note_memory();
     if let Some(conduct) = &conduct {
-        if reached_beyond {
+        // (Read first: the common case writes nothing to the shared line.)
+        if reached_beyond && !conduct.wide.load(Ordering::Relaxed) {
             conduct.wide.store(true, Ordering::Relaxed);
         }
-        conduct.seen.store(true, Ordering::Relaxed);
+        if !conduct.seen.load(Ordering::Relaxed) {
+            conduct.seen.store(true, Ordering::Relaxed);
+        }
     }
     if !was_in_exec {
         if alongside {
@@ -2381,7 +2477,6 @@ fn eval_generic(
     by_sha: bool,
     read_only: bool,
 ) -> CmdResult {
-    let stashed_sha = ctx.client.eval_sha.take();
     ctx.engine.feed_monitors_before_script(ctx.client, ctx.spec, args);
     let numkeys = parse_i64(args[2])?;
     if numkeys > args.len() as i64 - 3 {
@@ -2402,10 +2497,7 @@ fn eval_generic(
         std::str::from_utf8(&lowered).map_err(|_| noscript())?
     } else {
         // Computed already when the command chose how to lock (`script_runs_alongside`).
-        match stashed_sha {
-            Some(sha) => lowered = sha,
-            None => sha1hex_into(args[1], &mut lowered),
-        }
+        eval_sha(args[1], &mut lowered);
         std::str::from_utf8(&lowered).map_err(|_| noscript())?
     };
     let scripting = &ctx.engine.scripting;
@@ -2415,11 +2507,11 @@ fn eval_generic(
     } else {
         scripting.compile(&mut vm, sha, args[1])
     };
-    let result = script.and_then(|Script { flags, slot }| {
+    let result = script.and_then(|Script { flags, slot, conduct }| {
         let numkeys = numkeys as usize;
         let keys = &args[3..3 + numkeys];
         let argv = &args[3 + numkeys..];
-        let conduct = scripting.eval_scripts.read().get(sha).map(|s| Arc::clone(&s.conduct));
+        let conduct = Some(conduct);
         run_script(ctx, &mut vm, Target::Eval(slot), args, sha, flags, keys, argv, read_only, conduct, out)
     });
     scripting.give_back_eval_vm(vm);
@@ -3049,7 +3141,8 @@ fn function_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 /// FCALL / FCALL_RO function numkeys [key ...] [arg ...].
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read_only: bool) -> CmdResult {
     ctx.engine.feed_monitors_before_script(ctx.client, ctx.spec, args);
-    let key = String::from_utf8_lossy(args[1]).to_lowercase();
+    // ASCII only, as Redis compares function names.
+    let key = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     let engine = ctx.engine;
     let libs = engine.scripting.libraries.lock();
     let Some(info) = libs.functions.get(&key) else {
