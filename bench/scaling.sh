@@ -20,7 +20,8 @@
 #   -o  report directory, or "none" for no files            default: bench/results
 # Environment: QUINCE_BIN (default target/release/quince-server, built first unless
 # NO_BUILD=1; a QUINCE_BIN given explicitly is never built), SERVER_ARGS (given to both
-# servers), NO_REDIS=1 to leave redis-server out.
+# servers), NO_REDIS=1 to leave redis-server out, KEY_SPREAD=request to give script tests a
+# random hash tag per request instead of one per generator.
 # Output: a Markdown table on stdout (aggregate rps per server configuration and the
 # ratios of the last quince configuration to the first and to redis-server); unless -o none
 # also DIR/YYYY-MM-DD-HHMM-scaling.md, a chart next to it (.svg) and DIR/LATEST.md.
@@ -28,7 +29,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
-CMDLINE=$(command_line "QUINCE_BIN NO_BUILD SERVER_ARGS NO_REDIS" "$0" "$@")
+CMDLINE=$(command_line "QUINCE_BIN NO_BUILD SERVER_ARGS NO_REDIS KEY_SPREAD" "$0" "$@")
 
 TESTS=set,get; REQUESTS=200000; CONNECTIONS=50; PIPELINES="1 16"; GENERATORS="1 2"; THREADS="1 2"; ROUNDS=1; OUT=""
 while getopts "t:n:c:P:g:T:r:o:h" opt; do
@@ -78,8 +79,13 @@ measure() {
   local test=$1 pipeline=$2 g=$3 i pids=()
   for i in $(seq "$g"); do
     # Script tests: each generator's keys share a hash tag of their own, so the generators'
-    # scripts touch disjoint keys (one shard each).
-    script_command "$test" "key:{g$i}:__rand_int__"
+    # scripts touch disjoint keys (one shard each); with KEY_SPREAD=request each request's
+    # key is its own hash tag (a random shard), so concurrent scripts rarely share a shard.
+    if [ "${KEY_SPREAD:-generator}" = request ]; then
+      script_command "$test" "{key:__rand_int__}"
+    else
+      script_command "$test" "key:{g$i}:__rand_int__"
+    fi
     if [ ${#BENCH_CMD[@]} -eq 0 ]; then BENCH_CMD=(-t "$test"); else BENCH_CMD=(-r 100000 "${BENCH_CMD[@]}"); fi
     redis-benchmark -p "$PORT" -n $((REQUESTS / g)) -c $((CONNECTIONS / g)) -P "$pipeline" --csv "${BENCH_CMD[@]}" \
       > "$WORK/gen.$i" 2>/dev/null &
