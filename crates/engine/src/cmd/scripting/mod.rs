@@ -90,9 +90,8 @@ pub struct RunState {
 /// library change, older VMs are dropped instead of reused).
 #[derive(Default)]
 pub struct Scripting {
-    /// Idle EVAL VMs (boxed: a script run takes and gives back a pointer, not the VM).
-    #[allow(clippy::vec_box)]
-    eval_vms: Mutex<Vec<Box<Vm>>>,
+    /// Idle EVAL VMs.
+    eval_vms: VmPool,
     /// The EVAL script cache by SHA (SCRIPT LOAD, EVAL), which every VM compiles from.
     eval_scripts: RwLock<ShaMap<Arc<ScriptSource>>>,
     /// Bumped by SCRIPT FLUSH: VMs made before are dropped instead of reused.
@@ -100,8 +99,7 @@ pub struct Scripting {
     /// The VM function libraries are checked and registered in (FUNCTION LOAD, RESTORE).
     fvm: Mutex<Option<Vm>>,
     /// Idle VMs FCALL runs functions in, each with every library loaded.
-    #[allow(clippy::vec_box)]
-    function_vms: Mutex<Vec<Box<Vm>>>,
+    function_vms: VmPool,
     /// Bumped by every change of the libraries.
     libraries_generation: AtomicU64,
     libraries: Mutex<Libraries>,
@@ -163,6 +161,87 @@ impl std::hash::Hasher for ShaHasher {
 
 type ShaMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<ShaHasher>>;
 
+/// Idle VMs of one kind. Each thread keeps the VM it used last (`LOCAL_VMS`), so a
+/// worker's scripts run in a VM whose memory is already in its core's cache, without
+/// touching the shared list; the list holds the others (a thread running a script inside
+/// another engine's script, VMs given back while the thread's slot was taken).
+struct VmPool {
+    /// Tells this pool's VMs apart in the threads' slots (unique in the process).
+    id: u64,
+    /// Bumped by `clear`: VMs made before are dropped when next taken, and no longer count
+    /// in INFO's memory (those in other threads' slots can't be dropped at once).
+    epoch: Arc<AtomicU64>,
+    /// Boxed: a script run takes and gives back a pointer, not the VM.
+    #[allow(clippy::vec_box)]
+    idle: Mutex<Vec<Box<Vm>>>,
+}
+
+impl Default for VmPool {
+    fn default() -> Self {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        VmPool { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), epoch: Arc::default(), idle: Mutex::new(Vec::new()) }
+    }
+}
+
+/// How many VMs a thread keeps (of different pools: engines, kinds).
+const LOCAL_VMS_KEPT: usize = 4;
+
+thread_local! {
+    /// The VM each pool's last script on this thread ran in, by pool id.
+    static LOCAL_VMS: std::cell::RefCell<Vec<(u64, Box<Vm>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl VmPool {
+    /// The epoch a VM made now belongs to (`Vm::new`).
+    fn birth(&self) -> (Arc<AtomicU64>, u64) {
+        (Arc::clone(&self.epoch), self.epoch.load(Ordering::SeqCst))
+    }
+
+    fn take(&self) -> Option<Box<Vm>> {
+        let local = LOCAL_VMS.with(|slots| {
+            let mut slots = slots.borrow_mut();
+            let at = slots.iter().position(|(id, _)| *id == self.id)?;
+            Some(slots.swap_remove(at).1)
+        });
+        let vm = local.or_else(|| self.idle.lock().pop())?;
+        // One from before a flush: the caller makes a new one.
+        vm.counted().then_some(vm)
+    }
+
+    fn give_back(&self, vm: Box<Vm>) {
+        let vm = LOCAL_VMS.with(|slots| {
+            let Ok(mut slots) = slots.try_borrow_mut() else { return Some(vm) };
+            if slots.iter().any(|(id, _)| *id == self.id) {
+                return Some(vm);
+            }
+            if slots.len() == LOCAL_VMS_KEPT {
+                // The oldest goes (an engine dropped long ago, most likely).
+                slots.remove(0);
+            }
+            slots.push((self.id, vm));
+            None
+        });
+        if let Some(vm) = vm {
+            self.idle.lock().push(vm);
+        }
+    }
+
+    /// Drops the idle VMs (this thread's too; other threads drop theirs when they next
+    /// take one and find it stale).
+    fn clear(&self, gauge: &std::sync::atomic::AtomicUsize) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        gauge.store(0, Ordering::SeqCst);
+        let idle = std::mem::take(&mut *self.idle.lock());
+        drop(idle);
+        let mine = LOCAL_VMS.with(|slots| {
+            let mut slots = slots.try_borrow_mut().ok()?;
+            let at = slots.iter().position(|(id, _)| *id == self.id)?;
+            Some(slots.swap_remove(at))
+        });
+        drop(mine);
+    }
+}
+
 /// A cached EVAL script.
 struct ScriptSource {
     body: Vec<u8>,
@@ -182,6 +261,9 @@ struct Vm {
     registry: Arc<Mutex<Vec<Arc<RunState>>>>,
     /// What this VM last told its memory gauge.
     noted_memory: std::cell::Cell<usize>,
+    /// Its pool's epoch, and the one it was made in: it counts in INFO's memory while they
+    /// are the same (`VmPool::clear`).
+    pool_epoch: (Arc<AtomicU64>, u64),
     /// Hidden table the prelude reads the per-run callbacks from (`call`, `setresp`).
     hooks: Table,
     /// Runs a function under the error handler: returns ok, result.
@@ -1164,7 +1246,12 @@ fn lua_err(msg: impl Into<String>) -> mlua::Error {
 }
 
 impl Vm {
-    fn new(engine: &Engine, memory_gauge: Arc<std::sync::atomic::AtomicUsize>, generation: u64) -> mlua::Result<Vm> {
+    fn new(
+        engine: &Engine,
+        memory_gauge: Arc<std::sync::atomic::AtomicUsize>,
+        pool_epoch: (Arc<AtomicU64>, u64),
+        generation: u64,
+    ) -> mlua::Result<Vm> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
         // SAFETY: the debug library is only captured by the prelude's error handler (which
         // reads line information) and removed from the globals before any script runs.
@@ -1282,6 +1369,7 @@ impl Vm {
             busy_scripts: Arc::clone(&engine.scripting.busy_scripts),
             registry: Arc::clone(&engine.scripting.runs),
             noted_memory: std::cell::Cell::new(0),
+            pool_epoch,
             hooks,
             runner,
             env,
@@ -1299,6 +1387,9 @@ impl Vm {
 
     /// Tells INFO what the VM uses now.
     fn note_memory(&self) {
+        if !self.counted() {
+            return;
+        }
         let now = self.lua.used_memory();
         let before = self.noted_memory.replace(now);
         self.memory_gauge.fetch_add(now, Ordering::Relaxed);
@@ -1362,9 +1453,18 @@ impl Vm {
     }
 }
 
+impl Vm {
+    /// Whether it still counts in INFO's memory (made since its pool's last flush).
+    fn counted(&self) -> bool {
+        self.pool_epoch.1 == self.pool_epoch.0.load(Ordering::SeqCst)
+    }
+}
+
 impl Drop for Vm {
     fn drop(&mut self) {
-        self.memory_gauge.fetch_sub(self.noted_memory.get(), Ordering::Relaxed);
+        if self.counted() {
+            self.memory_gauge.fetch_sub(self.noted_memory.get(), Ordering::Relaxed);
+        }
         self.registry.lock().retain(|r| !Arc::ptr_eq(r, &self.run));
     }
 }
@@ -1374,12 +1474,12 @@ impl Scripting {
     fn take_eval_vm(&self, engine: &Engine) -> Result<Box<Vm>, CmdError> {
         let generation = self.eval_generation.load(Ordering::SeqCst);
         loop {
-            let idle = self.eval_vms.lock().pop();
+            let idle = self.eval_vms.take();
             match idle {
                 Some(vm) if vm.generation == generation => return Ok(vm),
                 Some(stale) => drop(stale),
                 None => {
-                    return Vm::new(engine, self.eval_vm_bytes.clone(), generation)
+                    return Vm::new(engine, self.eval_vm_bytes.clone(), self.eval_vms.birth(), generation)
                         .map(Box::new)
                         .map_err(|e| CmdError::msg(format!("ERR {e}")))
                 }
@@ -1389,7 +1489,7 @@ impl Scripting {
 
     fn give_back_eval_vm(&self, vm: Box<Vm>) {
         if vm.generation == self.eval_generation.load(Ordering::SeqCst) {
-            self.eval_vms.lock().push(vm);
+            self.eval_vms.give_back(vm);
         }
     }
 
@@ -1426,11 +1526,11 @@ impl Scripting {
 
     /// A VM with every function library loaded, for one FCALL (`give_back_function_vm`).
     fn take_function_vm(&self, engine: &Engine) -> Result<Box<Vm>, CmdError> {
-        let idle = self.function_vms.lock().pop();
+        let idle = self.function_vms.take();
         let mut vm = match idle {
             Some(vm) => vm,
             None => Box::new(
-                Vm::new(engine, self.functions_vm_bytes.clone(), u64::MAX)
+                Vm::new(engine, self.functions_vm_bytes.clone(), self.function_vms.birth(), u64::MAX)
                     .map_err(|e| CmdError::msg(format!("ERR {e}")))?,
             ),
         };
@@ -1481,7 +1581,7 @@ impl Scripting {
     }
 
     fn give_back_function_vm(&self, vm: Box<Vm>) {
-        self.function_vms.lock().push(vm);
+        self.function_vms.give_back(vm);
     }
 
     /// The function libraries changed: each function VM loads the changes when next used.
@@ -2572,8 +2672,7 @@ fn script_flush(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
     scripting.eval_generation.fetch_add(1, Ordering::SeqCst);
     scripting.eval_scripts.write().clear();
     // Dropping the idle VMs gives back their memory (running ones go when they finish).
-    let idle = std::mem::take(&mut *scripting.eval_vms.lock());
-    drop(idle);
+    scripting.eval_vms.clear(&scripting.eval_vm_bytes);
     scripting.cached_scripts.store(0, Ordering::Relaxed);
     scripting.eval_bodies_bytes.store(0, Ordering::Relaxed);
     out.simple("OK");
@@ -2652,7 +2751,7 @@ fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R)
     let mut guard = engine.scripting.fvm.lock();
     if guard.is_none() {
         *guard = Some(
-            Vm::new(engine, engine.scripting.functions_vm_bytes.clone(), 0)
+            Vm::new(engine, engine.scripting.functions_vm_bytes.clone(), (Arc::default(), 0), 0)
                 .map_err(|e| CmdError::msg(format!("ERR {e}")))?,
         );
     }
@@ -2882,8 +2981,7 @@ impl Scripting {
         *self.fvm.lock() = None;
         self.libraries_changed();
         // A fresh start for the VMs too, as Redis makes a new Lua state.
-        let idle = std::mem::take(&mut *self.function_vms.lock());
-        drop(idle);
+        self.function_vms.clear(&self.functions_vm_bytes);
     }
 }
 
