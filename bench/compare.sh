@@ -7,7 +7,7 @@
 #
 # Usage: bench/compare.sh [-t set,get,incr] [-n 200000] [-c 50] [-P "1 16"] [-r ROUNDS] [-o DIR]
 #   -t  redis-benchmark tests (comma separated)      default: set,get,incr
-#       and script tests: eval, evalsha, script_3cmds, script_loop, fcall (bench/lib.sh)
+#       and script tests: eval, evalsha, script_3cmds, script_loop, fcall, script_heavy (bench/lib.sh)
 #   -n  requests per test                            default: 200000
 #   -c  parallel connections                         default: 50
 #   -P  pipeline depths to run, space separated      default: "1 16"

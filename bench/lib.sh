@@ -113,6 +113,8 @@ write_latest() {
 #   script_3cmds  EVALSHA of a script running SET, INCR and GET on its one declared key
 #   script_loop   EVALSHA of a 100-iteration Lua loop (no command)
 #   fcall         FCALL of a library function running the same three commands
+#   script_heavy  EVALSHA of a 10,000-iteration Lua loop, then INCR of its one declared key:
+#                 the server's own work dominates (what more worker threads can share)
 # load_scripts TARGET ("-p PORT" or "-s PATH") loads the scripts and the library into a server
 # (load_scripts_for TESTS TARGET only when TESTS hold a script test);
 # script_command TEST [KEY] sets BENCH_CMD to the command's arguments (empty for other tests).
@@ -120,13 +122,14 @@ write_latest() {
 BENCH_SCRIPT_1='return 1'
 BENCH_SCRIPT_3="redis.call('SET', KEYS[1], ARGV[1]) redis.call('INCR', KEYS[1]) return redis.call('GET', KEYS[1])"
 BENCH_SCRIPT_LOOP='local s = 0 for i = 1, 100 do s = s + i end return s'
+BENCH_SCRIPT_HEAVY="local s = 0 for i = 1, 10000 do s = s + i end redis.call('INCR', KEYS[1]) return s"
 BENCH_LIBRARY="#!lua name=quincebench
 redis.register_function('three', function(keys, args) redis.call('SET', keys[1], args[1]) redis.call('INCR', keys[1]) return redis.call('GET', keys[1]) end)"
 bench_sha1() { printf '%s' "$1" | sha1sum | cut -d' ' -f1; }
-is_script_test() { case $1 in eval|evalsha|script_3cmds|script_loop|fcall) return 0 ;; *) return 1 ;; esac; }
+is_script_test() { case $1 in eval|evalsha|script_3cmds|script_loop|fcall|script_heavy) return 0 ;; *) return 1 ;; esac; }
 load_scripts() {
   local body
-  for body in "$BENCH_SCRIPT_1" "$BENCH_SCRIPT_3" "$BENCH_SCRIPT_LOOP"; do
+  for body in "$BENCH_SCRIPT_1" "$BENCH_SCRIPT_3" "$BENCH_SCRIPT_LOOP" "$BENCH_SCRIPT_HEAVY"; do
     # shellcheck disable=SC2086
     redis-cli $1 SCRIPT LOAD "$body" >/dev/null
   done
@@ -149,6 +152,7 @@ script_command() {
     script_3cmds) BENCH_CMD=(EVALSHA "$(bench_sha1 "$BENCH_SCRIPT_3")" 1 "$key" 1) ;;
     script_loop) BENCH_CMD=(EVALSHA "$(bench_sha1 "$BENCH_SCRIPT_LOOP")" 0) ;;
     fcall) BENCH_CMD=(FCALL three 1 "$key" 1) ;;
+    script_heavy) BENCH_CMD=(EVALSHA "$(bench_sha1 "$BENCH_SCRIPT_HEAVY")" 1 "$key") ;;
   esac
 }
 

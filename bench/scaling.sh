@@ -10,7 +10,7 @@
 #
 # Usage: bench/scaling.sh [-t set,get] [-n 200000] [-c 50] [-P "1 16"] [-g "1 2"] [-T "1 2"] [-r ROUNDS] [-o DIR]
 #   -t  redis-benchmark tests (comma separated)             default: set,get
-#       and script tests: eval, evalsha, script_3cmds, script_loop, fcall (bench/lib.sh)
+#       and script tests: eval, evalsha, script_3cmds, script_loop, fcall, script_heavy (bench/lib.sh)
 #   -n  requests per measurement, split over the generators default: 200000
 #   -c  connections per measurement, split likewise         default: 50
 #   -P  pipeline depths, space separated                    default: "1 16"
