@@ -788,7 +788,7 @@ impl Engine {
         shards: Option<SmallVec<[usize; 4]>>,
     ) {
         let outer = std::mem::replace(&mut client.in_script, true);
-        self.execute_known(client, args, Resolved::Found(spec), out, held, shards);
+        self.execute_lent(client, args, Resolved::Found(spec), out, held, shards);
         client.in_script = outer;
     }
 
@@ -968,7 +968,7 @@ impl Engine {
         out.array(queued.len());
         for command in &queued {
             let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
-            self.execute_with(client, &args, self.table.resolve(&args), out, held.as_deref_mut());
+            self.execute_lent(client, &args, self.table.resolve(&args), out, held.as_deref_mut(), None);
         }
         client.in_exec = false;
         // Handed over while the shards are held, so the log keeps each key's order.
@@ -1101,24 +1101,13 @@ impl Engine {
         resolved: Resolved<'_>,
         reply_out: &mut dyn ReplySink,
     ) {
-        self.execute_with(client, args, resolved, reply_out, None);
+        self.execute_lent(client, args, resolved, reply_out, None, None);
     }
 
-    /// Runs one resolved command. `held`: the shards a transaction holds, which the command
-    /// uses instead of locking its own (they include all of them).
-    fn execute_with(
-        &self,
-        client: &mut Client,
-        args: &[&[u8]],
-        resolved: Resolved<'_>,
-        reply_out: &mut dyn ReplySink,
-        held: Option<&mut HeldShards<'_>>,
-    ) {
-        self.execute_known(client, args, resolved, reply_out, held, None);
-    }
-
-    /// As `execute_with`; `known`: the shards of the command's keys, found already.
-    fn execute_known(
+    /// Runs one resolved command. `held`: the shards a transaction or script holds, which
+    /// the command uses instead of locking its own (they include all of them); `known`: the
+    /// shards of the command's keys, if the caller found them already.
+    fn execute_lent(
         &self,
         client: &mut Client,
         args: &[&[u8]],

@@ -133,3 +133,28 @@ fn a_busy_script_running_alongside_gets_everyone_busy_and_can_be_killed() {
     assert_eq!(third.call(&["GET", "{s}k"]), b"$-1\r\n");
     assert_eq!(admin.call(&["SCRIPT", "KILL"]), b"-NOTBUSY No scripts in execution right now.\r\n");
 }
+
+#[test]
+fn a_script_reaching_after_writing_for_a_shard_held_too_long_fails_that_command() {
+    let server = start();
+    let mut a = server.client();
+    let mut b = server.client();
+    // Both learned to keep to their keys.
+    assert_eq!(eval(&mut a, "{k}k", 0, "", ""), b"*2\r\n:1\r\n$-1\r\n");
+    assert_eq!(eval(&mut b, "{o}k", 0, "", ""), b"*2\r\n:1\r\n$-1\r\n");
+    // B holds {o}'s shard for 1.5 s; A, alongside, writes its key and then reads a key of
+    // that shard: it can't wait for it (it holds its own shard out of order), so after a
+    // second of trying, that command fails and the script with it, its write kept (as any
+    // script failing half way in Redis).
+    let holder = std::thread::spawn(move || eval(&mut b, "{o}k", 1500, "", ""));
+    std::thread::sleep(Duration::from_millis(200));
+    let reply = String::from_utf8(eval(&mut a, "{k}k", 0, "reach-after", "{o}other")).unwrap();
+    assert!(
+        reply.starts_with("-ERR script accessed a key outside the shards of its declared keys, after writing"),
+        "{reply}"
+    );
+    assert_eq!(holder.join().unwrap(), b"*2\r\n:2\r\n$-1\r\n");
+    assert_eq!(a.call(&["GET", "{k}k"]), b"$1\r\n2\r\n");
+    // Learned: from now on it runs alone and reaches the key.
+    assert_eq!(eval(&mut a, "{k}k", 0, "reach-after", "{o}other"), b"*2\r\n:3\r\n$-1\r\n");
+}

@@ -107,6 +107,8 @@ pub struct Scripting {
     runs: Arc<Mutex<Vec<Arc<RunState>>>>,
     /// Running scripts past `busy-reply-threshold`: other clients get BUSY meanwhile.
     busy_scripts: Arc<AtomicUsize>,
+    /// math.random's generator, shared by every VM (Redis's is global).
+    rand: Arc<Mutex<Rand48>>,
     /// Commands run on one thread only (a server with one worker): scripts always run
     /// alone, which costs less than holding shards when nothing could run alongside.
     one_thread: AtomicBool,
@@ -1228,6 +1230,13 @@ unsafe extern "C-unwind" fn c_unpack(l: *mut mlua::ffi::lua_State) -> std::ffi::
 /// Redis's rand48 generator (rand.c): the same sequence on every platform.
 struct Rand48(u64);
 
+impl Default for Rand48 {
+    /// As redisSrand48(0) leaves it (and the process starts with).
+    fn default() -> Self {
+        Rand48(0x1234_ABCD_330E)
+    }
+}
+
 impl Rand48 {
     const MASK: u64 = (1 << 48) - 1;
 
@@ -1258,7 +1267,9 @@ impl Vm {
         let lua = unsafe { Lua::unsafe_new_with(libs, LuaOptions::new()) };
         let hooks = lua.create_table()?;
         let sha1 = lua.create_function(|_, s: mlua::String| Ok(sha1hex(&s.as_bytes())))?;
-        let rand = Arc::new(Mutex::new(Rand48(0x1234_ABCD_330E)));
+        // One generator for every VM, as Redis's is one for the process: scripts draw from
+        // the same sequence whichever VM runs them.
+        let rand = Arc::clone(&engine.scripting.rand);
         let r = rand.clone();
         let random = lua.create_function(move |_, args: Variadic<Value>| {
             let x = r.lock().next();
