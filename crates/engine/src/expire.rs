@@ -32,8 +32,9 @@ impl Engine {
         if !self.hot.active_expire.load(Ordering::Relaxed) || self.pause_in_force() {
             return report;
         }
-        // Not while a script or transaction runs (they hold the gate exclusively): as in
-        // Redis, no key expires under them (a script sees time stand still).
+        // Not while a script or transaction runs alone (it holds the gate exclusively), nor
+        // in the shards one running alongside others holds: as in Redis, no key expires
+        // under them (a script sees time stand still).
         let Some(_gate) = self.exec_gate.try_read() else { return report };
         let shards = self.keyspace.shard_count();
         let dbs = self.keyspace.databases();
@@ -54,7 +55,9 @@ impl Engine {
                     };
                     let persistence = self.persistence().filter(|p| p.wants_effects());
                     let log_mask = if persistence.is_some() { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
-                    let mut guard = self.keyspace.lock(shard);
+                    // A shard a script or transaction holds (perhaps for long) is left for
+                    // a later cycle: no key expires under them, and the cycle never waits.
+                    let Some(mut guard) = self.keyspace.try_lock(shard) else { break };
                     let table = &mut guard.dbs[db];
                     table.set_collect_events(event_mask | log_mask);
                     let (sampled, expired) = table.expire_sample(KEYS_PER_LOOP, now_ms, &mut rng);
