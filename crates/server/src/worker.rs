@@ -174,6 +174,9 @@ impl Worker {
     }
 
     fn serve_when_all_ready<R: Reactor>(&self, reactor: R) -> io::Result<()> {
+        // Before any worker serves: one that accepts first must see every other as a
+        // worker to hand connections to (a late one would get none of the first burst).
+        self.balancer.ready(self.index, reactor.waker());
         let _ = self.started.send(Ok(()));
         if self.go.recv().unwrap_or(false) {
             self.serve(reactor)
@@ -185,7 +188,6 @@ impl Worker {
     fn serve<R: Reactor>(&self, mut reactor: R) -> io::Result<()> {
         let scripts = ScriptQueue::default();
         let waker = reactor.waker();
-        self.balancer.ready(self.index, Arc::clone(&waker));
         let mut happenings: Vec<Happening> = Vec::with_capacity(1024);
         let mut conns: Slab<Connection> = Slab::new();
         let mut last_sweep = Instant::now();

@@ -35,7 +35,8 @@ impl Balancer {
         Arc::new(Balancer { workers })
     }
 
-    /// Worker `index` is ready to take connections handed to it; `waker` wakes its loop.
+    /// Worker `index` can be handed connections; `waker` wakes its loop (which takes them
+    /// in once it runs).
     pub fn ready(&self, index: usize, waker: Waker) {
         let _ = self.workers[index].waker.set(waker);
     }
