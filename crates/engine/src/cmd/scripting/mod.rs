@@ -1992,7 +1992,6 @@ impl Invocation<'_> {
         }
         let confined = crate::exec::confined(spec, !shards.is_empty());
         let within = !self.checks || confined && shards.iter().all(|s| self.declared.contains(s));
-        let known = self.checks.then_some(shards.clone());
         if !within {
             self.reached_beyond = true;
             if self.alongside {
@@ -2007,6 +2006,8 @@ impl Invocation<'_> {
                 }
             }
         }
+        // Found once: the executor uses them instead of finding them again.
+        let known = self.checks.then_some(shards);
         self.effects |= writes || has_may_replicate_flag(spec);
         if writes {
             self.wrote = true;
