@@ -86,6 +86,11 @@ pub struct Stats {
     pub keyspace_misses: AtomicU64,
     pub total_net_input_bytes: AtomicU64,
     pub total_net_output_bytes: AtomicU64,
+    /// Socket reads and writes by the server (INFO's total_reads_processed and
+    /// total_writes_processed: a write is one flush of a client's output, however many
+    /// replies it carries).
+    pub total_reads_processed: AtomicU64,
+    pub total_writes_processed: AtomicU64,
     /// In-place changes (see `Ctx::dirty`); add `Engine::dirty()` for the total.
     pub dirty: AtomicU64,
     /// Keys removed by `maxmemory` eviction.

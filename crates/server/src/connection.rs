@@ -224,6 +224,7 @@ impl Connection {
     fn absorb(&mut self, engine: &Engine, n: usize, query_buffer_limit: usize) -> Option<Next> {
         self.read_end += n;
         engine.stats.total_net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        engine.stats.total_reads_processed.fetch_add(1, Ordering::Relaxed);
         self.execute_buffered(engine);
         if self.read_end - self.read_start > query_buffer_limit {
             crate::log::log(
@@ -415,6 +416,12 @@ impl Connection {
         if self.output_limit_hit {
             return Next::CloseNow;
         }
+        // PERF: while the pipeline waits for its script, more replies of the same batch
+        // follow: one write after the last, not one per script (a syscall and a wake-up of
+        // the client each).
+        if self.script_running {
+            return Next::Keep;
+        }
         // No reply leaves before the writes it may depend on are as durable as
         // `appendfsync` promises (always: fsynced).
         if self.write_pos < self.write_buf.len() {
@@ -433,6 +440,9 @@ impl Connection {
                 return if self.closing { Next::Close } else { Next::Keep };
             }
         };
+        if self.write_pos < self.write_buf.len() {
+            engine.stats.total_writes_processed.fetch_add(1, Ordering::Relaxed);
+        }
         while self.write_pos < self.write_buf.len() {
             match (&*socket).write(&self.write_buf[self.write_pos..]) {
                 Ok(0) => return Next::CloseNow,
@@ -485,7 +495,8 @@ impl Connection {
     /// capacity, so steady traffic allocates nothing.
     pub fn start_send(&mut self) -> Option<(*const u8, u32)> {
         let Io::Ring(ring) = &mut self.io else { return None };
-        if ring.send_in_flight {
+        // As in `flush`: the replies wait for the script's.
+        if ring.send_in_flight || self.script_running {
             return None;
         }
         if ring.send_pos >= ring.sending.len() {
@@ -507,6 +518,7 @@ impl Connection {
         ring.send_in_flight = false;
         ring.send_pos += n;
         engine.stats.total_net_output_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        engine.stats.total_writes_processed.fetch_add(1, Ordering::Relaxed);
         self.note_ring_output();
     }
 

@@ -370,3 +370,50 @@ fn connections_are_spread_over_the_workers() {
         }
     }
 }
+
+/// (total_reads_processed, total_writes_processed) from one INFO.
+fn io_counts(c: &mut RawClient) -> (u64, u64) {
+    let info = String::from_utf8(c.call(&["INFO", "stats"])).unwrap();
+    let field = |name: &str| -> u64 {
+        let prefix = format!("{name}:");
+        info.lines().find_map(|l| l.strip_prefix(&prefix)).expect(name).parse().unwrap()
+    };
+    (field("total_reads_processed"), field("total_writes_processed"))
+}
+
+#[test]
+fn a_pipeline_of_scripts_gets_its_replies_in_one_write() {
+    for backend in BACKENDS {
+        let server = start(backend, &[]);
+        let mut observer = server.client();
+        let mut c = server.client();
+        let sha = String::from_utf8(c.call(&["SCRIPT", "LOAD", "return redis.call('INCR', KEYS[1])"])).unwrap();
+        let sha = sha.lines().nth(1).unwrap().to_string();
+        // Commands before, between and after scripts, in one write.
+        let mut batch = encode_command(&["SET", "n", "0"]);
+        for _ in 0..8 {
+            batch.extend(encode_command(&["EVALSHA", &sha, "1", "n"]));
+        }
+        batch.extend(encode_command(&["GET", "n"]));
+        for _ in 0..8 {
+            batch.extend(encode_command(&["EVAL", "return redis.call('INCR', KEYS[1])", "1", "n"]));
+        }
+        batch.extend(encode_command(&["PING"]));
+        let (reads, writes) = io_counts(&mut observer);
+        c.send_raw(&batch);
+        assert_eq!(c.read_reply(), b"+OK\r\n");
+        for i in 1..=8 {
+            assert_eq!(c.read_reply(), format!(":{i}\r\n").as_bytes(), "{backend}");
+        }
+        assert_eq!(c.read_reply(), b"$1\r\n8\r\n");
+        for i in 9..=16 {
+            assert_eq!(c.read_reply(), format!(":{i}\r\n").as_bytes(), "{backend}");
+        }
+        assert_eq!(c.read_reply(), b"+PONG\r\n");
+        // Besides the pipeline's (one read, one write): the second INFO's read, and the
+        // first INFO's write (made after it counted).
+        let (reads_after, writes_after) = io_counts(&mut observer);
+        assert_eq!(writes_after - writes, 1 + 1, "{backend}: the pipeline's replies took more than one write");
+        assert_eq!(reads_after - reads, 1 + 1, "{backend}: reads counted");
+    }
+}

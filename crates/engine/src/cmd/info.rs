@@ -226,7 +226,8 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
              expired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
              pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:{}\r\n\
              migrate_cached_sockets:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
-             total_error_replies:{}\r\n",
+             total_error_replies:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\n\
+             io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n",
                 load(&stats.total_connections_received),
                 load(&stats.total_commands_processed),
                 rates[0],
@@ -244,6 +245,8 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 engine.pubsub.count(crate::pubsub::Kind::Shard),
                 engine.stats.total_forks.load(Ordering::Relaxed),
                 load(&engine.observe.errors.total),
+                load(&stats.total_reads_processed),
+                load(&stats.total_writes_processed),
             )
         }
         "replication" if engine.persistence().and_then(|p| p.replication_info()).is_some() => {

@@ -632,6 +632,8 @@ fn config_resetstat(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink)
         &stats.keyspace_misses,
         &stats.total_net_input_bytes,
         &stats.total_net_output_bytes,
+        &stats.total_reads_processed,
+        &stats.total_writes_processed,
     ] {
         counter.store(0, Ordering::Relaxed);
     }
