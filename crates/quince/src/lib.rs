@@ -30,6 +30,7 @@
 //! groups, geo, HyperLogLog, bitmaps, in-process pub/sub ([`Subscription`]) and
 //! [`Db::serve`] (RESP on a socket, for redis-cli). The Python package is in `sdk/python`.
 
+mod capture;
 mod lock;
 mod more;
 mod pubsub;
@@ -40,13 +41,14 @@ pub mod typed;
 mod value;
 mod wakeup;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use quince_engine::{Client, Engine, EngineOptions, ReplyBuilder};
+use quince_engine::{Client, Engine, EngineOptions};
 use quince_resp::Protocol;
 use smallvec::SmallVec;
 use wakeup::Wakeup;
@@ -138,6 +140,8 @@ struct Inner {
     /// Clients kept for reuse: one is taken per command (a command runs as a client, for
     /// its reply protocol, blocking state and stats), so no allocation per call.
     clients: Mutex<Vec<Client>>,
+    /// Unique per Db (`NEXT_DB_ID`).
+    id: u64,
     stop: Arc<AtomicBool>,
     housekeeper: Mutex<Option<JoinHandle<()>>>,
 }
@@ -181,6 +185,70 @@ const CONNECTION_COMMANDS: &[(&str, &str)] = &[
     ("QUIT", "there is no connection to close"),
     ("SHUTDOWN", "drop the Db instead"),
 ];
+
+/// The `CONNECTION_COMMANDS` error, and CLIENT REPLY's.
+fn refuse_connection_command(name: &[u8], sub: Option<&&[u8]>) -> Result<()> {
+    if let Some((_, instead)) = CONNECTION_COMMANDS.iter().find(|(c, _)| name.eq_ignore_ascii_case(c.as_bytes())) {
+        return Err(Error::Reply(format!(
+            "ERR {} changes a connection's state; an embedded Db has none ({instead})",
+            String::from_utf8_lossy(name).to_uppercase()
+        )));
+    }
+    if name.eq_ignore_ascii_case(b"CLIENT") && sub.is_some_and(|sub| sub.eq_ignore_ascii_case(b"REPLY")) {
+        return Err(Error::Reply(
+            "ERR CLIENT REPLY changes a connection's state; an embedded Db has none (every call returns its reply)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a client can serve the next call (one in an unexpected state, CLIENT REPLY OFF
+/// say, is dropped).
+fn reusable(client: &Client) -> bool {
+    client.blocked.is_none() && client.multi.is_none() && client.reply_mode == quince_engine::ReplyMode::On
+}
+
+/// Tells each Db apart for the thread-local clients (an address could be reused).
+static NEXT_DB_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The client this thread used last, for the Db it belongs to.
+    static LOCAL_CLIENT: RefCell<Option<LocalClient>> = const { RefCell::new(None) };
+}
+
+struct LocalClient {
+    db_id: u64,
+    owner: Weak<Inner>,
+    client: Option<Client>,
+}
+
+impl Drop for LocalClient {
+    /// Another Db's turn on this thread, or the thread's end: the client goes back to its
+    /// Db's pool (where CLIENT LIST keeps seeing it), unless that Db is gone.
+    fn drop(&mut self) {
+        if let (Some(inner), Some(client)) = (self.owner.upgrade(), self.client.take()) {
+            inner.give_back(client);
+        }
+    }
+}
+
+impl Inner {
+    /// A client from the pool, or a new one.
+    fn take_client(&self) -> Client {
+        self.clients.lock().pop().unwrap_or_else(|| {
+            let mut client = self.engine.new_client();
+            client.protocol = Protocol::Resp3;
+            client
+        })
+    }
+
+    fn give_back(&self, client: Client) {
+        if reusable(&client) {
+            self.clients.lock().push(client);
+        }
+    }
+}
 
 impl Db {
     /// A new, empty dataset in memory, with Redis's default configuration.
@@ -255,6 +323,7 @@ impl Db {
                 layer,
                 _lock: lock,
                 clients: Mutex::new(Vec::new()),
+                id: NEXT_DB_ID.fetch_add(1, Ordering::Relaxed),
                 stop,
                 housekeeper: Mutex::new(housekeeper),
             }),
@@ -281,46 +350,61 @@ impl Db {
 
     /// `command` for arguments already as byte slices.
     pub fn run(&self, args: &[&[u8]]) -> Result<Value> {
+        self.run_capturing(args, true)
+    }
+
+    /// `run`; `keep_status_text`: false when the caller discards a status reply's text.
+    pub(crate) fn run_capturing(&self, args: &[&[u8]], keep_status_text: bool) -> Result<Value> {
         if let Some(name) = args.first() {
-            if let Some((_, instead)) =
-                CONNECTION_COMMANDS.iter().find(|(c, _)| name.eq_ignore_ascii_case(c.as_bytes()))
-            {
-                return Err(Error::Reply(format!(
-                    "ERR {} changes a connection's state; an embedded Db has none ({instead})",
-                    String::from_utf8_lossy(name).to_uppercase()
-                )));
-            }
-            if name.eq_ignore_ascii_case(b"CLIENT") && args.get(1).is_some_and(|sub| sub.eq_ignore_ascii_case(b"REPLY"))
-            {
-                return Err(Error::Reply(
-                    "ERR CLIENT REPLY changes a connection's state; an embedded Db has none (every call returns its reply)"
-                        .into(),
-                ));
-            }
+            refuse_connection_command(name, args.get(1))?;
         }
         let engine = &self.inner.engine;
-        let mut client = self.inner.clients.lock().pop().unwrap_or_else(|| {
-            let mut client = engine.new_client();
-            client.protocol = Protocol::Resp3;
-            client
+        let mut out = capture::Capture::new(keep_status_text);
+        let waited = self.with_client(|client| {
+            client.select(self.index);
+            engine.execute(client, args, &mut out);
+            client.blocked.is_some().then(|| self.wait_blocked(client))
         });
-        client.select(self.index);
-        let mut out = ReplyBuilder::new();
-        engine.execute(&mut client, args, &mut out);
-        let reply = if client.blocked.is_some() {
-            self.wait_blocked(&mut client)
-        } else {
-            out.take().pop().ok_or_else(|| Error::UnexpectedReply("no reply".into()))
-        };
-        // A client in an unexpected state (CLIENT REPLY OFF, say) is not reused.
-        if client.blocked.is_none() && client.multi.is_none() && client.reply_mode == quince_engine::ReplyMode::On {
-            self.inner.clients.lock().push(client);
-        }
         self.make_durable();
-        match reply? {
+        let reply = match waited {
+            Some(reply) => reply?,
+            None => out.take().ok_or_else(|| Error::UnexpectedReply("no reply".into()))?,
+        };
+        match reply {
             Value::Error(text) => Err(Error::Reply(text)),
             value => Ok(value),
         }
+    }
+
+    /// Runs `f` with a client of this Db: the one this thread keeps (`LOCAL_CLIENT`: no
+    /// lock, nothing shared between threads), or one of the pool when this thread's is in
+    /// use already (a call made while another runs on the same thread).
+    fn with_client<R>(&self, f: impl FnOnce(&mut Client) -> R) -> R {
+        LOCAL_CLIENT.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut slot) => {
+                if slot.as_ref().is_none_or(|local| local.db_id != self.inner.id) {
+                    // (Dropping the one of another Db gives it back to that Db.)
+                    *slot = Some(LocalClient {
+                        db_id: self.inner.id,
+                        owner: Arc::downgrade(&self.inner),
+                        client: Some(self.inner.take_client()),
+                    });
+                }
+                let local = slot.as_mut().expect("just set");
+                let client = local.client.as_mut().expect("a local client holds its client until dropped");
+                let result = f(client);
+                if !reusable(client) {
+                    *slot = None;
+                }
+                result
+            }
+            Err(_) => {
+                let mut client = self.inner.take_client();
+                let result = f(&mut client);
+                self.inner.give_back(client);
+                result
+            }
+        })
     }
 
     /// Waits for a blocked command's reply: served by a write on another thread (which

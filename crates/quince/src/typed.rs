@@ -72,7 +72,7 @@ fn b<K: AsRef<[u8]> + ?Sized>(k: &K) -> &[u8] {
 impl Db {
     /// Runs a command and converts its reply.
     pub fn call<T: FromValue>(&self, args: &[&[u8]]) -> Result<T> {
-        T::from_value(self.run(args)?)
+        T::from_value(self.run_capturing(args, T::KEEPS_STATUS_TEXT)?)
     }
 
     // ---- strings ------------------------------------------------------------------

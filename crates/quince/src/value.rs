@@ -9,6 +9,9 @@ pub use quince_engine::Reply as Value;
 /// A Rust type a reply converts to, as redis-rs's `FromRedisValue`: nil is `None`, bulk
 /// strings are bytes, and a shape that does not fit is `Error::UnexpectedReply`.
 pub trait FromValue: Sized {
+    /// Whether the conversion reads a status reply's text (`+OK`); types that don't
+    /// spare the Db making a `String` of it.
+    const KEEPS_STATUS_TEXT: bool = true;
     fn from_value(value: Value) -> Result<Self>;
 }
 
@@ -23,6 +26,7 @@ impl FromValue for Value {
 }
 
 impl FromValue for () {
+    const KEEPS_STATUS_TEXT: bool = false;
     fn from_value(_: Value) -> Result<Self> {
         Ok(())
     }
@@ -111,6 +115,7 @@ impl FromValue for String {
 }
 
 impl<T: FromValue> FromValue for Option<T> {
+    const KEEPS_STATUS_TEXT: bool = T::KEEPS_STATUS_TEXT;
     fn from_value(value: Value) -> Result<Self> {
         match value {
             Value::Null => Ok(None),

@@ -235,6 +235,39 @@ fn many_threads_at_once() {
     assert_eq!(db.dbsize().unwrap(), 8001);
 }
 
+/// Each thread keeps the client it used last; another Db's call on that thread, or the
+/// thread's end, hands the client back to its Db. Nothing leaks between Dbs, and the clients
+/// a Db lists don't grow with the number of calls or of threads come and gone.
+#[test]
+fn clients_follow_threads_and_dbs() {
+    let clients = |db: &Db| {
+        let (Value::Bulk(list) | Value::Verbatim(_, list)) = db.command(&["CLIENT", "LIST"]).unwrap() else {
+            panic!("CLIENT LIST")
+        };
+        list.split(|&b| b == b'\n').filter(|line| !line.is_empty()).count()
+    };
+    let (a, b) = (Db::memory(), Db::memory());
+    for i in 0..100 {
+        a.set("k", format!("a{i}")).unwrap();
+        b.set("k", format!("b{i}")).unwrap();
+        assert_eq!(a.get("k").unwrap(), Some(format!("a{i}").into_bytes()));
+    }
+    assert_eq!(b.get("k").unwrap(), Some(b"b99".to_vec()));
+    let before = clients(&a);
+    for _ in 0..5 {
+        let a = a.clone();
+        std::thread::spawn(move || a.incr("n").unwrap()).join().unwrap();
+    }
+    assert_eq!(a.get("n").unwrap(), Some(b"5".to_vec()));
+    // One thread at a time: the ended thread's client went back and served the next.
+    assert!(clients(&a) <= before + 1, "{} clients after, {before} before", clients(&a));
+    // A Db dropped while a thread keeps its client: the next Db on that thread works.
+    drop(a);
+    let c = Db::memory();
+    assert_eq!(c.get("k").unwrap(), None);
+    assert_eq!(b.get("k").unwrap(), Some(b"b99".to_vec()));
+}
+
 #[test]
 fn dropping_the_last_handle_stops_the_background_thread() {
     let db = Db::memory();

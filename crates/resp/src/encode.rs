@@ -44,9 +44,7 @@ impl<'a> Encoder<'a> {
     }
 
     fn header(&mut self, prefix: u8, n: i64) {
-        self.out.push(prefix);
-        self.out.extend_from_slice(crate::number::format_i64(n).as_bytes());
-        self.out.extend_from_slice(b"\r\n");
+        crate::number::write_header(self.out, prefix, n);
     }
 
     /// `+text`. The text must not contain CR or LF.
@@ -168,14 +166,10 @@ impl<'a> Encoder<'a> {
 /// Appends a command as a RESP array of bulk strings (how requests, the append-only file
 /// and replication streams carry commands).
 pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, args: &[A]) {
-    out.push(b'*');
-    out.extend_from_slice(crate::format_i64(args.len() as i64).as_bytes());
-    out.extend_from_slice(b"\r\n");
+    crate::number::write_header(out, b'*', args.len() as i64);
     for arg in args {
         let arg = arg.as_ref();
-        out.push(b'$');
-        out.extend_from_slice(crate::format_i64(arg.len() as i64).as_bytes());
-        out.extend_from_slice(b"\r\n");
+        crate::number::write_header(out, b'$', arg.len() as i64);
         out.extend_from_slice(arg);
         out.extend_from_slice(b"\r\n");
     }

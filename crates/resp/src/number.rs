@@ -46,6 +46,21 @@ impl I64Text {
     }
 }
 
+/// Appends `prefix`, `n` in decimal and CRLF: a RESP header (`$12\r\n`, `*3\r\n`, `:7\r\n`).
+/// PERF: most lengths and counts have one or two digits; those are one small append.
+#[inline]
+pub fn write_header(out: &mut Vec<u8>, prefix: u8, n: i64) {
+    if (0..10).contains(&n) {
+        out.extend_from_slice(&[prefix, b'0' + n as u8, b'\r', b'\n']);
+    } else if (10..100).contains(&n) {
+        out.extend_from_slice(&[prefix, b'0' + (n / 10) as u8, b'0' + (n % 10) as u8, b'\r', b'\n']);
+    } else {
+        out.push(prefix);
+        out.extend_from_slice(format_i64(n).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 /// Formats `n` in decimal without allocating.
 pub fn format_i64(n: i64) -> I64Text {
     let mut buf = [0u8; 20];
@@ -112,6 +127,15 @@ fn strip_fraction_zeros(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_match_the_general_formatting() {
+        for n in [-1000, -10, -1, 0, 1, 9, 10, 11, 42, 99, 100, 101, 12345, i64::MAX, i64::MIN] {
+            let mut fast = Vec::new();
+            write_header(&mut fast, b'$', n);
+            assert_eq!(fast, format!("${n}\r\n").into_bytes(), "{n}");
+        }
+    }
 
     fn g17(d: f64) -> String {
         let mut v = Vec::new();
