@@ -145,7 +145,7 @@ FACTS="After the run: quince used_memory $qused, RSS $qrss, evicted_keys $qevict
 echo; echo "$FACTS"
 
 [ "$OUT" != none ] || exit 0
-base=$(stamp)-compare
+base=$(report_base "$OUT" compare)
 python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = same as redis-server" --max 2 \
   --title "quince vs redis-server $REDIS_VERSION: throughput and CPU per request" \
   --subtitle "$SETTINGS" \

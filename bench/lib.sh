@@ -38,6 +38,14 @@ command_line() {
 
 # Report file stamp, UTC: YYYY-MM-DD-HHMM.
 stamp() { date -u +%Y-%m-%d-%H%M; }
+# report_base DIR KIND: <stamp>-KIND, or <stamp>-KIND-2, -3... when a report of the same
+# minute is there already (two runs in one minute would overwrite each other).
+report_base() {
+  local now base n=2
+  now=$(stamp); base=$now-$2
+  while [ -e "$1/$base.md" ]; do base=$now-$2-$n; n=$((n + 1)); done
+  echo "$base"
+}
 
 # prepare_quince_and_out: sets QUINCE_BIN (default: the release build, built first unless
 # NO_BUILD=1; a given QUINCE_BIN is used as is) and OUT (default bench/results; "none" writes
@@ -196,7 +204,7 @@ report() {
   echo
   cat "$TABLE"
   [ "$OUT" != none ] || return 0
-  base=$(stamp)-$kind
+  base=$(report_base "$OUT" "$kind")
   {
     echo "# $title"
     echo

@@ -205,7 +205,7 @@ if [ "$(wc -l < "$SUMS")" -gt 1 ]; then
 fi
 
 [ "$OUT" != none ] || exit 0
-base=$(stamp)-memory
+base=$(report_base "$OUT" memory)
 python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --ref 1 --ref-label "1.0 = same as redis-server" --max 8 \
   --title "quince vs redis-server $REDIS_VERSION: memory growth per dataset, quince/redis" \
   --subtitle "$SETTINGS" \

@@ -167,7 +167,7 @@ echo
 cat "$TABLE"
 
 [ "$OUT" != none ] || exit 0
-base=$(stamp)-scaling
+base=$(report_base "$OUT" scaling)
 python3 "$root/bench/chart.py" -o "$OUT/$base.svg" --format si --per-section \
   --title "Aggregate requests per second: quince threads vs redis-server $REDIS_VERSION" \
   --subtitle "$SETTINGS" \
