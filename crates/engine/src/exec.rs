@@ -354,9 +354,9 @@ impl<'a> Ctx<'a> {
         // Redis 7.0's propagatePendingCommands wraps whatever one command propagated in
         // MULTI/EXEC when it is more than one op (a lazily expired key's DEL and the write,
         // SPOP's SREMs...), except for commands that touch arbitrary keys (RANDOMKEY, SCAN).
-        if self.client.in_exec || self.client.in_script || !touches_arbitrary_keys(args[0]) {
-            effects.atomic = true;
-        }
+        // (Assigned, not only set: a command that propagated nothing, SELECT say, leaves
+        // its flag behind for the next one.)
+        effects.atomic = self.client.in_exec || self.client.in_script || !touches_arbitrary_keys(args[0]);
         let script = self.spec.runs_script;
         match self.propagation.take() {
             Some(commands) => {
@@ -840,12 +840,20 @@ impl Engine {
         if name.eq_ignore_ascii_case(b"exec") {
             let start_us = self.clock.now_us();
             self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
-            self.run_transaction(client, out);
+            let outcome = self.run_transaction(client, out);
             // EXEC is counted, logged and shown to MONITOR after the commands it ran, as in
-            // Redis's call().
+            // Redis's call(); refused before it could run, it is a rejected call.
             if let Resolved::Found(spec) = self.table.resolve(args) {
+                let stat = &self.observe.commands[spec.id];
+                if outcome == ExecOutcome::Rejected {
+                    stat.rejected_calls.fetch_add(1, Ordering::Relaxed);
+                    return true;
+                }
                 let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
-                self.observe.commands[spec.id].record(duration_us);
+                stat.record(duration_us, self.latency_tracking());
+                if outcome == ExecOutcome::Failed {
+                    stat.failed_calls.fetch_add(1, Ordering::Relaxed);
+                }
                 self.after_command(client, spec, args, start_us, duration_us);
             }
             return true;
@@ -913,7 +921,7 @@ impl Engine {
     }
 
     /// EXEC: runs the queued commands with the transaction gate held exclusively.
-    fn run_transaction(&self, client: &mut Client, out: &mut dyn ReplySink) {
+    fn run_transaction(&self, client: &mut Client, out: &mut dyn ReplySink) -> ExecOutcome {
         let queued = client.multi.take().unwrap_or_default();
         client.handle.set_flag(crate::clients::flag::MULTI, false);
         // The server's state is checked first, as Redis's processCommand runs before EXEC.
@@ -921,7 +929,7 @@ impl Engine {
             client.multi_error = false;
             self.unwatch_all(client);
             self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {reason}"));
-            return;
+            return ExecOutcome::Rejected;
         }
         // The gate (and the transaction's shards) before the WATCH check: a write landing
         // between the check and the run of the queue would otherwise be lost (optimistic
@@ -935,7 +943,7 @@ impl Engine {
             self.unwatch_all(client);
             let busy = self.scripting.busy_error();
             self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {busy}"));
-            return;
+            return ExecOutcome::Rejected;
         };
         // Ascending, as every command locks.
         let mut held = match plan {
@@ -947,7 +955,7 @@ impl Engine {
                     self.unwatch_all(client);
                     let busy = self.scripting.busy_error();
                     self.reject(None, out, &format!("EXECABORT Transaction discarded because of: {busy}"));
-                    return;
+                    return ExecOutcome::Rejected;
                 }
             },
         };
@@ -956,12 +964,12 @@ impl Engine {
         if std::mem::take(&mut client.multi_error) {
             self.unwatch_all(client);
             self.reject(None, out, "EXECABORT Transaction discarded because of previous errors.");
-            return;
+            return ExecOutcome::Failed;
         }
         if client.watch_dirty.swap(false, Ordering::SeqCst) || self.watched_key_expired(client, held.as_deref_mut()) {
             self.unwatch_all(client);
             out.null_array();
-            return;
+            return ExecOutcome::Ran;
         }
         self.unwatch_all(client);
         client.in_exec = true;
@@ -981,6 +989,7 @@ impl Engine {
             let _gate = self.exec_gate.read();
             self.serve_ready(ready);
         }
+        ExecOutcome::Ran
     }
 
     /// DISCARD (and RESET, disconnect): drops the queue and the watched keys.
@@ -1292,7 +1301,7 @@ impl Engine {
         let stat = &self.observe.commands[spec.id];
         // A command that blocked is counted when its wait ends, as Redis does.
         if client.blocked.is_none() {
-            stat.record(duration_us);
+            stat.record(duration_us, self.latency_tracking());
         }
         if let Err(e) = result {
             let line = e.render(&spec.name);
@@ -1458,7 +1467,7 @@ impl Engine {
         self.blocked_count.fetch_sub(1, Ordering::SeqCst);
         waiter.finish(reply);
         let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
-        self.observe.commands[spec.id].record(duration_us);
+        self.observe.commands[spec.id].record(duration_us, self.latency_tracking());
         if failed {
             self.observe.commands[spec.id].failed_calls.fetch_add(1, Ordering::Relaxed);
         }
@@ -1490,7 +1499,7 @@ impl Engine {
             _ => {
                 let spec_id = waiter.client.handle.last_command.load(Ordering::Relaxed);
                 if let Some(stat) = self.observe.commands.get(spec_id) {
-                    stat.record(0);
+                    stat.record(0, self.latency_tracking());
                 }
                 if how == Unblock::Error {
                     self.observe.errors.record("UNBLOCKED client unblocked via CLIENT UNBLOCK");
@@ -1580,6 +1589,11 @@ impl Engine {
     }
 
     /// An error before the command ran: counted as rejected (Redis's rejected_calls).
+    /// `latency-tracking`: whether calls go into the latency histograms.
+    fn latency_tracking(&self) -> bool {
+        self.hot.latency_tracking.load(Ordering::Relaxed)
+    }
+
     fn reject(&self, spec: Option<&CommandSpec>, out: &mut dyn ReplySink, line: &str) {
         if let Some(spec) = spec {
             self.observe.commands[spec.id].rejected_calls.fetch_add(1, Ordering::Relaxed);
@@ -1713,6 +1727,17 @@ fn is_client_reply_on(args: &[&[u8]]) -> bool {
         && args[0].eq_ignore_ascii_case(b"client")
         && args[1].eq_ignore_ascii_case(b"reply")
         && args[2].eq_ignore_ascii_case(b"on")
+}
+
+/// How EXEC ended, for its command statistics (as Redis's call() and rejectCommand count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExecOutcome {
+    /// Ran its queue, or aborted on a touched WATCH (a null reply, no error).
+    Ran,
+    /// Ran and replied with an error (EXECABORT after a command failed to queue).
+    Failed,
+    /// Refused before running, as processCommand refuses (MISCONF, OOM, BUSY...).
+    Rejected,
 }
 
 /// The transaction gate as one command holds it.

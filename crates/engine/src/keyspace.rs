@@ -355,17 +355,17 @@ impl Db {
     }
 
     /// SWAPDB: exchanges the keys (and their TTLs) with `other`; the clients blocked in
-    /// each database stay there. Returns the keys with waiters that now exist, per side.
+    /// each database stay there. Returns the keys with waiters, per side (present or not).
     /// A key that is present but expired counts as ready too, as in Redis's
     /// scanDatabaseForReadyKeys: serving then finds it expired and deletes it (and logs the
     /// DEL after the SWAPDB).
     pub fn swap_data(&mut self, other: &mut Db) -> (Vec<Key>, Vec<Key>) {
         std::mem::swap(&mut self.map, &mut other.map);
         std::mem::swap(&mut self.expires, &mut other.expires);
-        let ready = |db: &mut Db| -> Vec<Key> {
-            let keys: Vec<Key> = db.blocked.keys().cloned().collect();
-            keys.into_iter().filter(|k| db.map.contains_key(&k[..])).collect()
-        };
+        // Every key someone waits on: one the swap brought in may serve them, and one it
+        // took away ends an XREADGROUP's wait with an error (Redis's
+        // scanDatabaseForDeletedKeys); serving skips the other waiters of a missing key.
+        let ready = |db: &mut Db| -> Vec<Key> { db.blocked.keys().cloned().collect() };
         (ready(self), ready(other))
     }
 

@@ -129,6 +129,9 @@ pub struct HotConfig {
     /// Redis keeps shared integer objects unless an LRU/LFU policy needs per-key access data.
     pub shared_integers: AtomicBool,
     pub active_expire: AtomicBool,
+    /// `latency-tracking`: commands' latency histograms are kept (INFO latencystats,
+    /// LATENCY HISTOGRAM).
+    pub latency_tracking: AtomicBool,
     /// `notify-keyspace-events` as `pubsub::notify` bits (0: notifications off).
     pub notify_flags: std::sync::atomic::AtomicI64,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
@@ -246,6 +249,7 @@ impl Engine {
                 lfu_decay_time: AtomicU32::new(0),
                 shared_integers: AtomicBool::new(false),
                 active_expire: AtomicBool::new(false),
+                latency_tracking: AtomicBool::new(true),
                 notify_flags: std::sync::atomic::AtomicI64::new(0),
                 limits: parking_lot::RwLock::new(types::Limits::default()),
                 maxmemory: AtomicU64::new(0),
@@ -328,6 +332,7 @@ impl Engine {
         self.hot.notify_flags.store(int("notify-keyspace-events"), Ordering::Relaxed);
         self.hot.busy_reply_threshold_ms.store(int("busy-reply-threshold"), Ordering::Relaxed);
         self.hot.lazy_user_del.store(config.get_bool("lazyfree-lazy-user-del"), Ordering::Relaxed);
+        self.hot.latency_tracking.store(config.get_bool("latency-tracking"), Ordering::Relaxed);
         self.hot.lazy_user_flush.store(config.get_bool("lazyfree-lazy-user-flush"), Ordering::Relaxed);
         self.hot.maxmemory.store(maxmemory.max(0) as u64, Ordering::Relaxed);
         *self.hot.maxmemory_policy.write() = evict::Policy::from_config(policy);

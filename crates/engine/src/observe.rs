@@ -119,11 +119,26 @@ impl Default for CommandStat {
 }
 
 impl CommandStat {
-    pub fn record(&self, usec: u64) {
+    /// One call that took `usec`; `track_latency` (`latency-tracking`) also puts it in the
+    /// latency histogram.
+    pub fn record(&self, usec: u64, track_latency: bool) {
         self.calls.fetch_add(1, Ordering::Relaxed);
         self.usec.fetch_add(usec, Ordering::Relaxed);
+        if !track_latency {
+            return;
+        }
         let bucket = (u64::BITS - usec.leading_zeros()) as usize;
         self.histogram[bucket.min(HISTOGRAM_BUCKETS - 1)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether the latency histogram holds any call.
+    pub fn has_latencies(&self) -> bool {
+        self.histogram.iter().any(|b| b.load(Ordering::Relaxed) > 0)
+    }
+
+    /// The calls in the latency histogram.
+    pub fn latency_count(&self) -> u64 {
+        self.histogram.iter().map(|b| b.load(Ordering::Relaxed)).sum()
     }
 
     pub fn reset(&self) {
@@ -339,10 +354,10 @@ mod tests {
     #[test]
     fn histogram_is_cumulative() {
         let s = CommandStat::default();
-        s.record(0);
-        s.record(3);
-        s.record(3);
-        s.record(100);
+        s.record(0, true);
+        s.record(3, true);
+        s.record(3, true);
+        s.record(100, true);
         let h = s.cumulative_histogram();
         assert_eq!(h.first(), Some(&(1, 1)));
         assert_eq!(h.last(), Some(&(128, 4)));

@@ -402,3 +402,89 @@ fn protocol_errors() {
         ],
     );
 }
+
+/// INFO commandstats (times masked) and latencystats (which commands have percentiles)
+/// after `steps`, on each server; they must agree.
+fn stats_after(steps: &[&[&str]]) -> Option<(String, String)> {
+    let diff = Differential::start(QUINCE)?;
+    let observe = |server: &quince_test_util::ServerProcess| -> String {
+        let mut c = server.client();
+        let mut other = server.client();
+        for args in steps {
+            c.call(args);
+        }
+        let info = other.call(&["INFO", "commandstats", "latencystats", "errorstats"]);
+        let text = String::from_utf8_lossy(&info).into_owned();
+        let mut lines: Vec<String> = text
+            .lines()
+            .filter(|l| {
+                (l.starts_with("cmdstat_") || l.starts_with("latency_percentiles_usec_") || l.starts_with("errorstat_"))
+                    && !l.contains("_info:")
+                    && !l.contains("_config:")
+            })
+            .map(|l| match l.split_once(':') {
+                // Times differ; which commands have percentiles must not.
+                Some((name, _)) if name.starts_with("latency_percentiles_usec_") => name.to_string(),
+                Some((name, fields)) => {
+                    let kept: Vec<&str> = fields.split(',').filter(|f| !f.starts_with("usec")).collect();
+                    format!("{name}:{}", kept.join(","))
+                }
+                None => l.to_string(),
+            })
+            .collect();
+        lines.sort();
+        lines.join("\n")
+    };
+    Some((observe(&diff.quince), observe(&diff.redis)))
+}
+
+#[test]
+fn exec_statistics_after_a_transaction_aborts() {
+    let steps: &[&[&str]] = &[
+        &["CONFIG", "RESETSTAT"],
+        &["MULTI"],
+        &["SET"],
+        &["EXEC"],
+        &["MULTI"],
+        &["SET", "k", "v"],
+        &["EXEC"],
+        &["WATCH", "k"],
+        &["MULTI"],
+        &["EXEC"],
+    ];
+    let Some((quince, redis)) = stats_after(steps) else { return };
+    assert_eq!(quince, redis, "quince first, redis second");
+    assert!(redis.contains("cmdstat_exec:calls=3,rejected_calls=0,failed_calls=1"), "{redis}");
+}
+
+#[test]
+fn latency_tracking_off_keeps_no_percentiles() {
+    let steps: &[&[&str]] = &[
+        &["CONFIG", "SET", "latency-tracking", "no"],
+        &["CONFIG", "RESETSTAT"],
+        &["SET", "a", "b"],
+        &["CONFIG", "SET", "latency-tracking", "yes"],
+        &["GET", "a"],
+    ];
+    let Some((quince, redis)) = stats_after(steps) else { return };
+    assert_eq!(quince, redis, "quince first, redis second");
+    assert!(
+        redis.contains("latency_percentiles_usec_get") && !redis.contains("latency_percentiles_usec_set"),
+        "{redis}"
+    );
+    // LATENCY HISTOGRAM lists the same commands, its `calls` those of the histogram.
+    run(
+        "latency histogram after latency-tracking no",
+        &[
+            cmd(&["CONFIG", "SET", "latency-tracking", "no"]),
+            cmd(&["CONFIG", "RESETSTAT"]),
+            cmd(&["SET", "a", "b"]),
+            cmd(&["LATENCY", "HISTOGRAM", "set", "get"]),
+            cmd(&["CONFIG", "SET", "latency-tracking", "yes"]),
+            cmd(&["SET", "a", "b"]),
+            cmd(&["LATENCY", "HISTOGRAM", "set"]).compare(Compare::Ignore),
+            cmd(&["CONFIG", "SET", "latency-tracking", "no"]),
+            cmd(&["INFO", "latencystats"]),
+        ],
+    );
+}

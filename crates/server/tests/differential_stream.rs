@@ -635,6 +635,26 @@ fn blocking_xreadgroup() {
         &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"],
         &[&["FLUSHALL"]],
     );
+    // SWAPDB takes the stream away (an error, Redis's scanDatabaseForDeletedKeys), puts
+    // another type in its place, or brings in a stream with new entries.
+    blocking_case(
+        "xreadgroup swapdb key gone",
+        &[group],
+        &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"],
+        &[&["SWAPDB", "0", "1"], &["DBSIZE"]],
+    );
+    blocking_case(
+        "xreadgroup swapdb not a stream",
+        &[&["LPUSH", "s", "e1"], &["SWAPDB", "0", "1"], group],
+        &["XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"],
+        &[&["SWAPDB", "0", "1"], &["TYPE", "s"]],
+    );
+    blocking_case(
+        "xread swapdb brings entries",
+        &[&["XADD", "s", "9-0", "a", "1"], &["SWAPDB", "0", "1"], &["XADD", "s", "5-0", "a", "1"]],
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "5-0"],
+        &[&["SWAPDB", "0", "1"]],
+    );
     blocking_case(
         "xreadgroup timeout",
         &[group],

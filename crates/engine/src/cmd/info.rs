@@ -302,9 +302,12 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             let percentiles: Vec<f64> =
                 config("latency-tracking-info-percentiles").split_whitespace().filter_map(|p| p.parse().ok()).collect();
             let percentiles = if percentiles.is_empty() { vec![50.0, 99.0, 99.9] } else { percentiles };
-            for spec in engine.table.all_flat() {
+            // As Redis: nothing while `latency-tracking` is off, and only the commands
+            // whose histogram holds calls (those made while it was on).
+            let tracking = engine.hot.latency_tracking.load(Ordering::Relaxed);
+            for spec in engine.table.all_flat().filter(|_| tracking) {
                 let stat = &engine.observe.commands[spec.id];
-                if load(&stat.calls) == 0 {
+                if !stat.has_latencies() {
                     continue;
                 }
                 let values: Vec<String> =

@@ -110,7 +110,9 @@ fn latency_doctor(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 fn latency_histogram(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let table = &ctx.engine.table;
     let stats = &ctx.engine.observe.commands;
-    let has_data = |id: usize| stats[id].calls.load(std::sync::atomic::Ordering::Relaxed) > 0;
+    // As Redis: the commands with a histogram (calls made while `latency-tracking` was on),
+    // and `calls` counts the histogram's.
+    let has_data = |id: usize| stats[id].has_latencies();
     let mut specs: Vec<&CommandSpec> = Vec::new();
     if args.len() == 2 {
         specs.extend(table.all_flat().filter(|s| has_data(s.id)));
@@ -136,7 +138,7 @@ fn latency_histogram(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         out.bulk(spec.name.as_bytes());
         out.map(2);
         out.bulk(b"calls");
-        out.integer(stat.calls.load(std::sync::atomic::Ordering::Relaxed) as i64);
+        out.integer(stat.latency_count() as i64);
         out.bulk(b"histogram_usec");
         let buckets = stat.cumulative_histogram();
         out.map(buckets.len());
