@@ -307,6 +307,11 @@ impl Engine {
 
     /// Re-reads the configuration values cached in `hot`; call after changing `config`.
     pub fn config_changed(&self) {
+        self.config_changed_in(false)
+    }
+
+    /// `config_changed` for a CONFIG SET that ran inside EXEC when `in_transaction`.
+    pub fn config_changed_in(&self, in_transaction: bool) {
         let config = self.config.read();
         let policy = config.get("maxmemory-policy").unwrap_or("noeviction");
         let lfu = policy.contains("lfu");
@@ -344,7 +349,7 @@ impl Engine {
         self.observe.latency_threshold_ms.store(int("latency-monitor-threshold").max(0) as u64, Ordering::Relaxed);
         drop(config);
         if let Some(layer) = self.persistence() {
-            layer.config_changed(self);
+            layer.config_changed(self, in_transaction);
         }
     }
 

@@ -74,7 +74,9 @@ pub trait Persistence: Send + Sync + 'static {
     }
 
     /// The configuration changed (CONFIG SET): react to `appendonly`, `appendfsync`...
-    fn config_changed(&self, _engine: &Engine) {}
+    /// `in_transaction`: CONFIG SET ran inside EXEC, where no child may fork (its snapshot
+    /// would hold half the transaction): work that forks is scheduled for the cron.
+    fn config_changed(&self, _engine: &Engine, _in_transaction: bool) {}
 
     /// DEBUG RELOAD: save (unless `!save`), empty the dataset (unless `!flush`), load the
     /// snapshot; with `merge`, keys and libraries already present are replaced instead of

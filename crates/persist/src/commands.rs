@@ -57,14 +57,14 @@ fn bgsave(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
         [_, opt] if opt.eq_ignore_ascii_case(b"SCHEDULE") => true,
         _ => return Err(CmdError::Syntax),
     };
-    let status = layer(ctx)?.bgsave(ctx.engine, schedule).map_err(CmdError::msg)?;
+    let status = layer(ctx)?.bgsave(ctx.engine, schedule, ctx.client.in_exec).map_err(CmdError::msg)?;
     out.simple(status);
     Ok(())
 }
 
 /// BGREWRITEAOF — O(1): forks a child that writes a new AOF base file.
 fn bgrewriteaof(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let status = layer(ctx)?.bgrewriteaof(ctx.engine).map_err(CmdError::msg)?;
+    let status = layer(ctx)?.bgrewriteaof(ctx.engine, ctx.client.in_exec).map_err(CmdError::msg)?;
     out.simple(status);
     Ok(())
 }

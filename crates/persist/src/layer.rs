@@ -429,10 +429,16 @@ impl Layer {
 
     /// BGSAVE [SCHEDULE]: forks a child that writes the snapshot. The caller holds the
     /// exclusive gate. Returns the status line.
-    pub fn bgsave(&self, engine: &Engine, schedule: bool) -> Result<&'static str, String> {
+    /// BGSAVE [SCHEDULE]. Inside EXEC (`in_transaction`) it is always scheduled, as in
+    /// Redis: a snapshot forked now would hold half the transaction.
+    pub fn bgsave(&self, engine: &Engine, schedule: bool, in_transaction: bool) -> Result<&'static str, String> {
         let mut state = self.state.lock();
         match state.child.as_ref().map(|c| c.kind) {
             Some(ChildKind::Rdb) => return Err("ERR Background save already in progress".into()),
+            Some(ChildKind::Aof) | None if in_transaction => {
+                state.bgsave_scheduled = true;
+                return Ok("Background saving scheduled");
+            }
             Some(ChildKind::Aof) if schedule => {
                 state.bgsave_scheduled = true;
                 return Ok("Background saving scheduled");
@@ -476,12 +482,18 @@ impl Layer {
     // AOF rewrite
     // ---------------------------------------------------------------------------------
 
-    /// BGREWRITEAOF. The caller holds the exclusive gate. Returns the status line.
-    pub fn bgrewriteaof(&self, engine: &Engine) -> Result<&'static str, String> {
+    /// BGREWRITEAOF. The caller holds the exclusive gate. Returns the status line. Inside
+    /// EXEC (`in_transaction`) it is scheduled for the cron, as in Redis: a child forked
+    /// now would snapshot half the transaction, whose effects are all logged after it.
+    pub fn bgrewriteaof(&self, engine: &Engine, in_transaction: bool) -> Result<&'static str, String> {
         let mut state = self.state.lock();
         match state.child.as_ref().map(|c| c.kind) {
             Some(ChildKind::Aof) => return Err("ERR Background append only file rewriting already in progress".into()),
             Some(ChildKind::Rdb) => {
+                state.rewrite_scheduled = true;
+                return Ok("Background append only file rewriting scheduled");
+            }
+            None if in_transaction => {
                 state.rewrite_scheduled = true;
                 return Ok("Background append only file rewriting scheduled");
             }
@@ -957,7 +969,7 @@ impl Persistence for Layer {
         }
     }
 
-    fn config_changed(&self, engine: &Engine) {
+    fn config_changed(&self, engine: &Engine, in_transaction: bool) {
         let (on, policy) = {
             let config = engine.config.read();
             (config.get_bool("appendonly"), FsyncPolicy::from_config(config.get("appendfsync").unwrap_or("everysec")))
@@ -973,6 +985,15 @@ impl Persistence for Layer {
                 let mut state = self.state.lock();
                 if state.child.is_some() || self.loading.load(Ordering::SeqCst) {
                     state.aof_start_pending = true;
+                    if state.child.as_ref().is_some_and(|c| c.kind != ChildKind::Aof) {
+                        self.log(LogLevel::Warning, "AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
+                    }
+                } else if in_transaction {
+                    state.aof_start_pending = true;
+                    self.log(
+                        LogLevel::Warning,
+                        "AOF was enabled during a transaction. An AOF background was scheduled to start when possible.",
+                    );
                 } else {
                     state.aof = AofState::WaitRewrite;
                     if let Err(e) = self.start_rewrite(engine, &mut state) {

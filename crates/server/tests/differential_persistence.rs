@@ -169,3 +169,54 @@ fn function_dump_and_restore_match_redis() {
         src.call(&["FUNCTION", "FLUSH"]);
     }
 }
+
+/// BGREWRITEAOF, BGSAVE and `CONFIG SET appendonly yes` inside MULTI are scheduled for
+/// after the transaction (a child forked half way through it would snapshot half of it,
+/// and the rewritten log would then apply the transaction's first half twice).
+#[test]
+fn background_saves_inside_a_transaction_are_scheduled() {
+    let (qdir, rdir) = (scratch_dir("quince-multi"), scratch_dir("redis-multi"));
+    let Some(mut diff) = Differential::start_each(
+        env!("CARGO_BIN_EXE_quince-server"),
+        &["--dir", qdir.to_str().unwrap(), "--appendonly", "yes"],
+        &["--dir", rdir.to_str().unwrap(), "--appendonly", "yes"],
+    ) else {
+        return;
+    };
+    diff.run(
+        "scheduled in multi",
+        &[
+            cmd(&["INCR", "n"]),
+            cmd(&["MULTI"]),
+            cmd(&["INCR", "n"]),
+            cmd(&["BGREWRITEAOF"]),
+            cmd(&["BGSAVE"]),
+            cmd(&["INCR", "n"]),
+            cmd(&["EXEC"]),
+            // The cron starts the rewrite, then the save.
+            Step::SleepMs(2500),
+            cmd(&["INFO", "persistence"]).compare(Compare::Ignore),
+            cmd(&["DEBUG", "LOADAOF"]),
+            cmd(&["GET", "n"]),
+            cmd(&["DEBUG", "RELOAD", "NOSAVE"]),
+            cmd(&["GET", "n"]),
+            cmd(&["CONFIG", "SET", "appendonly", "no"]),
+            cmd(&["MULTI"]),
+            cmd(&["INCR", "n"]),
+            cmd(&["CONFIG", "SET", "appendonly", "yes"]),
+            cmd(&["EXEC"]),
+            Step::SleepMs(1500),
+            cmd(&["DEBUG", "LOADAOF"]),
+            cmd(&["GET", "n"]),
+        ],
+    );
+    // The scheduled rewrites ran (the two after the transactions at least).
+    let mut c = diff.quince.client();
+    let info = String::from_utf8(c.call(&["INFO", "persistence"])).unwrap();
+    let field = |name: &str| info.lines().find_map(|l| l.strip_prefix(name)).unwrap_or("").trim().to_string();
+    assert_eq!(field("aof_rewrite_scheduled:"), "0", "{info}");
+    assert!(field("aof_rewrites:").parse::<u64>().unwrap() >= 2, "{info}");
+    drop(diff);
+    let _ = std::fs::remove_dir_all(&qdir);
+    let _ = std::fs::remove_dir_all(&rdir);
+}

@@ -554,7 +554,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
             ));
         }
     }
-    ctx.engine.config_changed();
+    ctx.engine.config_changed_in(ctx.client.in_exec);
     out.simple("OK");
     Ok(())
 }
