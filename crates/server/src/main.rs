@@ -114,6 +114,11 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     layer.attach_engine(&engine);
     // Clients may connect while the dataset loads: they get -LOADING until it is done.
     engine.set_loading(true);
+    // As redis-server: the banner (or its one-line summary) and "Server initialized" come
+    // before the dataset loads, so a load that fails is reported after the ` PID: ` line
+    // Redis's test framework waits for.
+    show_banner(&engine, bound_port);
+    log::log(Level::Notice, "Server initialized");
 
     let stop = Arc::new(AtomicBool::new(false));
     let signalled = Arc::new(AtomicBool::new(false));
@@ -200,7 +205,6 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         }
         return Err(e);
     }
-    show_banner(&engine, bound_port);
     log::log(Level::Notice, "Ready to accept connections tcp");
     if !unix_path.is_empty() {
         log::log(Level::Notice, &format!("The server is now ready to accept connections at {unix_path}"));

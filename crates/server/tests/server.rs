@@ -305,6 +305,42 @@ fn log_lines_and_the_banner_go_to_stdout() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A dataset that fails to load (a truncated AOF with `aof-load-truncated no`): as
+/// redis-server, the banner and "Server initialized" come first, then the error, and the
+/// process exits with a failure (Redis's test framework waits for the ` PID: ` line before
+/// it looks for the error).
+#[test]
+fn a_failed_load_is_logged_after_the_banner() {
+    let dir = std::env::temp_dir().join(format!("quince-badaof-{}", std::process::id()));
+    let aof = dir.join("appendonlydir");
+    std::fs::create_dir_all(&aof).unwrap();
+    std::fs::write(aof.join("appendonly.aof.manifest"), "file appendonly.aof.1.incr.aof seq 1 type i\n").unwrap();
+    std::fs::write(
+        aof.join("appendonly.aof.1.incr.aof"),
+        "*3\r\n$3\r\nset\r\n$3\r\nfoo\r\n$5\r\nhello\r\n*3\r\n$3\r\nset\r\n$3\r\nbar\r\n$5\r\nworld\r",
+    )
+    .unwrap();
+    let port = quince_test_util::free_port();
+    let child = std::process::Command::new(QUINCE)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes"])
+        .args(["--aof-load-truncated", "no", "--always-show-logo", "yes", "--logfile", ""])
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("no {needle:?} in {text}"));
+    assert!(at(&format!(" PID: {pid}")) < at("Server initialized"), "{text}");
+    assert!(at("Server initialized") < at("Unexpected end of file reading the append only file"), "{text}");
+    assert!(!text.contains("Ready to accept connections"), "{text}");
+    assert!(!out.status.success(), "exit status {:?}", out.status);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A port another process holds: Redis's two log lines (its test framework retries another
 /// port on "Failed listening on port"), and a failing exit.
 #[test]
