@@ -733,7 +733,12 @@ impl Engine {
             waited,
         );
         if gate.is_none() {
-            self.reject(spec, out, self.scripting.busy_error());
+            // While loading (a slow script in the AOF), LOADING comes first, as in Redis's
+            // processCommand.
+            let loading = self.is_loading() && !spec.is_some_and(|s| s.has_flag(crate::command::flags::LOADING));
+            let line =
+                if loading { "LOADING Redis is loading the dataset in memory" } else { self.scripting.busy_error() };
+            self.reject(spec, out, line);
         }
         gate
     }

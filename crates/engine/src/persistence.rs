@@ -109,6 +109,12 @@ pub trait Persistence: Send + Sync + 'static {
         Err(NO_FILES.into())
     }
 
+    /// DEBUG AOF-FLUSH-SLEEP: sleep this long before each write of buffered AOF data (0:
+    /// never), as Redis's test knob.
+    fn debug_aof_flush_sleep(&self, _micros: u64) -> Result<(), String> {
+        Err(NO_FILES.into())
+    }
+
     /// DEBUG LOADAOF: write out the AOF, empty the dataset, load the AOF again. Runs with the
     /// transaction gate held exclusively.
     fn debug_loadaof(&self, _engine: &Engine) -> Result<(), String> {

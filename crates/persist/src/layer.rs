@@ -96,6 +96,8 @@ pub struct Layer {
     /// The engine, for threads the layer starts (the link to a master).
     engine: std::sync::OnceLock<std::sync::Weak<Engine>>,
     logger: Logger,
+    /// DEBUG AOF-FLUSH-SLEEP, in microseconds.
+    aof_flush_sleep_us: std::sync::atomic::AtomicU64,
 }
 
 /// The settings read from the configuration on each use.
@@ -158,6 +160,7 @@ impl Layer {
             is_replica: AtomicBool::new(false),
             engine: std::sync::OnceLock::new(),
             logger,
+            aof_flush_sleep_us: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -538,6 +541,7 @@ impl Layer {
                     .map_err(|e| format!("Can't open the append-only file {name}: {e}"))?;
                 let policy = FsyncPolicy::from_config(engine.config.read().get("appendfsync").unwrap_or("everysec"));
                 let writer = AofWriter::new(file, 0, policy).map_err(|e| e.to_string())?;
+                writer.set_timestamps(engine.config.read().get_bool("aof-timestamp-enabled"));
                 state.temp_incr = Some(name);
                 *self.aof.write() = Some(Arc::new(writer));
             }
@@ -813,7 +817,9 @@ fn open_writer(engine: &Engine, path: &Path) -> Result<AofWriter, String> {
         .map_err(|e| format!("Can't open the append-only file {}: {e}", path.display()))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let policy = FsyncPolicy::from_config(engine.config.read().get("appendfsync").unwrap_or("everysec"));
-    AofWriter::new(file, size, policy).map_err(|e| e.to_string())
+    let writer = AofWriter::new(file, size, policy).map_err(|e| e.to_string())?;
+    writer.set_timestamps(engine.config.read().get_bool("aof-timestamp-enabled"));
+    Ok(writer)
 }
 
 /// Bytes of the base file (the reference size for automatic rewrites).
@@ -955,6 +961,10 @@ impl Persistence for Layer {
     fn make_durable_upto(&self, position: u64) {
         let writer = self.aof.read().clone();
         if let Some(writer) = writer {
+            let sleep_us = self.aof_flush_sleep_us.load(Ordering::Relaxed);
+            if sleep_us > 0 && writer.behind() {
+                std::thread::sleep(std::time::Duration::from_micros(sleep_us));
+            }
             writer.make_durable_upto(position);
             if writer.error().is_some() {
                 self.refusing.store(true, Ordering::SeqCst);
@@ -970,12 +980,17 @@ impl Persistence for Layer {
     }
 
     fn config_changed(&self, engine: &Engine, in_transaction: bool) {
-        let (on, policy) = {
+        let (on, policy, timestamps) = {
             let config = engine.config.read();
-            (config.get_bool("appendonly"), FsyncPolicy::from_config(config.get("appendfsync").unwrap_or("everysec")))
+            (
+                config.get_bool("appendonly"),
+                FsyncPolicy::from_config(config.get("appendfsync").unwrap_or("everysec")),
+                config.get_bool("aof-timestamp-enabled"),
+            )
         };
         if let Some(writer) = self.aof.read().as_ref() {
             writer.set_policy(policy);
+            writer.set_timestamps(timestamps);
         }
         let state = self.state.lock().aof;
         match (on, state) {
@@ -1070,6 +1085,11 @@ impl Persistence for Layer {
             "ERR Error trying to load the RDB dump, check server logs.".to_string()
         })?;
         self.log(LogLevel::Notice, "DB reloaded by DEBUG RELOAD");
+        Ok(())
+    }
+
+    fn debug_aof_flush_sleep(&self, micros: u64) -> Result<(), String> {
+        self.aof_flush_sleep_us.store(micros, Ordering::Relaxed);
         Ok(())
     }
 

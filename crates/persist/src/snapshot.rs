@@ -2,7 +2,7 @@
 //! fsync of the directory — and loading one.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
 
 use quince_engine::Engine;
@@ -32,6 +32,12 @@ pub fn write_base_file(engine: &Engine, path: &Path, rdb: bool) -> Result<(), St
     }
     let file = File::create(path).map_err(|e| format!("Failed opening {}: {e}", path.display()))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
+    // As Redis's rewriteAppendOnlyFileRio: the time of the rewrite first.
+    if engine.config.read().get_bool("aof-timestamp-enabled") {
+        let now_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        out.write_all(crate::aof::writer::timestamp_annotation(now_s).as_bytes())
+            .map_err(|e| format!("Write error writing the AOF base: {e}"))?;
+    }
     crate::aof::rewrite::write_commands(engine, &mut out)
         .map_err(|e| format!("Write error writing the AOF base: {e}"))?;
     finish(out)

@@ -338,3 +338,49 @@ fn compare_damaged(
     }
     (loaded, refused)
 }
+
+fn base_file(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".base.aof"))
+        .expect("an AOF base file")
+}
+
+/// `aof-timestamp-enabled yes`: `#TS:` lines in the incremental file and at the head of a
+/// rewritten base, as Redis writes them; each server loads the other's annotated files.
+#[test]
+fn timestamp_annotations_are_written_and_loaded_both_ways() {
+    let Some(redis) = redis_binary() else { return };
+    let quince = quince_binary();
+    let args = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"];
+    for (writer, reader) in [(&quince, &redis), (&redis, &quince)] {
+        let dir = temp_dir("timestamps");
+        let expected = {
+            let server = start_with(writer, &dir, &args).expect("writer starts");
+            let mut client = RawClient::connect(server.port);
+            // Turned on at runtime (as Redis's own test does): the first write is annotated.
+            assert_eq!(client.call(&["CONFIG", "SET", "aof-timestamp-enabled", "yes"]), b"+OK\r\n");
+            client.call(&["SET", "before", "1"]);
+            let incr = std::fs::read_to_string(incr_file(&dir)).unwrap();
+            assert!(incr.starts_with("#TS:"), "{}: incr file {incr:?}", writer.display());
+            client.call(&["BGREWRITEAOF"]);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while String::from_utf8_lossy(&client.call(&["INFO", "persistence"])).contains("aof_rewrite_in_progress:1")
+                || !String::from_utf8_lossy(&client.call(&["INFO", "persistence"])).contains("aof_rewrites:1")
+            {
+                assert!(Instant::now() < deadline, "{}: the rewrite did not finish", writer.display());
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let base = std::fs::read(base_file(&dir)).unwrap();
+            assert!(base.starts_with(b"#TS:"), "{}: base file {:?}", writer.display(), String::from_utf8_lossy(&base));
+            client.call(&["SET", "after", "2"]);
+            contents(server.port)
+        };
+        let server = start_with(reader, &dir, &args)
+            .unwrap_or_else(|| panic!("{} refused the annotated AOF of {}", reader.display(), writer.display()));
+        assert_eq!(contents(server.port), expected, "{} loading the AOF of {}", reader.display(), writer.display());
+        drop(server);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

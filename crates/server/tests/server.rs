@@ -341,6 +341,52 @@ fn a_failed_load_is_logged_after_the_banner() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// While the AOF loads, a slow script in it makes the server busy; clients get LOADING,
+/// not BUSY (Redis's processCommand checks loading first).
+#[test]
+fn a_slow_script_in_the_aof_answers_loading_not_busy() {
+    let dir = std::env::temp_dir().join(format!("quince-slowaof-{}", std::process::id()));
+    let aof = dir.join("appendonlydir");
+    std::fs::create_dir_all(&aof).unwrap();
+    std::fs::write(aof.join("appendonly.aof.manifest"), "file appendonly.aof.1.incr.aof seq 1 type i\n").unwrap();
+    let script = "redis.call('set',KEYS[1],'y'); for i=1,1500000 do redis.call('ping') end return 'ok'";
+    let mut log = quince_test_util::encode_command(&["SELECT", "9"]);
+    log.extend(quince_test_util::encode_command(&["EVAL", script, "1", "x"]));
+    std::fs::write(aof.join("appendonly.aof.1.incr.aof"), log).unwrap();
+    let port = quince_test_util::free_port();
+    // Started by hand: the test helpers wait until the load is over.
+    let mut child = std::process::Command::new(QUINCE)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--lua-time-limit", "1"])
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the server never listened");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut c = RawClient::connect(port);
+    let mut seen = Vec::new();
+    loop {
+        let reply = c.call(&["PING"]);
+        if reply == b"+PONG\r\n" {
+            break;
+        }
+        seen.push(String::from_utf8_lossy(&reply).into_owned());
+    }
+    assert!(!seen.is_empty(), "the load ended before a PING could see it");
+    let other = seen.iter().find(|r| !r.starts_with("-LOADING"));
+    assert!(other.is_none(), "{other:?} among {} replies", seen.len());
+    c.call(&["SELECT", "9"]);
+    assert_eq!(c.call(&["GET", "x"]), b"$1\r\ny\r\n");
+    let _ = child.kill(); // by pid
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A port another process holds: Redis's two log lines (its test framework retries another
 /// port on "Failed listening on port"), and a failing exit.
 #[test]

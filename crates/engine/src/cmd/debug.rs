@@ -284,6 +284,16 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
         layer.debug_reload(ctx.engine, save, flush, merge).map_err(CmdError::msg)?;
         out.simple("OK");
+    } else if is(sub, "AOF-FLUSH-SLEEP") && argc == 3 {
+        // (atoi, as Redis reads it: what is not a number is 0.)
+        let digits: &[u8] = {
+            let end = args[2].iter().position(|b| !b.is_ascii_digit()).unwrap_or(args[2].len());
+            &args[2][..end]
+        };
+        let micros = std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).unwrap_or(0);
+        let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
+        layer.debug_aof_flush_sleep(micros).map_err(CmdError::msg)?;
+        out.simple("OK");
     } else if is(sub, "LOADAOF") && argc == 2 {
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
         layer.debug_loadaof(ctx.engine).map_err(CmdError::msg)?;
@@ -357,6 +367,8 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
         out,
         "DEBUG",
         &[
+            "AOF-FLUSH-SLEEP <microsec>",
+            "    Server will sleep before flushing the AOF, this is used for testing.",
             "CHANGE-REPL-ID",
             "    Change the replication IDs of the instance.",
             "    Dangerous: should be used only for testing the replication subsystem.",

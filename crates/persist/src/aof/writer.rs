@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use parking_lot::Mutex;
 use quince_engine::persistence::Effects;
@@ -32,6 +32,8 @@ struct Pending {
     buf: Vec<u8>,
     /// The database the log's last SELECT chose (None: none yet in this file).
     selected_db: Option<usize>,
+    /// The second of the last `#TS:` annotation (`aof-timestamp-enabled`; 0: none yet).
+    annotated_s: u64,
 }
 
 struct Target {
@@ -50,6 +52,10 @@ pub struct AofWriter {
     written: AtomicU64,
     synced: AtomicU64,
     policy: AtomicU8,
+    /// `aof-timestamp-enabled`: a `#TS:<unix seconds>` line before the first command of
+    /// each second, as Redis's feedAppendOnlyFile writes (loaders skip it; redis-check-aof
+    /// truncates a log at one).
+    timestamps: AtomicBool,
     /// The last write or fsync error, until a later one succeeds (MISCONF while set).
     error: Mutex<Option<String>>,
     last_fsync_ms: AtomicU64,
@@ -59,7 +65,8 @@ impl AofWriter {
     pub fn new(file: File, size: u64, policy: FsyncPolicy) -> std::io::Result<Self> {
         let sync_handle = file.try_clone()?;
         Ok(Self {
-            pending: Mutex::new(Pending { buf: Vec::new(), selected_db: None }),
+            pending: Mutex::new(Pending { buf: Vec::new(), selected_db: None, annotated_s: 0 }),
+            timestamps: AtomicBool::new(false),
             target: Mutex::new(Target { file, size }),
             sync_handle: Mutex::new(sync_handle),
             appended: AtomicU64::new(0),
@@ -69,6 +76,11 @@ impl AofWriter {
             error: Mutex::new(None),
             last_fsync_ms: AtomicU64::new(now_ms()),
         })
+    }
+
+    /// `aof-timestamp-enabled`.
+    pub fn set_timestamps(&self, on: bool) {
+        self.timestamps.store(on, Ordering::Relaxed);
     }
 
     pub fn set_policy(&self, policy: FsyncPolicy) {
@@ -87,7 +99,14 @@ impl AofWriter {
     pub fn append(&self, effects: &Effects) {
         let mut pending = self.pending.lock();
         let before = pending.buf.len();
-        let Pending { buf, selected_db } = &mut *pending;
+        let Pending { buf, selected_db, annotated_s } = &mut *pending;
+        if self.timestamps.load(Ordering::Relaxed) {
+            let now_s = now_ms() / 1000;
+            if now_s > *annotated_s {
+                *annotated_s = now_s;
+                buf.extend_from_slice(timestamp_annotation(now_s).as_bytes());
+            }
+        }
         encode_effects(effects, selected_db, buf);
         let added = (pending.buf.len() - before) as u64;
         self.appended.fetch_add(added, Ordering::SeqCst);
@@ -282,6 +301,11 @@ fn encode_ops(effects: &Effects, replicas: bool, selected_db: &mut Option<usize>
     if wrap {
         quince_resp::encode_command(out, &[&b"EXEC"[..]]);
     }
+}
+
+/// `#TS:<unix seconds>` and CRLF: an AOF timestamp annotation.
+pub fn timestamp_annotation(unix_s: u64) -> String {
+    format!("#TS:{unix_s}\r\n")
 }
 
 fn now_ms() -> u64 {
