@@ -109,6 +109,11 @@ pub trait Persistence: Send + Sync + 'static {
         Err(NO_FILES.into())
     }
 
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE and RDB loading skip the CRC check.
+    fn debug_skip_checksum_validation(&self, _skip: bool) -> Result<(), String> {
+        Err(NO_FILES.into())
+    }
+
     /// DEBUG AOF-FLUSH-SLEEP: sleep this long before each write of buffered AOF data (0:
     /// never), as Redis's test knob.
     fn debug_aof_flush_sleep(&self, _micros: u64) -> Result<(), String> {

@@ -98,6 +98,8 @@ pub struct Layer {
     logger: Logger,
     /// DEBUG AOF-FLUSH-SLEEP, in microseconds.
     aof_flush_sleep_us: std::sync::atomic::AtomicU64,
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE and RDB loading skip the CRC.
+    skip_checksum: AtomicBool,
 }
 
 /// The settings read from the configuration on each use.
@@ -161,6 +163,7 @@ impl Layer {
             engine: std::sync::OnceLock::new(),
             logger,
             aof_flush_sleep_us: std::sync::atomic::AtomicU64::new(0),
+            skip_checksum: AtomicBool::new(false),
         })
     }
 
@@ -207,6 +210,16 @@ impl Layer {
 
     fn log(&self, level: LogLevel, message: &str) {
         (self.logger)(level, message);
+    }
+
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION is on.
+    pub(crate) fn skip_checksum(&self) -> bool {
+        self.skip_checksum.load(Ordering::Relaxed)
+    }
+
+    /// Writes a line to the server's log (for commands of this crate).
+    pub(crate) fn log_line(&self, level: LogLevel, message: &str) {
+        self.log(level, message);
     }
 
     fn set_loading(&self, engine: &Engine, loading: bool) {
@@ -1085,6 +1098,11 @@ impl Persistence for Layer {
             "ERR Error trying to load the RDB dump, check server logs.".to_string()
         })?;
         self.log(LogLevel::Notice, "DB reloaded by DEBUG RELOAD");
+        Ok(())
+    }
+
+    fn debug_skip_checksum_validation(&self, skip: bool) -> Result<(), String> {
+        self.skip_checksum.store(skip, Ordering::Relaxed);
         Ok(())
     }
 

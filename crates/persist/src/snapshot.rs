@@ -79,7 +79,11 @@ pub fn load_file(
             log(LogLevel::Notice, &format!("Loading RDB: {keys} keys, {bytes} of {size} bytes ({pct}%)"));
         }
     };
-    let options = rdb::LoadOptions { skip_expired: !aof_base, allow_duplicates: merge, ..rdb::LoadOptions::default() };
+    let options = rdb::LoadOptions {
+        skip_expired: !aof_base,
+        allow_duplicates: merge,
+        verify_checksum: !crate::Layer::of(engine).is_some_and(|l| l.skip_checksum()),
+    };
     let keys = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(String::from)?.keys_loaded;
     log(
         LogLevel::Verbose,

@@ -224,3 +224,49 @@ fn command_docs_and_info() {
         ],
     );
 }
+
+/// DEBUG SET-SKIP-CHECKSUM-VALIDATION: a payload with a wrong CRC is restored while it is
+/// on (Redis's tests rely on it), refused again once off; DEBUG AOF-FLUSH-SLEEP answers OK.
+#[test]
+fn debug_skip_checksum_validation_matches_redis() {
+    let mut bad_crc = payload("hello");
+    let last = bad_crc.len() - 1;
+    bad_crc[last] ^= 0xff;
+    run(
+        "skip checksum",
+        &[
+            restore("a", "0", &bad_crc, &[]),
+            cmd(&["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"]),
+            restore("a", "0", &bad_crc, &[]),
+            cmd(&["GET", "a"]),
+            cmd(&["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "0"]),
+            restore("b", "0", &bad_crc, &[]),
+            cmd(&["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION"]).compare(Compare::ErrorOrNot),
+            cmd(&["DEBUG", "AOF-FLUSH-SLEEP", "0"]),
+        ],
+    );
+}
+
+/// A corrupt payload: "Bad data format", and Redis's verbose log line naming the check
+/// that failed (its test suite looks for "integrity check failed").
+#[test]
+fn a_corrupt_payload_is_refused_and_logged() {
+    // A ziplist-encoded hash whose third entry claims a length past its end (from Redis's
+    // corrupt-dump tests).
+    let corrupt: &[u8] = b"\x0D\x1B\x1B\x00\x00\x00\x16\x00\x00\x00\x04\x00\x00\x02\x61\x00\x04\x02\x62\x00\x04\x14\x63\x00\x04\x02\x64\x00\xFF\x09\x00\xD9\x10\x54\x92\x15\xF5\x5F\x52";
+    run("corrupt payload", &[restore("k", "0", corrupt, &[]), cmd(&["EXISTS", "k"])]);
+    let dir = std::env::temp_dir().join(format!("quince-corrupt-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("quince.log");
+    let dir_arg = dir.to_str().unwrap().to_string();
+    let log_arg = log.to_str().unwrap().to_string();
+    let server =
+        quince_test_util::start_quince(QUINCE, &["--dir", &dir_arg, "--logfile", &log_arg, "--loglevel", "verbose"]);
+    let mut c = server.client();
+    let reply = c.call(&[&b"RESTORE"[..], b"k", b"0", corrupt]);
+    assert_eq!(reply, b"-ERR Bad data format\r\n");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("Hash ziplist integrity check failed."), "{text}");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -285,14 +285,12 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         layer.debug_reload(ctx.engine, save, flush, merge).map_err(CmdError::msg)?;
         out.simple("OK");
     } else if is(sub, "AOF-FLUSH-SLEEP") && argc == 3 {
-        // (atoi, as Redis reads it: what is not a number is 0.)
-        let digits: &[u8] = {
-            let end = args[2].iter().position(|b| !b.is_ascii_digit()).unwrap_or(args[2].len());
-            &args[2][..end]
-        };
-        let micros = std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).unwrap_or(0);
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
-        layer.debug_aof_flush_sleep(micros).map_err(CmdError::msg)?;
+        layer.debug_aof_flush_sleep(atoi(args[2]).max(0) as u64).map_err(CmdError::msg)?;
+        out.simple("OK");
+    } else if is(sub, "SET-SKIP-CHECKSUM-VALIDATION") && argc == 3 {
+        let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
+        layer.debug_skip_checksum_validation(atoi(args[2]) != 0).map_err(CmdError::msg)?;
         out.simple("OK");
     } else if is(sub, "LOADAOF") && argc == 2 {
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
@@ -302,6 +300,19 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         return Err(CmdError::UnknownSubcommand(sub.to_vec()));
     }
     Ok(())
+}
+
+/// C's atoi, as Redis reads some DEBUG arguments: an optional sign and the leading digits
+/// (anything else is 0).
+fn atoi(arg: &[u8]) -> i64 {
+    let text = std::str::from_utf8(arg).unwrap_or("").trim_start();
+    let (sign, rest) = match text.as_bytes().first() {
+        Some(b'-') => (-1, &text[1..]),
+        Some(b'+') => (1, &text[1..]),
+        _ => (1, text),
+    };
+    let end = rest.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(rest.len());
+    rest[..end].parse::<i64>().map_or(0, |n| sign * n)
 }
 
 /// DEBUG PROTOCOL <type>: one reply of each RESP type, for client tests.
@@ -387,6 +398,8 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
             "    Reply with a test value of the specified type. <type> can be: string,",
             "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
             "    true, false.",
+            "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+            "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
