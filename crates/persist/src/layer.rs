@@ -290,6 +290,7 @@ impl Layer {
     /// Loads the AOF the manifest names; false when there is none.
     fn load_aof_files(&self, engine: &Engine, p: &Paths) -> Result<bool, String> {
         let manifest_path = p.aof_dir.join(manifest_name(&p.aof_prefix));
+        self.upgrade_old_aof(p, &manifest_path)?;
         let manifest = match std::fs::read_to_string(&manifest_path) {
             Ok(text) => Manifest::parse(&text).map_err(|e| format!("{e} in {}", manifest_path.display()))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -311,8 +312,12 @@ impl Layer {
         for (index, file) in files.iter().enumerate() {
             let path = p.aof_dir.join(&file.name);
             let last = index + 1 == files.len();
-            if !path.exists() {
-                return Err(format!("The AOF file {} doesn't exist", file.name));
+            if let Err(e) = std::fs::metadata(&path) {
+                return Err(if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("The append log file {} doesn't exist: No such file or directory", file.name)
+                } else {
+                    format!("Fatal error: can't open the append log file {} for reading: {e}", file.name)
+                });
             }
             if aof_load::is_rdb(&path).map_err(|e| format!("Can't read {}: {e}", file.name))? {
                 self.log(LogLevel::Notice, "Reading RDB base file on AOF loading...");
@@ -345,6 +350,52 @@ impl Layer {
             }
         }
         Ok(true)
+    }
+
+    /// A single-file AOF of Redis before 7.0 (`appendonly.aof` in `dir`) becomes the base of
+    /// a multi-part AOF, as Redis 7.0's aofUpgradePrepare does: when there is no AOF
+    /// directory, or no manifest or an empty one, or a manifest naming only that base while
+    /// the directory does not hold it (an upgrade interrupted before the move).
+    fn upgrade_old_aof(&self, p: &Paths, manifest_path: &Path) -> Result<(), String> {
+        let old = p.dir.join(&p.aof_prefix);
+        if !old.is_file() {
+            return Ok(());
+        }
+        let existing = match std::fs::read_to_string(manifest_path) {
+            Ok(text) => Some(Manifest::parse(&text).map_err(|e| format!("{e} in {}", manifest_path.display()))?),
+            Err(_) => None,
+        };
+        let upgrade = !p.aof_dir.is_dir()
+            || existing.as_ref().is_none_or(|m| m.base.is_none() && m.incr.is_empty())
+            || existing.as_ref().is_some_and(|m| {
+                m.incr.is_empty()
+                    && m.base.as_ref().is_some_and(|b| b.name == p.aof_prefix)
+                    && !p.aof_dir.join(&p.aof_prefix).exists()
+            });
+        if !upgrade {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&p.aof_dir)
+            .map_err(|e| format!("Can't open or create append-only dir {}: {e}", p.aof_dir.display()))?;
+        let manifest = Manifest {
+            base: Some(manifest::AofFile { name: p.aof_prefix.clone(), seq: 1, kind: manifest::FileType::Base }),
+            base_seq: 1,
+            ..Manifest::default()
+        };
+        let name = manifest_name(&p.aof_prefix);
+        manifest.persist(&p.aof_dir, &name).map_err(|e| format!("Can't persist the AOF manifest {name}: {e}"))?;
+        std::fs::rename(&old, p.aof_dir.join(&p.aof_prefix)).map_err(|e| {
+            format!("Error trying to move the old AOF file {} into dir {}: {e}", p.aof_prefix, p.aof_dir.display())
+        })?;
+        self.log(
+            LogLevel::Notice,
+            &format!(
+                "Successfully migrated an old-style AOF file ({}) into the AOF directory ({}).",
+                p.aof_prefix,
+                p.aof_dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            ),
+        );
+        Ok(())
     }
 
     /// Opens the last incremental file for appending; creates a base first when the AOF has

@@ -384,3 +384,37 @@ fn timestamp_annotations_are_written_and_loaded_both_ways() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// The single-file AOF of Redis 6 (`appendonly.aof` in `dir`, no AOF directory) becomes the
+/// base of a multi-part AOF at start-up, as Redis 7.0 upgrades it: same data, the file moved
+/// into the directory, the manifest naming it.
+#[test]
+fn an_old_style_aof_is_upgraded_like_redis() {
+    let Some(redis) = redis_binary() else { return };
+    let quince = quince_binary();
+    let mut old = Vec::new();
+    for (k, v) in [("k1", "v1"), ("k2", "v2")] {
+        old.extend(quince_test_util::encode_command(&["SET", k, v]));
+    }
+    let mut seen = Vec::new();
+    for server in [&redis, &quince] {
+        let dir = temp_dir("upgrade");
+        std::fs::remove_dir_all(dir.join("appendonlydir")).ok();
+        std::fs::write(dir.join("appendonly.aof"), &old).unwrap();
+        let running = start_with(server, &dir, &["--appendonly", "yes"]).expect("starts on an old-style AOF");
+        let mut client = RawClient::connect(running.port);
+        let values = (client.call(&["GET", "k1"]), client.call(&["GET", "k2"]));
+        assert_eq!(client.call(&["SET", "k3", "v3"]), b"+OK\r\n");
+        let manifest = std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap();
+        let moved = (dir.join("appendonlydir/appendonly.aof").is_file(), dir.join("appendonly.aof").exists());
+        drop(running);
+        // And it starts again on what it wrote.
+        let again = start_with(server, &dir, &["--appendonly", "yes"]).expect("restarts");
+        let after = RawClient::connect(again.port).call(&["MGET", "k1", "k2", "k3"]);
+        drop(again);
+        seen.push((values, manifest, moved, after));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert_eq!(seen[0], seen[1], "redis-server first, quince second");
+    assert_eq!(seen[1].2, (true, false), "the old file moved into the AOF directory");
+}

@@ -41,59 +41,79 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// Parses a manifest as Redis's aofLoadManifestFromFile does: unknown keys are ignored,
-    /// a line without file name, seq or type is an error, and so is more than one base.
+    /// Parses a manifest as Redis's aofLoadManifestFromFile does: read in lines of at most
+    /// 1,024 bytes (a longer one, or a last line without its newline, is "too long"), lines
+    /// starting with `#` skipped, a blank line, a line of fewer than six words or an odd
+    /// number of them, or one without file name, seq (non-zero) or type is an error, keys in
+    /// any case, unknown keys ignored, an unknown type, a second base or a non-increasing
+    /// incremental sequence is an error, and so is an empty manifest.
     pub fn parse(text: &str) -> Result<Manifest, String> {
+        const MAX_LINE: usize = 1024;
+        let invalid = || "Invalid AOF manifest file format".to_string();
         let mut manifest = Manifest::default();
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
+        let mut rest = text;
+        let mut lines = 0;
+        while !rest.is_empty() {
+            // fgets: up to and including a newline, at most MAX_LINE bytes.
+            let mut take = rest.find('\n').map_or(rest.len(), |i| i + 1).min(MAX_LINE);
+            while !rest.is_char_boundary(take) {
+                take -= 1;
+            }
+            let (chunk, after) = rest.split_at(take);
+            rest = after;
+            lines += 1;
+            if chunk.starts_with('#') {
                 continue;
             }
-            let words = split_words(line).ok_or("Invalid AOF manifest file format")?;
-            if words.len() % 2 != 0 {
-                return Err("Invalid AOF manifest file format".into());
+            if !chunk.ends_with('\n') {
+                return Err("The AOF manifest file contains too long line".into());
             }
-            let (mut name, mut seq, mut kind) = (None, None, None);
+            let line = chunk.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
+            if line.is_empty() {
+                return Err(invalid());
+            }
+            let words = split_words(line).ok_or_else(invalid)?;
+            if words.len() < 6 || words.len() % 2 != 0 {
+                return Err(invalid());
+            }
+            let (mut name, mut seq, mut kind) = (None, 0u64, None);
             for pair in words.chunks(2) {
-                match pair[0].as_str() {
-                    "file" => name = Some(pair[1].clone()),
-                    "seq" => seq = pair[1].parse::<u64>().ok(),
-                    "type" => {
-                        kind = match pair[1].as_str() {
-                            "b" => Some(FileType::Base),
-                            "h" => Some(FileType::History),
-                            "i" => Some(FileType::Incr),
-                            _ => None,
-                        }
+                if pair[0].eq_ignore_ascii_case("file") {
+                    if pair[1].contains('/') {
+                        return Err("File can't be a path, just a filename".into());
                     }
-                    _ => {}
+                    name = Some(pair[1].clone());
+                } else if pair[0].eq_ignore_ascii_case("seq") {
+                    seq = atoll(&pair[1]);
+                } else if pair[0].eq_ignore_ascii_case("type") {
+                    kind = pair[1].chars().next();
                 }
             }
-            let (Some(name), Some(seq), Some(kind)) = (name, seq, kind) else {
-                return Err("Invalid AOF manifest file format".into());
-            };
-            if name.contains('/') {
-                return Err("File can't be a path, just a filename".into());
+            let (Some(name), Some(kind)) = (name, kind) else { return Err(invalid()) };
+            if seq == 0 {
+                return Err(invalid());
             }
-            let file = AofFile { name, seq, kind };
             match kind {
-                FileType::Base => {
+                'b' => {
                     if manifest.base.is_some() {
                         return Err("Found duplicate base file information".into());
                     }
                     manifest.base_seq = seq;
-                    manifest.base = Some(file);
+                    manifest.base = Some(AofFile { name, seq, kind: FileType::Base });
                 }
-                FileType::History => manifest.history.push(file),
-                FileType::Incr => {
-                    if seq <= manifest.incr_seq && !manifest.incr.is_empty() {
+                'h' => manifest.history.push(AofFile { name, seq, kind: FileType::History }),
+                'i' => {
+                    if seq <= manifest.incr_seq {
                         return Err("Found a non-monotonic sequence number".into());
                     }
                     manifest.incr_seq = seq;
-                    manifest.incr.push(file);
+                    manifest.incr.push(AofFile { name, seq, kind: FileType::Incr });
                 }
+                _ => return Err("Unknown AOF file type".into()),
             }
+        }
+        if lines == 0 {
+            return Err("Found an empty AOF manifest".into());
         }
         Ok(manifest)
     }
@@ -158,6 +178,14 @@ impl Manifest {
         std::fs::rename(&tmp, dir.join(manifest_name))?;
         sync_dir(dir)
     }
+}
+
+/// C's atoll for a sequence number: leading digits (after an optional `+`), else 0; a
+/// negative number is no valid sequence (0).
+fn atoll(text: &str) -> u64 {
+    let text = text.trim_start().strip_prefix('+').unwrap_or(text.trim_start());
+    let end = text.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(text.len());
+    text[..end].parse().unwrap_or(0)
 }
 
 /// Makes a rename or creation in `dir` durable.
@@ -237,5 +265,20 @@ mod tests {
         assert!(Manifest::parse("file a/b seq 1 type b\n").is_err());
         assert!(Manifest::parse("file a seq 1 type b\nfile b seq 2 type b\n").is_err());
         assert!(Manifest::parse("file \"a b\" seq 1 type i\n").unwrap().incr[0].name == "a b");
+        // As Redis: a blank line, an unknown type, an empty manifest, a line of more than
+        // 1,024 bytes or a last line without its newline are errors; comments and keys in
+        // any case are fine.
+        let err = |text: &str| Manifest::parse(text).unwrap_err();
+        assert_eq!(err("file a seq 1 type b\n\nfile b seq 1 type i\n"), "Invalid AOF manifest file format");
+        assert_eq!(err("file a seq 1 type x\n"), "Unknown AOF file type");
+        assert_eq!(err(""), "Found an empty AOF manifest");
+        assert_eq!(
+            err(&format!("file {} seq 1 type b\n", "a".repeat(1100))),
+            "The AOF manifest file contains too long line"
+        );
+        assert_eq!(err("file a seq 1 type b"), "The AOF manifest file contains too long line");
+        assert_eq!(err("file a seq 0 type b\n"), "Invalid AOF manifest file format");
+        let m = Manifest::parse("# note\nFILE a SEQ 1 TYPE b extra x\n").unwrap();
+        assert_eq!(m.base.unwrap().name, "a");
     }
 }
