@@ -109,6 +109,11 @@ pub trait Persistence: Send + Sync + 'static {
         Err(NO_FILES.into())
     }
 
+    /// DEBUG LOG: writes `DEBUG LOG: <message>` to the server's log at warning level.
+    fn debug_log(&self, _message: &str) -> Result<(), String> {
+        Err(NO_FILES.into())
+    }
+
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE and RDB loading skip the CRC check.
     fn debug_skip_checksum_validation(&self, _skip: bool) -> Result<(), String> {
         Err(NO_FILES.into())

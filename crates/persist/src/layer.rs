@@ -100,6 +100,9 @@ pub struct Layer {
     aof_flush_sleep_us: std::sync::atomic::AtomicU64,
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE and RDB loading skip the CRC.
     skip_checksum: AtomicBool,
+    /// Keys the last RDB load (a snapshot or an AOF's RDB base) loaded, and skipped as
+    /// expired (INFO's rdb_last_load_keys_loaded / _expired).
+    last_load_keys: [std::sync::atomic::AtomicU64; 2],
 }
 
 /// The settings read from the configuration on each use.
@@ -164,6 +167,7 @@ impl Layer {
             logger,
             aof_flush_sleep_us: std::sync::atomic::AtomicU64::new(0),
             skip_checksum: AtomicBool::new(false),
+            last_load_keys: Default::default(),
         })
     }
 
@@ -210,6 +214,12 @@ impl Layer {
 
     fn log(&self, level: LogLevel, message: &str) {
         (self.logger)(level, message);
+    }
+
+    /// An RDB load finished: its counts for INFO.
+    pub(crate) fn note_rdb_load(&self, loaded: u64, expired: u64) {
+        self.last_load_keys[0].store(loaded, Ordering::Relaxed);
+        self.last_load_keys[1].store(expired, Ordering::Relaxed);
     }
 
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION is on.
@@ -924,7 +934,7 @@ impl Persistence for Layer {
              current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n\
              rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\n\
              rdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\n\
-             rdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\n\
+             rdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\n\
              aof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\n\
              aof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\n\
              aof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\n\
@@ -937,6 +947,8 @@ impl Persistence for Layer {
             state.last_bgsave_duration_s,
             rdb_child.map_or(-1, |c| (now_ms - c.started_ms) / 1000),
             state.rdb_saves,
+            self.last_load_keys[1].load(Ordering::Relaxed),
+            self.last_load_keys[0].load(Ordering::Relaxed),
             u8::from(state.aof != AofState::Off),
             u8::from(aof_child.is_some()),
             u8::from(state.rewrite_scheduled || state.aof_start_pending),
@@ -1149,6 +1161,11 @@ impl Persistence for Layer {
             "ERR Error trying to load the RDB dump, check server logs.".to_string()
         })?;
         self.log(LogLevel::Notice, "DB reloaded by DEBUG RELOAD");
+        Ok(())
+    }
+
+    fn debug_log(&self, message: &str) -> Result<(), String> {
+        self.log(LogLevel::Warning, &format!("DEBUG LOG: {message}"));
         Ok(())
     }
 

@@ -84,7 +84,11 @@ pub fn load_file(
         allow_duplicates: merge,
         verify_checksum: !crate::Layer::of(engine).is_some_and(|l| l.skip_checksum()),
     };
-    let keys = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(String::from)?.keys_loaded;
+    let stats = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(String::from)?;
+    let keys = stats.keys_loaded;
+    if let Some(layer) = crate::Layer::of(engine) {
+        layer.note_rdb_load(stats.keys_loaded, stats.keys_expired);
+    }
     log(
         LogLevel::Verbose,
         &format!("RDB {} loaded: {keys} keys in {:.3} seconds", path.display(), start.elapsed().as_secs_f64()),

@@ -220,3 +220,44 @@ fn background_saves_inside_a_transaction_are_scheduled() {
     let _ = std::fs::remove_dir_all(&qdir);
     let _ = std::fs::remove_dir_all(&rdir);
 }
+
+/// INFO's rdb_last_load_keys_loaded and _expired after loading a snapshot (DEBUG RELOAD),
+/// as Redis counts them: keys whose TTL passed are skipped and counted.
+#[test]
+fn rdb_load_counts_match_redis() {
+    let (qdir, rdir) = (scratch_dir("quince-loadinfo"), scratch_dir("redis-loadinfo"));
+    let Some(diff) = Differential::start_each(
+        env!("CARGO_BIN_EXE_quince-server"),
+        &["--dir", qdir.to_str().unwrap()],
+        &["--dir", rdir.to_str().unwrap()],
+    ) else {
+        return;
+    };
+    let counts = |server: &quince_test_util::ServerProcess| -> Vec<String> {
+        let mut c = server.client();
+        let mut seen = Vec::new();
+        let mut observe = |c: &mut quince_test_util::RawClient| {
+            let info = String::from_utf8(c.call(&["INFO", "persistence"])).unwrap();
+            seen.extend(info.lines().filter(|l| l.starts_with("rdb_last_load_keys_")).map(str::to_string));
+        };
+        c.call(&["DEBUG", "POPULATE", "1000"]);
+        c.call(&["DEBUG", "RELOAD"]);
+        observe(&mut c);
+        c.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+        for j in 0..64 {
+            c.call(&["SELECT", &(j % 16).to_string()]);
+            c.call(&["SET", &j.to_string(), "v", "PX", "10"]);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        c.call(&["DEBUG", "RELOAD"]);
+        observe(&mut c);
+        c.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+        seen
+    };
+    let (quince, redis) = (counts(&diff.quince), counts(&diff.redis));
+    assert_eq!(quince, redis, "quince first, redis second");
+    assert!(redis.contains(&"rdb_last_load_keys_expired:64".to_string()), "{redis:?}");
+    drop(diff);
+    let _ = std::fs::remove_dir_all(&qdir);
+    let _ = std::fs::remove_dir_all(&rdir);
+}

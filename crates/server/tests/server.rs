@@ -387,6 +387,22 @@ fn a_slow_script_in_the_aof_answers_loading_not_busy() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// DEBUG LOG writes its message to the log, as Redis's (its tests mark places in the log).
+#[test]
+fn debug_log_writes_to_the_log() {
+    let dir = std::env::temp_dir().join(format!("quince-debuglog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("quince.log");
+    let (dir_arg, log_arg) = (dir.to_str().unwrap().to_string(), log.to_str().unwrap().to_string());
+    let server = start_quince(QUINCE, &["--dir", &dir_arg, "--logfile", &log_arg, "--enable-debug-command", "yes"]);
+    let mut c = server.client();
+    assert_eq!(c.call(&["DEBUG", "LOG", "marker 42"]), b"+OK\r\n");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.lines().any(|l| l.contains(" # DEBUG LOG: marker 42")), "{text}");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A port another process holds: Redis's two log lines (its test framework retries another
 /// port on "Failed listening on port"), and a failing exit.
 #[test]

@@ -288,6 +288,10 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
         layer.debug_aof_flush_sleep(atoi(args[2]).max(0) as u64).map_err(CmdError::msg)?;
         out.simple("OK");
+    } else if is(sub, "LOG") && argc == 3 {
+        let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
+        layer.debug_log(&String::from_utf8_lossy(args[2])).map_err(CmdError::msg)?;
+        out.simple("OK");
     } else if is(sub, "SET-SKIP-CHECKSUM-VALIDATION") && argc == 3 {
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
         layer.debug_skip_checksum_validation(atoi(args[2]) != 0).map_err(CmdError::msg)?;
@@ -387,6 +391,8 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
             "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]",
             "    Output a hex signature of the values of all the specified keys.",
+            "LOG <message>",
+            "    Write <message> to the server log.",
             "OBJECT <key>",
             "    Show low level info about the `key` and associated value.",
             "POPULATE <count> [<prefix>] [<size>]",
