@@ -12,6 +12,14 @@ use std::sync::Mutex;
 static SINK: OnceLock<Mutex<Box<dyn Write + Send>>> = OnceLock::new();
 /// Lines below this level are dropped (`loglevel`: debug/verbose = 0, notice = 1, warning = 2).
 static MIN_LEVEL: AtomicU8 = AtomicU8::new(1);
+/// The descriptor log lines go to, for the crash report (written with plain `write(2)`
+/// calls from a signal handler, where the sink's lock may be held by the crashing thread).
+static LOG_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
+
+/// The log's file descriptor (stdout unless `logfile` names a file).
+pub fn fd() -> i32 {
+    LOG_FD.load(Ordering::Relaxed)
+}
 
 pub fn init(logfile: &str, loglevel: &str) -> std::io::Result<()> {
     MIN_LEVEL.store(
@@ -25,7 +33,9 @@ pub fn init(logfile: &str, loglevel: &str) -> std::io::Result<()> {
     let sink: Box<dyn Write + Send> = if logfile.is_empty() {
         Box::new(std::io::stdout())
     } else {
-        Box::new(std::fs::OpenOptions::new().create(true).append(true).open(logfile)?)
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(logfile)?;
+        LOG_FD.store(std::os::fd::AsRawFd::as_raw_fd(&file), Ordering::Relaxed);
+        Box::new(file)
     };
     let _ = SINK.set(Mutex::new(sink));
     Ok(())
@@ -61,6 +71,28 @@ pub fn raw(text: &str) {
         }
         None => print!("{line}"),
     }
+}
+
+/// A log line's prefix (`pid:M dd Mon yyyy hh:mm:ss.mmm # `) written into `out` without
+/// allocating (for the crash report).
+pub fn write_prefix(out: &mut dyn std::fmt::Write) {
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    let (year, month, day) = civil_from_days(days);
+    let _ = write!(
+        out,
+        "{}:M {:02} {} {} {:02}:{:02}:{:02}.{:03} # ",
+        std::process::id(),
+        day,
+        MONTHS[(month - 1) as usize],
+        year,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        now.subsec_millis()
+    );
 }
 
 /// `22 Nov 2026 22:28:29.123` in UTC.

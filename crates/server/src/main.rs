@@ -5,6 +5,7 @@
 mod alloc;
 mod config;
 mod connection;
+mod crash;
 mod log;
 mod socket;
 mod worker;
@@ -49,6 +50,8 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     let mut config = startup.config;
     log::init(config.get("logfile").unwrap_or(""), config.get("loglevel").unwrap_or("notice"))
         .map_err(|e| format!("Can't open the log file: {e}"))?;
+    crash::set_enabled(config.get_bool("crash-log-enabled"));
+    crash::install();
     adjust_open_files_limit(&mut config)?;
     if config.get_bool("daemonize") {
         return Err("daemonize yes is not supported: run quince-server under a supervisor (systemd, runit)".into());
@@ -234,6 +237,8 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         if last_persistence_cron.elapsed() >= Duration::from_millis(100) {
             last_persistence_cron = Instant::now();
             layer.cron(&engine);
+            // (CONFIG SET crash-log-enabled takes effect here.)
+            crash::set_enabled(engine.config.read().get_bool("crash-log-enabled"));
             // Over maxmemory (after CONFIG SET maxmemory, or eviction cut short by its time
             // budget): keep evicting even when no command arrives.
             if engine.hot.maxmemory.load(Ordering::Relaxed) > 0 {

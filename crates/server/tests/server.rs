@@ -403,6 +403,56 @@ fn debug_log_writes_to_the_log() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A crash writes Redis's bug report with a stack trace to the log, then the process dies of
+/// the signal; with `crash-log-enabled no` it only dies.
+#[test]
+fn a_crash_writes_a_report_and_dies_of_the_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = std::env::temp_dir().join(format!("quince-crash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (how, report) in [("segfault", true), ("abort", true), ("segfault", false)] {
+        let log = dir.join(format!("{how}-{report}.log"));
+        let port = quince_test_util::free_port();
+        let mut child = std::process::Command::new(QUINCE)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--enable-debug-command", "yes"])
+            .args(["--crash-log-enabled", if report { "yes" } else { "no" }])
+            .arg("--logfile")
+            .arg(&log)
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "the server never listened");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let signal = if how == "segfault" {
+            let mut c = RawClient::connect(port);
+            c.send(&["DEBUG", "SEGFAULT"]);
+            libc_signal::SEGV
+        } else {
+            // By pid, the process this test started.
+            std::process::Command::new("kill").args(["-ABRT", &child.id().to_string()]).status().unwrap();
+            libc_signal::ABRT
+        };
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(signal), "{how}: {status:?}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(text.contains("------ STACK TRACE ------"), report, "{how}: {text}");
+        assert_eq!(text.contains(&format!("crashed by signal: {signal}")), report, "{how}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Signal numbers on Linux.
+mod libc_signal {
+    pub const ABRT: i32 = 6;
+    pub const SEGV: i32 = 11;
+}
+
 /// A port another process holds: Redis's two log lines (its test framework retries another
 /// port on "Failed listening on port"), and a failing exit.
 #[test]

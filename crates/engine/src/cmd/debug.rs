@@ -288,6 +288,12 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
         layer.debug_aof_flush_sleep(atoi(args[2]).max(0) as u64).map_err(CmdError::msg)?;
         out.simple("OK");
+    } else if is(sub, "SEGFAULT") && argc == 2 {
+        // The server's crash handler writes Redis's crash report, then the process dies of
+        // the signal (an embedded Db's host process too: DEBUG is for tests).
+        // SAFETY: raising a signal has no memory-safety precondition.
+        unsafe { libc::raise(libc::SIGSEGV) };
+        out.simple("OK");
     } else if is(sub, "LOG") && argc == 3 {
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
         layer.debug_log(&String::from_utf8_lossy(args[2])).map_err(CmdError::msg)?;
@@ -404,6 +410,8 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
             "    Reply with a test value of the specified type. <type> can be: string,",
             "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
             "    true, false.",
+            "SEGFAULT",
+            "    Crash the server with sigsegv.",
             "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
             "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
             "SET-ACTIVE-EXPIRE <0|1>",
