@@ -1594,6 +1594,17 @@ impl Engine {
     }
 
     /// An error before the command ran: counted as rejected (Redis's rejected_calls).
+    /// A replica whose link to its master is down, with `replica-serve-stale-data no`
+    /// (Redis's "running stale": only commands flagged `stale` run).
+    pub(crate) fn running_stale(&self) -> bool {
+        self.persistence().and_then(|p| p.role_refusal(self, false, false)).is_some()
+    }
+
+    /// A replica with `replica-read-only yes`.
+    pub(crate) fn read_only_replica(&self) -> bool {
+        self.persistence().and_then(|p| p.role_refusal(self, true, true)).is_some()
+    }
+
     /// `latency-tracking`: whether calls go into the latency histograms.
     fn latency_tracking(&self) -> bool {
         self.hot.latency_tracking.load(Ordering::Relaxed)

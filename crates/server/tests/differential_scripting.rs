@@ -720,3 +720,36 @@ fn redis_call_with_thousands_of_arguments() {
         ],
     );
 }
+
+/// On a replica whose link is down with `replica-serve-stale-data no`: functions and
+/// shebang scripts without `allow-stale` get MASTERDOWN, commands inside an allowed one are
+/// refused unless flagged `stale`; a writing script on a read-only replica gets READONLY.
+#[test]
+fn script_flags_on_a_stale_replica_match_redis() {
+    let library = "#!lua name=stale\n\
+        redis.register_function{function_name='f1', callback=function() return 'hello' end, flags={'no-writes'}}\n\
+        redis.register_function{function_name='f2', callback=function() return 'hello' end, flags={'allow-stale', 'no-writes'}}\n\
+        redis.register_function{function_name='f3', callback=function() return redis.call('get', 'x') end, flags={'allow-stale', 'no-writes'}}\n\
+        redis.register_function{function_name='f4', callback=function() return redis.call('ping') end, flags={'allow-stale', 'no-writes'}}\n\
+        redis.register_function{function_name='w', callback=function() return 1 end, flags={'allow-stale'}}";
+    run(
+        "stale replica",
+        &[
+            cmd(&["FUNCTION", "LOAD", "REPLACE", library]),
+            cmd(&["CONFIG", "SET", "replica-serve-stale-data", "no"]),
+            cmd(&["REPLICAOF", "127.0.0.1", "1"]),
+            cmd(&["FCALL", "f1", "0"]),
+            cmd(&["FCALL", "f2", "0"]),
+            cmd(&["FCALL", "f3", "0"]),
+            cmd(&["FCALL", "f4", "0"]),
+            cmd(&["FCALL", "w", "0"]),
+            cmd(&["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]),
+            cmd(&["EVAL", "#!lua flags=no-writes,allow-stale\nreturn 1", "0"]),
+            cmd(&["CONFIG", "SET", "replica-serve-stale-data", "yes"]),
+            cmd(&["FCALL", "f1", "0"]),
+            cmd(&["FCALL", "w", "0"]),
+            cmd(&["REPLICAOF", "NO", "ONE"]),
+            cmd(&["FCALL", "w", "0"]),
+        ],
+    );
+}

@@ -1982,6 +1982,10 @@ impl Invocation<'_> {
         if !self.allow_oom && !self.wrote && self.oom_at_start && spec.has_flag(crate::command::flags::DENYOOM) {
             return self.reject(Some(spec), OOM_ERROR);
         }
+        // (Redis's scriptVerifyAllowStale.)
+        if !spec.has_flag(crate::command::flags::STALE) && self.engine.running_stale() {
+            return self.reject(Some(spec), "ERR Can not execute the command on a stale replica");
+        }
         if self.escalated {
             return CallOutcome::Escalate;
         }
@@ -2414,18 +2418,30 @@ fn run_script(
     out: &mut dyn ReplySink,
 ) -> CmdResult {
     let oom_at_start = ctx.engine.out_of_memory();
+    // Redis's scriptPrepareForRun, in its order, for scripts with flags (a shebang, or a
+    // function).
+    let obeying = ctx.client.must_obey;
+    if flags & flag::EVAL_COMPAT == 0 && flags & flag::ALLOW_STALE == 0 && ctx.engine.running_stale() {
+        // (Redis refuses it before the script starts: the command's flags come from the
+        // script's, and it is not `stale` then.)
+        return Err(CmdError::msg("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."));
+    }
     if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES == 0 {
-        // Only reachable inside MULTI: outside, the command was refused as DENYOOM.
-        if flags & flag::ALLOW_OOM == 0 && oom_at_start {
-            return Err(CmdError::msg(
-                "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
-            ));
+        if !obeying && ctx.engine.read_only_replica() {
+            // (As MASTERDOWN above: refused as a write command before the script starts.)
+            return Err(CmdError::msg("READONLY You can't write against a read only replica."));
         }
         if read_only {
             return Err(CmdError::msg("ERR Can not execute a script with write flag using *_ro command."));
         }
         if !ctx.engine.enough_good_replicas() {
             return Err(CmdError::msg(NOREPLICAS_ERROR));
+        }
+        // Only reachable inside MULTI: outside, the command was refused as DENYOOM.
+        if flags & flag::ALLOW_OOM == 0 && oom_at_start {
+            return Err(CmdError::msg(
+                "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+            ));
         }
     }
     let read_only = read_only || (flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES != 0);
