@@ -24,6 +24,20 @@ impl Listener {
         matches!(self, Self::Unix(_))
     }
 
+    /// Stops listening at once, for every descriptor of this socket (the clones other
+    /// workers hold included): a client connecting from now on is refused, as when
+    /// redis-server has exited, rather than accepted and then dropped while the server
+    /// stops.
+    pub fn stop_listening(&self) {
+        use std::os::fd::AsRawFd;
+        let fd = match self {
+            Self::Tcp(l) => l.as_raw_fd(),
+            Self::Unix(l) => l.as_raw_fd(),
+        };
+        // SAFETY: shutdown on a descriptor we own; an error (already shut) changes nothing.
+        unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+    }
+
     /// Accepts one connection (the listener is non-blocking: WouldBlock when none waits).
     pub fn accept(&self) -> io::Result<Socket> {
         Ok(match self {

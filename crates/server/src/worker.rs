@@ -99,6 +99,15 @@ pub trait Reactor {
     fn waker(&self) -> Arc<dyn Fn() + Send + Sync>;
     /// At shutdown: sends what it can of the pending output.
     fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>);
+    /// The listening sockets it watches.
+    fn listeners(&self) -> &[Listener];
+}
+
+/// Refuses new clients from now on, on every worker (the sockets are shared).
+fn stop_listening<R: Reactor>(reactor: &R) {
+    for listener in reactor.listeners() {
+        listener.stop_listening();
+    }
 }
 
 /// The connections waiting for something other than input.
@@ -263,6 +272,10 @@ impl Worker {
                 self.close_idle(&mut reactor, &mut conns, limits.timeout_s);
             }
         }
+        // Refuse new clients before the connections close (SHUTDOWN's client among them).
+        if self.engine.shutdown_requested() {
+            stop_listening(&reactor);
+        }
         reactor.finish(&self.engine, &mut conns);
         Ok(())
     }
@@ -345,6 +358,10 @@ impl Worker {
         remember(&mut state.waiting.blocked, token, conn.is_blocked());
         if conn.flush_deferred {
             state.waiting.deferred.push(token);
+        }
+        if self.engine.shutdown_requested() {
+            // SHUTDOWN ran: refuse new clients before its client sees its connection end.
+            stop_listening(reactor);
         }
         self.settle(reactor, state.conns, token, next);
     }

@@ -447,6 +447,37 @@ fn a_crash_writes_a_report_and_dies_of_the_signal() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Once SHUTDOWN ran, a new client is refused, as when redis-server has exited: not
+/// accepted and then dropped while the server stops (Redis's tests reconnect at once and
+/// expect "connection refused").
+#[test]
+fn after_shutdown_new_connections_are_refused() {
+    for backend in ["io_uring", "epoll"] {
+        let port = quince_test_util::free_port();
+        let mut child = std::process::Command::new(QUINCE)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--io-backend", backend])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "the server never listened");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut c = RawClient::connect(port);
+        c.send(&["SHUTDOWN", "NOSAVE"]);
+        assert!(c.read_to_close().is_empty(), "{backend}: SHUTDOWN replies nothing");
+        let refused = std::net::TcpStream::connect(("127.0.0.1", port));
+        assert_eq!(
+            refused.as_ref().map_err(|e| e.kind()).err(),
+            Some(std::io::ErrorKind::ConnectionRefused),
+            "{backend}: {refused:?}"
+        );
+        let _ = child.wait();
+    }
+}
+
 /// Signal numbers on Linux.
 mod libc_signal {
     pub const ABRT: i32 = 6;

@@ -106,6 +106,10 @@ impl Reactor for EpollReactor {
         })
     }
 
+    fn listeners(&self) -> &[Listener] {
+        &self.listeners
+    }
+
     fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>) {
         for (_, conn) in conns.iter_mut() {
             let _ = conn.flush(engine);

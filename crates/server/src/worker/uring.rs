@@ -454,6 +454,10 @@ impl Reactor for RingReactor {
         })
     }
 
+    fn listeners(&self) -> &[Listener] {
+        &self.listeners
+    }
+
     fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>) {
         // Sends what is queued, for up to 100 ms, then lets the rest go.
         let deadline = Instant::now() + Duration::from_millis(100);
