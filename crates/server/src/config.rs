@@ -31,15 +31,36 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
-/// Turns `--port 6380 --save "" --bind a b` into config lines, as redis-server's main() does.
+/// Turns `--port 6380 --save "" --bind a b` into config lines, as redis-server 7.0's main()
+/// does: an argument starting with `--` names an option, unless the option before has no
+/// value yet (then `--port --loglevel verbose` sets port to "--loglevel verbose", which
+/// fails as Redis's does); an argument holding a name and its value (`"--port 6380"`)
+/// counts as both; `--save` followed by another option, or last, means `save ""`.
 pub fn args_to_lines(args: &[String]) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
-    for arg in args {
-        if let Some(name) = arg.strip_prefix("--") {
-            lines.push(name.to_string());
-        } else if let Some(line) = lines.last_mut() {
-            line.push(' ');
-            line.push_str(&quote(arg));
+    let mut last_has_value = true;
+    for (j, arg) in args.iter().enumerate() {
+        match arg.strip_prefix("--") {
+            Some(name) if last_has_value => {
+                let mut line = name.to_string();
+                let words = quince_resp::split_args(arg.as_bytes()).map_or(1, |w| w.len());
+                last_has_value = words > 1;
+                if !last_has_value && arg.eq_ignore_ascii_case("--save") {
+                    let next_is_option = args.get(j + 1).is_some_and(|n| n.starts_with("--"));
+                    if next_is_option || j + 1 == args.len() {
+                        line.push_str(" \"\"");
+                        last_has_value = true;
+                    }
+                }
+                lines.push(line);
+            }
+            _ => {
+                if let Some(line) = lines.last_mut() {
+                    line.push(' ');
+                    line.push_str(&quote(arg));
+                }
+                last_has_value = true;
+            }
         }
     }
     lines
@@ -99,7 +120,13 @@ pub fn load(args: &[String]) -> Result<StartupConfig, String> {
     if let Some(stray) = options.first().filter(|a| !a.starts_with("--")) {
         return Err(format!("Unexpected argument '{stray}': options are --name value"));
     }
-    apply_text(&mut config, &args_to_lines(options).join("\n")).map_err(|e| e.to_string())?;
+    // Numbered as Redis numbers them: the options follow the file's text after a newline.
+    let file_lines = match &config_file {
+        Some(path) => std::fs::read_to_string(path).map_or(0, |t| t.split('\n').count()),
+        None => 1,
+    };
+    let options_text = "\n".repeat(file_lines) + &args_to_lines(options).join("\n");
+    apply_text(&mut config, &options_text).map_err(|e| e.to_string())?;
     // Redis keeps the absolute path, so CONFIG REWRITE works after a chdir (`dir`).
     let config_file =
         config_file.map(|p| std::fs::canonicalize(&p).map(|a| a.to_string_lossy().into_owned()).unwrap_or(p));
@@ -120,6 +147,21 @@ mod tests {
         assert_eq!(c.get_int("port"), 7000);
         assert_eq!(c.get("save"), Some(""));
         assert_eq!(c.get("bind"), Some("127.0.0.1 ::1"));
+    }
+
+    #[test]
+    fn option_values_may_start_with_dashes_as_in_redis() {
+        let lines = |a: &[&str]| args_to_lines(&strings(a));
+        assert_eq!(lines(&["--port", "--loglevel", "verbose"]), ["port \"--loglevel\" \"verbose\""]);
+        assert_eq!(lines(&["--port", "6379", "--loglevel", "verbose"]), ["port \"6379\"", "loglevel \"verbose\""]);
+        assert_eq!(lines(&["--port 6380", "--loglevel", "verbose"]), ["port 6380", "loglevel \"verbose\""]);
+        assert_eq!(lines(&["--save", "--loglevel", "verbose"]), ["save \"\"", "loglevel \"verbose\""]);
+        assert_eq!(lines(&["--loglevel", "verbose", "--save"]), ["loglevel \"verbose\"", "save \"\""]);
+        let err = load(&strings(&["--port", "--bla", "--loglevel", "verbose"])).unwrap_err();
+        assert!(
+            err.contains("'port \"--bla\"'") && err.contains("argument couldn't be parsed into an integer"),
+            "{err}"
+        );
     }
 
     #[test]

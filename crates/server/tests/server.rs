@@ -170,6 +170,39 @@ fn bad_config_refuses_to_start() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Bad directive or wrong number of arguments"));
 }
 
+/// Command-line options read as redis-server 7.0 reads them (a value may start with `--`
+/// right after an option without one; `--save` before another option means `save ""`),
+/// with the same error lines, line numbers included.
+#[test]
+fn command_line_errors_match_redis() {
+    let Some(redis) = which("redis-server") else {
+        assert!(!quince_test_util::redis_required(), "QUINCE_REQUIRE_REDIS=1 but redis-server is not on PATH");
+        eprintln!("skipping: redis-server not found (apt-get install -y redis-server)");
+        return;
+    };
+    let cases: &[&[&str]] = &[
+        &["--port"],
+        &["--port", "6380", "--loglevel"],
+        &["--port", "6379", "6380"],
+        &["--port", "--loglevel", "verbose"],
+        &["--port", "--bla", "--loglevel", "verbose"],
+        &["--logfile", "--my--log--file", "--loglevel", "--bla"],
+        &["--shutdown-on-sigint"],
+    ];
+    // The error's lines after the first (which names the product).
+    let error = |binary: &std::path::Path, args: &[&str]| -> (bool, Vec<String>) {
+        let out = std::process::Command::new(binary).args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+        let lines = text.lines().filter(|l| !l.is_empty() && !l.contains("FATAL CONFIG FILE ERROR")).map(String::from);
+        (out.status.success(), lines.collect())
+    };
+    for args in cases {
+        let expected = error(&redis, args);
+        assert!(!expected.0, "redis-server started with {args:?}");
+        assert_eq!(error(std::path::Path::new(QUINCE), args), expected, "{args:?}: quince first, redis second");
+    }
+}
+
 /// redis-benchmark is Redis's own load tool; its whole default suite must run against
 /// quince with no errors, pipelined and not.
 #[test]
