@@ -420,6 +420,48 @@ fn a_slow_script_in_the_aof_answers_loading_not_busy() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// While the dataset loads, CONFIG SET of a parameter Redis flags deny-loading (`dir`,
+/// `appendonly`) answers LOADING; others (`loglevel`) apply.
+#[test]
+fn config_set_during_loading_refuses_deny_loading_parameters() {
+    let dir = std::env::temp_dir().join(format!("quince-loadcfg-{}", std::process::id()));
+    let aof = dir.join("appendonlydir");
+    std::fs::create_dir_all(&aof).unwrap();
+    std::fs::write(aof.join("appendonly.aof.manifest"), "file appendonly.aof.1.incr.aof seq 1 type i\n").unwrap();
+    // Long enough to load that the test sees it loading.
+    let mut log = Vec::with_capacity(64 << 20);
+    for i in 0..1_500_000 {
+        log.extend(encode_command(&["SET", &format!("key:{i}"), "value"]));
+    }
+    std::fs::write(aof.join("appendonly.aof.1.incr.aof"), log).unwrap();
+    let port = quince_test_util::free_port();
+    let mut child = std::process::Command::new(QUINCE)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--save", ""])
+        .args(["--enable-protected-configs", "yes"])
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the server never listened");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut c = RawClient::connect(port);
+    let loading = |c: &mut RawClient| String::from_utf8_lossy(&c.call(&["INFO", "persistence"])).contains("loading:1");
+    assert!(loading(&mut c), "the load ended before the test could see it");
+    assert_eq!(c.call(&["CONFIG", "SET", "loglevel", "verbose"]), b"+OK\r\n");
+    let refused = c.call(&["CONFIG", "SET", "dir", "/tmp"]);
+    let still = loading(&mut c);
+    let _ = child.kill(); // by pid
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(still, "the load ended during the test: inconclusive");
+    assert_eq!(refused, b"-LOADING Redis is loading the dataset in memory\r\n");
+}
+
 /// DEBUG LOG writes its message to the log, as Redis's (its tests mark places in the log).
 #[test]
 fn debug_log_writes_to_the_log() {

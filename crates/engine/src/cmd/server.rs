@@ -533,7 +533,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
         let before = config.clone();
         let addr = &ctx.client.handle.conn.addr;
         let local = addr.is_empty() || addr.starts_with("127.0.0.1:") || addr.starts_with("[::1]:");
-        let set_ctx = crate::config::SetContext { local_client: local, loading: false };
+        let set_ctx = crate::config::SetContext { local_client: local, loading: ctx.engine.is_loading() };
         config.set_many_in(&pairs, set_ctx).map_err(CmdError::msg)?;
         // The listening sockets are the server's; quince does not rebind them at runtime, so
         // a new port or bind list cannot be applied (Redis's "apply" step failing).
