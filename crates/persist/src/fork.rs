@@ -40,6 +40,8 @@ pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::
             unsafe { detach_child_from_server(parent, die_with_parent) };
             // SAFETY: single-threaded child of a fork made under the exclusive gate.
             unsafe { engine.keyspace.unlock_all_after_fork() };
+            // (A failure leaves the parent's score: nothing to report from here.)
+            let _ = crate::oom::apply(engine, crate::oom::Class::BackgroundChild);
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(engine))).unwrap_or(false);
             // SAFETY: ends the child without running the parent's exit handlers.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) }

@@ -186,6 +186,9 @@ impl Layer {
                 link.stop();
                 self.log(LogLevel::Notice, "MASTER MODE enabled (user request)");
             }
+            if let Some(engine) = self.engine.get().and_then(std::sync::Weak::upgrade) {
+                self.apply_oom_score(&engine);
+            }
             return Ok("OK");
         };
         if master.as_ref().is_some_and(|m| m.host.eq_ignore_ascii_case(&host) && m.port == port) {
@@ -203,6 +206,9 @@ impl Layer {
         self.replicas.disconnect_all();
         *master = Some(crate::master_link::MasterLink::start(engine, host.clone(), port, self.logger.clone()));
         self.is_replica.store(true, Ordering::SeqCst);
+        if let Some(engine) = self.engine.get().and_then(std::sync::Weak::upgrade) {
+            self.apply_oom_score(&engine);
+        }
         self.log(LogLevel::Notice, &format!("REPLICAOF {host}:{port} enabled (user request)"));
         Ok("OK")
     }
@@ -220,6 +226,15 @@ impl Layer {
     pub(crate) fn note_rdb_load(&self, loaded: u64, expired: u64) {
         self.last_load_keys[0].store(loaded, Ordering::Relaxed);
         self.last_load_keys[1].store(expired, Ordering::Relaxed);
+    }
+
+    /// `oom-score-adj` for the role the server has now (master or replica).
+    fn apply_oom_score(&self, engine: &Engine) {
+        let class =
+            if self.is_replica.load(Ordering::SeqCst) { crate::oom::Class::Replica } else { crate::oom::Class::Master };
+        if let Err(e) = crate::oom::apply(engine, class) {
+            self.log(LogLevel::Warning, &e);
+        }
     }
 
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION is on.
@@ -1098,6 +1113,7 @@ impl Persistence for Layer {
         }
         // `stop-writes-on-bgsave-error` and `save` decide MISCONF at once.
         self.refresh_refusal(engine);
+        self.apply_oom_score(engine);
     }
 
     fn function_payload(&self, engine: &Engine, codes: &[Vec<u8>]) -> Result<Vec<u8>, String> {

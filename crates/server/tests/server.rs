@@ -462,6 +462,61 @@ fn config_set_during_loading_refuses_deny_loading_parameters() {
     assert_eq!(refused, b"-LOADING Redis is loading the dataset in memory\r\n");
 }
 
+/// `oom-score-adj`: the process's OOM score follows the configured value of its class
+/// (master, replica, background child), relative to the score it started with or
+/// absolute, and goes back when turned off (Redis's unit/oom-score-adj).
+#[test]
+fn oom_score_adj_follows_the_role() {
+    let dir = std::env::temp_dir().join(format!("quince-oom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_arg = dir.to_str().unwrap().to_string();
+    let server = start_quince(QUINCE, &["--dir", &dir_arg, "--save", ""]);
+    let score = |pid: u32| -> i64 {
+        std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap().trim().parse().unwrap()
+    };
+    let pid = server.pid();
+    let base = score(pid);
+    let mut c = server.client();
+    let ok = |c: &mut RawClient, args: &[&str]| assert_eq!(c.call(args), b"+OK\r\n", "{args:?}");
+    ok(&mut c, &["CONFIG", "SET", "oom-score-adj-values", "10 20 30"]);
+    ok(&mut c, &["CONFIG", "SET", "oom-score-adj", "yes"]);
+    assert_eq!(score(pid), base + 10);
+    ok(&mut c, &["CONFIG", "SET", "oom-score-adj-values", "15 20 30"]);
+    assert_eq!(score(pid), base + 15);
+    ok(&mut c, &["REPLICAOF", "127.0.0.1", "1"]);
+    assert_eq!(score(pid), base + 20);
+    ok(&mut c, &["REPLICAOF", "NO", "ONE"]);
+    assert_eq!(score(pid), base + 15);
+    // A background save's child takes the third value.
+    c.call(&["SET", "k", "v"]);
+    ok(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "3000000"]);
+    assert_eq!(c.call(&["BGSAVE"]), b"+Background saving started\r\n");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut seen = None;
+    while seen.is_none() && std::time::Instant::now() < deadline {
+        // The child is a child of whichever thread forked: look at every thread's children.
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+            let kids = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for kid in kids.split_whitespace().filter_map(|p| p.parse::<u32>().ok()) {
+                if std::fs::read_to_string(format!("/proc/{kid}/oom_score_adj"))
+                    .is_ok_and(|s| s.trim() == (base + 30).to_string())
+                {
+                    seen = Some(kid);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(seen.is_some(), "no child with score {}", base + 30);
+    ok(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "0"]);
+    ok(&mut c, &["CONFIG", "SET", "oom-score-adj", "absolute"]);
+    assert_eq!(score(pid), 15);
+    ok(&mut c, &["CONFIG", "SET", "oom-score-adj", "no"]);
+    assert_eq!(score(pid), base);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// DEBUG LOG writes its message to the log, as Redis's (its tests mark places in the log).
 #[test]
 fn debug_log_writes_to_the_log() {
