@@ -517,6 +517,21 @@ fn oom_score_adj_follows_the_role() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// quince has no software watchdog yet: `watchdog-period` other than 0 is refused, at
+/// start-up and by CONFIG SET, rather than accepted with no watchdog running.
+#[test]
+fn watchdog_period_is_refused_not_ignored() {
+    let out = std::process::Command::new(QUINCE).args(["--watchdog-period", "100"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no software watchdog"), "{out:?}");
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    let refused = c.call(&["CONFIG", "SET", "watchdog-period", "200"]);
+    assert!(refused.starts_with(b"-ERR CONFIG SET failed (possibly related to argument 'watchdog-period')"));
+    assert_eq!(c.call(&["CONFIG", "GET", "watchdog-period"]), b"*2\r\n$15\r\nwatchdog-period\r\n$1\r\n0\r\n");
+    assert_eq!(c.call(&["CONFIG", "SET", "watchdog-period", "0"]), b"+OK\r\n");
+}
+
 /// DEBUG LOG writes its message to the log, as Redis's (its tests mark places in the log).
 #[test]
 fn debug_log_writes_to_the_log() {

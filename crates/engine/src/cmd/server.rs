@@ -546,6 +546,13 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
                 )));
             }
         }
+        // No software watchdog yet: refused rather than accepted with none running.
+        if config.get_int("watchdog-period") != 0 {
+            *config = before;
+            return Err(CmdError::msg(
+                "ERR CONFIG SET failed (possibly related to argument 'watchdog-period') - quince has no software watchdog yet",
+            ));
+        }
         // No TLS yet: a TLS port is refused rather than accepted with nothing listening.
         if config.get_int("tls-port") != 0 {
             *config = before;
