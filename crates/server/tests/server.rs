@@ -388,14 +388,16 @@ fn a_slow_script_in_the_aof_answers_loading_not_busy() {
     std::fs::write(aof.join("appendonly.aof.1.incr.aof"), log).unwrap();
     let port = quince_test_util::free_port();
     // Started by hand: the test helpers wait until the load is over.
-    let mut child = std::process::Command::new(QUINCE)
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--lua-time-limit", "1"])
-        .arg("--dir")
-        .arg(&dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        std::process::Command::new(QUINCE)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--lua-time-limit", "1"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(std::time::Instant::now() < deadline, "the server never listened");
@@ -435,15 +437,17 @@ fn config_set_during_loading_refuses_deny_loading_parameters() {
     }
     std::fs::write(aof.join("appendonly.aof.1.incr.aof"), log).unwrap();
     let port = quince_test_util::free_port();
-    let mut child = std::process::Command::new(QUINCE)
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--save", ""])
-        .args(["--enable-protected-configs", "yes"])
-        .arg("--dir")
-        .arg(&dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        std::process::Command::new(QUINCE)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--save", ""])
+            .args(["--enable-protected-configs", "yes"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(std::time::Instant::now() < deadline, "the server never listened");
@@ -558,17 +562,28 @@ fn a_crash_writes_a_report_and_dies_of_the_signal() {
     for (how, report) in [("segfault", true), ("abort", true), ("segfault", false)] {
         let log = dir.join(format!("{how}-{report}.log"));
         let port = quince_test_util::free_port();
-        let mut child = std::process::Command::new(QUINCE)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--enable-debug-command", "yes"])
-            .args(["--crash-log-enabled", if report { "yes" } else { "no" }])
-            .arg("--logfile")
-            .arg(&log)
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = KillOnDrop(
+            std::process::Command::new(QUINCE)
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--enable-debug-command",
+                    "yes",
+                ])
+                .args(["--crash-log-enabled", if report { "yes" } else { "no" }])
+                .arg("--logfile")
+                .arg(&log)
+                .arg("--dir")
+                .arg(&dir)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(std::time::Instant::now() < deadline, "the server never listened");
@@ -599,12 +614,14 @@ fn a_crash_writes_a_report_and_dies_of_the_signal() {
 fn after_shutdown_new_connections_are_refused() {
     for backend in ["io_uring", "epoll"] {
         let port = quince_test_util::free_port();
-        let mut child = std::process::Command::new(QUINCE)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--io-backend", backend])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = KillOnDrop(
+            std::process::Command::new(QUINCE)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--io-backend", backend])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(std::time::Instant::now() < deadline, "the server never listened");
@@ -620,6 +637,30 @@ fn after_shutdown_new_connections_are_refused() {
             "{backend}: {refused:?}"
         );
         let _ = child.wait();
+    }
+}
+
+/// A server process a test started by hand: killed (by pid) and reaped when the test ends,
+/// however it ends.
+struct KillOnDrop(std::process::Child);
+
+impl std::ops::Deref for KillOnDrop {
+    type Target = std::process::Child;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for KillOnDrop {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
