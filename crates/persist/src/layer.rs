@@ -346,9 +346,23 @@ impl Layer {
             }
             if aof_load::is_rdb(&path).map_err(|e| format!("Can't read {}: {e}", file.name))? {
                 self.log(LogLevel::Notice, "Reading RDB base file on AOF loading...");
-                snapshot::load_file(engine, &path, true, false, &mut |l, m| self.log(l, m))
+                let (_, rdb_end) = snapshot::load_file_stats(engine, &path, true, false, &mut |l, m| self.log(l, m))
                     .map_err(|e| format!("Error reading the RDB base file {}, AOF loading aborted: {e}", file.name))?;
                 done += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                // An RDB preamble followed by commands (Redis 6's AOF): those too.
+                if std::fs::metadata(&path).map_or(0, |m| m.len()) > rdb_end {
+                    self.log(LogLevel::Notice, "Reading the remaining AOF tail...");
+                    aof_load::load_commands_from(
+                        engine,
+                        &path,
+                        rdb_end,
+                        last,
+                        truncate_ok,
+                        &mut |m| self.log(LogLevel::Warning, m),
+                        &mut |_| {},
+                    )
+                    .map_err(|e| e.0)?;
+                }
                 continue;
             }
             let mut progress = |bytes: u64| {

@@ -67,6 +67,18 @@ pub fn load_file(
     merge: bool,
     log: &mut dyn FnMut(LogLevel, &str),
 ) -> Result<u64, String> {
+    load_file_stats(engine, path, aof_base, merge, log).map(|(keys, _)| keys)
+}
+
+/// `load_file`, with the offset where the RDB data ends (an AOF base may go on with
+/// commands after it).
+pub fn load_file_stats(
+    engine: &Engine,
+    path: &Path,
+    aof_base: bool,
+    merge: bool,
+    log: &mut dyn FnMut(LogLevel, &str),
+) -> Result<(u64, u64), String> {
     let file = File::open(path).map_err(|e| format!("Fatal error loading the DB: {e}. Exiting."))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut input = BufReader::with_capacity(1 << 16, file);
@@ -93,5 +105,5 @@ pub fn load_file(
         LogLevel::Verbose,
         &format!("RDB {} loaded: {keys} keys in {:.3} seconds", path.display(), start.elapsed().as_secs_f64()),
     );
-    Ok(keys)
+    Ok((keys, stats.bytes))
 }

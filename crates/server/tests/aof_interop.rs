@@ -392,29 +392,45 @@ fn timestamp_annotations_are_written_and_loaded_both_ways() {
 fn an_old_style_aof_is_upgraded_like_redis() {
     let Some(redis) = redis_binary() else { return };
     let quince = quince_binary();
-    let mut old = Vec::new();
+    let mut commands = Vec::new();
     for (k, v) in [("k1", "v1"), ("k2", "v2")] {
-        old.extend(quince_test_util::encode_command(&["SET", k, v]));
+        commands.extend(quince_test_util::encode_command(&["SET", k, v]));
     }
-    let mut seen = Vec::new();
-    for server in [&redis, &quince] {
-        let dir = temp_dir("upgrade");
-        std::fs::remove_dir_all(dir.join("appendonlydir")).ok();
-        std::fs::write(dir.join("appendonly.aof"), &old).unwrap();
-        let running = start_with(server, &dir, &["--appendonly", "yes"]).expect("starts on an old-style AOF");
-        let mut client = RawClient::connect(running.port);
-        let values = (client.call(&["GET", "k1"]), client.call(&["GET", "k2"]));
-        assert_eq!(client.call(&["SET", "k3", "v3"]), b"+OK\r\n");
-        let manifest = std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap();
-        let moved = (dir.join("appendonlydir/appendonly.aof").is_file(), dir.join("appendonly.aof").exists());
-        drop(running);
-        // And it starts again on what it wrote.
-        let again = start_with(server, &dir, &["--appendonly", "yes"]).expect("restarts");
-        let after = RawClient::connect(again.port).call(&["MGET", "k1", "k2", "k3"]);
-        drop(again);
-        seen.push((values, manifest, moved, after));
+    // Redis 6's default: an RDB preamble (the last rewrite) followed by the commands since.
+    let with_preamble = {
+        let dir = temp_dir("preamble-rdb");
+        let snapshot = {
+            let server =
+                start_with(&redis, &dir, &["--appendonly", "no", "--dbfilename", "dump.rdb"]).expect("redis starts");
+            let mut client = RawClient::connect(server.port);
+            client.call(&["SET", "k0", "v0"]);
+            assert_eq!(client.call(&["SAVE"]), b"+OK\r\n");
+            std::fs::read(dir.join("dump.rdb")).unwrap()
+        };
         let _ = std::fs::remove_dir_all(&dir);
+        [snapshot, commands.clone()].concat()
+    };
+    for old in [commands, with_preamble] {
+        let mut seen = Vec::new();
+        for server in [&redis, &quince] {
+            let dir = temp_dir("upgrade");
+            std::fs::remove_dir_all(dir.join("appendonlydir")).ok();
+            std::fs::write(dir.join("appendonly.aof"), &old).unwrap();
+            let running = start_with(server, &dir, &["--appendonly", "yes"]).expect("starts on an old-style AOF");
+            let mut client = RawClient::connect(running.port);
+            let values = (client.call(&["GET", "k1"]), client.call(&["GET", "k2"]));
+            assert_eq!(client.call(&["SET", "k3", "v3"]), b"+OK\r\n");
+            let manifest = std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap();
+            let moved = (dir.join("appendonlydir/appendonly.aof").is_file(), dir.join("appendonly.aof").exists());
+            drop(running);
+            // And it starts again on what it wrote.
+            let again = start_with(server, &dir, &["--appendonly", "yes"]).expect("restarts");
+            let after = RawClient::connect(again.port).call(&["MGET", "k1", "k2", "k3"]);
+            drop(again);
+            seen.push((values, manifest, moved, after));
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        assert_eq!(seen[0], seen[1], "redis-server first, quince second");
+        assert_eq!(seen[1].2, (true, false), "the old file moved into the AOF directory");
     }
-    assert_eq!(seen[0], seen[1], "redis-server first, quince second");
-    assert_eq!(seen[1].2, (true, false), "the old file moved into the AOF directory");
 }

@@ -34,13 +34,31 @@ pub fn load_command_file(
     log: &mut dyn FnMut(&str),
     progress: Progress<'_>,
 ) -> Result<FileOutcome, LoadError> {
+    load_commands_from(engine, path, 0, last, truncate_ok, log, progress)
+}
+
+/// `load_command_file` from byte `start` on: the commands after an RDB preamble (a Redis 6
+/// AOF, or a base file with a tail), as Redis's loadSingleAppendOnlyFile reads on after it.
+pub fn load_commands_from(
+    engine: &Engine,
+    path: &Path,
+    start: u64,
+    last: bool,
+    truncate_ok: bool,
+    log: &mut dyn FnMut(&str),
+    progress: Progress<'_>,
+) -> Result<FileOutcome, LoadError> {
+    use std::io::{Seek, SeekFrom};
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let file = File::open(path)
+    let mut file = File::open(path)
         .map_err(|e| LoadError(format!("Fatal error: can't open the append log file {name} for reading: {e}")))?;
-    if file.metadata().map(|m| m.len()).unwrap_or(0) == 0 {
+    if file.metadata().map(|m| m.len()).unwrap_or(0) <= start {
         return Ok(FileOutcome::Empty);
     }
+    file.seek(SeekFrom::Start(start))
+        .map_err(|e| LoadError(format!("Unrecoverable error reading the append only file {name}: {e}")))?;
     let mut reader = CommandReader::new(BufReader::with_capacity(1 << 16, file));
+    reader.offset = start;
     let mut client = engine.new_client();
     // The loading client runs every command as part of a transaction already under way:
     // no gate (loading owns the dataset), and blocking commands never block.
@@ -48,10 +66,10 @@ pub fn load_command_file(
     // It applies logged effects: no lazy expiry, past times kept (the log's DELs decide).
     client.must_obey = true;
     let mut sink = NullSink(quince_resp::Protocol::Resp2);
-    let mut valid_up_to = 0u64;
-    let mut valid_before_multi = 0u64;
+    let mut valid_up_to = start;
+    let mut valid_before_multi = start;
     let mut queued: Option<Vec<Vec<Vec<u8>>>> = None;
-    let mut last_progress = 0u64;
+    let mut last_progress = start;
     loop {
         let command = match reader.next_command() {
             Ok(Some(command)) => command,
