@@ -118,6 +118,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         log::log(level, message);
     }));
     engine.set_persistence(layer.clone());
+    engine.scripting.set_warning_log(Box::new(|line| log::log(Level::Warning, line)));
     layer.attach_engine(&engine);
     // Clients may connect while the dataset loads: they get -LOADING until it is done.
     engine.set_loading(true);

@@ -172,3 +172,28 @@ fn shutdown_nosave_stops_a_busy_script_that_wrote() {
     admin.send(&["SHUTDOWN", "NOSAVE"]);
     assert!(server.wait_exit(Duration::from_secs(10)), "the server kept running under a busy script");
 }
+
+/// Past the threshold the log says so, in Redis's words (naming the KILL command that stops
+/// it).
+#[test]
+fn a_busy_script_is_logged_as_slow() {
+    let dir = std::env::temp_dir().join(format!("quince-slowlog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("quince.log");
+    let (dir_arg, log_arg) = (dir.to_str().unwrap().to_string(), log.to_str().unwrap().to_string());
+    let server = start_quince(QUINCE, &["--dir", &dir_arg, "--logfile", &log_arg, "--busy-reply-threshold", "100"]);
+    let mut admin = server.client();
+    let mut runner = server.client();
+    runner.send(&["EVAL", "while true do end", "0"]);
+    wait_busy(&mut admin, BUSY_EVAL);
+    assert_eq!(admin.call(&["SCRIPT", "KILL"]), b"+OK\r\n");
+    runner.read_reply();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let line = text.lines().find(|l| l.contains("Slow script detected: still in execution after ")).unwrap_or("");
+    assert!(
+        line.contains(" # ") && line.contains("You can try killing the script using the SCRIPT KILL command."),
+        "{text}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -82,6 +82,9 @@ pub struct RunState {
     current: Mutex<(String, Vec<Vec<u8>>)>,
 }
 
+/// A host's warning log line writer (the server's log); none: lines are dropped.
+type WarningLog = Arc<std::sync::OnceLock<Box<dyn Fn(&str) + Send + Sync>>>;
+
 /// The scripting state the engine owns.
 ///
 /// Scripts run in Lua VMs taken from pools, one VM per running script, so scripts on
@@ -107,6 +110,8 @@ pub struct Scripting {
     runs: Arc<Mutex<Vec<Arc<RunState>>>>,
     /// Running scripts past `busy-reply-threshold`: other clients get BUSY meanwhile.
     busy_scripts: Arc<AtomicUsize>,
+    /// Where "Slow script detected" goes (the server's log, set by the host).
+    warning_log: WarningLog,
     /// math.random's generator, shared by every VM (Redis's is global).
     rand: Arc<Mutex<Rand48>>,
     /// Commands run on one thread only (a server with one worker): scripts always run
@@ -259,6 +264,8 @@ struct Vm {
     libs: Libraries,
     /// Running scripts past the threshold (`Scripting::busy_scripts`).
     busy_scripts: Arc<AtomicUsize>,
+    /// `Scripting::warning_log`.
+    warning_log: WarningLog,
     /// Where the engine lists this VM's run state (removed when the VM is dropped).
     registry: Arc<Mutex<Vec<Arc<RunState>>>>,
     /// What this VM last told its memory gauge.
@@ -316,6 +323,12 @@ impl RunState {
 }
 
 impl Scripting {
+    /// Where warnings about running scripts ("Slow script detected") go; set once by the
+    /// host (later calls change nothing).
+    pub fn set_warning_log(&self, log: Box<dyn Fn(&str) + Send + Sync>) {
+        let _ = self.warning_log.set(log);
+    }
+
     /// Tells whether commands run on one thread only (a server with one worker thread).
     pub fn set_one_thread(&self, one: bool) {
         self.one_thread.store(one, Ordering::Relaxed);
@@ -1378,6 +1391,7 @@ impl Vm {
             generation,
             libs: Libraries::default(),
             busy_scripts: Arc::clone(&engine.scripting.busy_scripts),
+            warning_log: Arc::clone(&engine.scripting.warning_log),
             registry: Arc::clone(&engine.scripting.runs),
             noted_memory: std::cell::Cell::new(0),
             pool_epoch,
@@ -1412,11 +1426,21 @@ impl Vm {
     /// script lets its thread serve others (`with_busy_service`) and a killed one fails.
     fn install_script_hook(&self) {
         let (run, clock, busy_scripts) = (self.run.clone(), self.clock.clone(), self.busy_scripts.clone());
+        let warning_log = self.warning_log.clone();
         self.lua.set_hook(HookTriggers::new().every_nth_instruction(100_000), move |lua, _| {
-            if !run.killed.load(Ordering::SeqCst) && run.busy_at(clock.now_ms()) {
+            let now_ms = clock.now_ms();
+            if !run.killed.load(Ordering::SeqCst) && run.busy_at(now_ms) {
                 // From now on other clients get BUSY (until `run_script` ends it).
                 if !run.busy.swap(true, Ordering::SeqCst) {
                     busy_scripts.fetch_add(1, Ordering::SeqCst);
+                    if let Some(log) = warning_log.get() {
+                        let kill = if run.eval_mode.load(Ordering::SeqCst) { "SCRIPT KILL" } else { "FUNCTION KILL" };
+                        log(&format!(
+                            "Slow script detected: still in execution after {} milliseconds. You can try killing the script using the {kill} command. Script name is: {}.",
+                            now_ms - run.start_ms.load(Ordering::SeqCst),
+                            run.current.lock().0
+                        ));
+                    }
                 }
                 if serve_while_busy() {
                     run.killed.store(true, Ordering::SeqCst);
