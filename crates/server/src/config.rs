@@ -55,9 +55,14 @@ pub fn args_to_lines(args: &[String]) -> Vec<String> {
                 lines.push(line);
             }
             _ => {
-                if let Some(line) = lines.last_mut() {
-                    line.push(' ');
-                    line.push_str(&quote(arg));
+                // (Words before any `--name` start a line of their own, as Redis reads
+                // `redis-server file loglevel verbose`.)
+                match lines.last_mut() {
+                    Some(line) => {
+                        line.push(' ');
+                        line.push_str(&quote(arg));
+                    }
+                    None => lines.push(quote(arg)),
                 }
                 last_has_value = true;
             }
@@ -117,9 +122,6 @@ pub fn load(args: &[String]) -> Result<StartupConfig, String> {
             std::fs::read_to_string(path).map_err(|e| format!("Fatal error, can't open config file '{path}': {e}"))?;
         apply_text(&mut config, &text).map_err(|e| e.to_string())?;
     }
-    if let Some(stray) = options.first().filter(|a| !a.starts_with("--")) {
-        return Err(format!("Unexpected argument '{stray}': options are --name value"));
-    }
     // Numbered as Redis numbers them: the options follow the file's text after a newline.
     let file_lines = match &config_file {
         Some(path) => std::fs::read_to_string(path).map_or(0, |t| t.split('\n').count()),
@@ -157,6 +159,19 @@ mod tests {
         assert_eq!(lines(&["--port 6380", "--loglevel", "verbose"]), ["port 6380", "loglevel \"verbose\""]);
         assert_eq!(lines(&["--save", "--loglevel", "verbose"]), ["save \"\"", "loglevel \"verbose\""]);
         assert_eq!(lines(&["--loglevel", "verbose", "--save"]), ["loglevel \"verbose\"", "save \"\""]);
+        // Redis's "wrong usage that we support anyway".
+        assert_eq!(
+            lines(&["loglevel", "verbose", "--maxmemory '700mb'"]),
+            ["\"loglevel\" \"verbose\"", "maxmemory '700mb'"]
+        );
+        let file = std::env::temp_dir().join(format!("quince-wrong-usage-{}", std::process::id()));
+        std::fs::write(&file, "port 7001\n").unwrap();
+        let args =
+            [file.to_str().unwrap(), "loglevel", "verbose", "--maxmemory '700mb'", "--maxmemory-policy 'volatile-lru'"];
+        let c = load(&strings(&args)).unwrap().config;
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!((c.get("loglevel"), c.get_int("maxmemory")), (Some("verbose"), 734_003_200));
+        assert_eq!(c.get("maxmemory-policy"), Some("volatile-lru"));
         let err = load(&strings(&["--port", "--bla", "--loglevel", "verbose"])).unwrap_err();
         assert!(
             err.contains("'port \"--bla\"'") && err.contains("argument couldn't be parsed into an integer"),
