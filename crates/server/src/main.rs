@@ -69,6 +69,9 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         // Refused rather than accepted with no watchdog running.
         return Err("watchdog-period is set, but quince has no software watchdog yet: remove it or set it to 0".into());
     }
+    if config.get_int("maxmemory-clients") != 0 {
+        return Err("maxmemory-clients is set, but quince has no client eviction yet: remove it or set it to 0".into());
+    }
     if config.get_int("tls-port") != 0 {
         // As a Redis built without TLS: nothing would listen there, so refuse to start.
         return Err("tls-port is set, but TLS is not supported by this build (quince has no TLS yet): \

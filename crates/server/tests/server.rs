@@ -534,6 +534,11 @@ fn watchdog_period_is_refused_not_ignored() {
     assert!(refused.starts_with(b"-ERR CONFIG SET failed (possibly related to argument 'watchdog-period')"));
     assert_eq!(c.call(&["CONFIG", "GET", "watchdog-period"]), b"*2\r\n$15\r\nwatchdog-period\r\n$1\r\n0\r\n");
     assert_eq!(c.call(&["CONFIG", "SET", "watchdog-period", "0"]), b"+OK\r\n");
+    // Client eviction likewise.
+    let refused = c.call(&["CONFIG", "SET", "maxmemory-clients", "10%"]);
+    assert!(refused.starts_with(b"-ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients')"));
+    let out = std::process::Command::new(QUINCE).args(["--maxmemory-clients", "1mb"]).output().unwrap();
+    assert!(!out.status.success());
 }
 
 /// DEBUG LOG writes its message to the log, as Redis's (its tests mark places in the log).

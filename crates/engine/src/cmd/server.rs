@@ -546,12 +546,14 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
                 )));
             }
         }
-        // No software watchdog yet: refused rather than accepted with none running.
-        if config.get_int("watchdog-period") != 0 {
-            *config = before;
-            return Err(CmdError::msg(
-                "ERR CONFIG SET failed (possibly related to argument 'watchdog-period') - quince has no software watchdog yet",
-            ));
+        // Not built yet: refused rather than accepted with nothing done.
+        for (name, missing) in [("watchdog-period", "software watchdog"), ("maxmemory-clients", "client eviction")] {
+            if config.get_int(name) != 0 {
+                *config = before;
+                return Err(CmdError::msg(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - quince has no {missing} yet"
+                )));
+            }
         }
         // No TLS yet: a TLS port is refused rather than accepted with nothing listening.
         if config.get_int("tls-port") != 0 {
