@@ -76,6 +76,20 @@ pub fn raw(text: &str) {
 /// A log line's prefix (`pid:M dd Mon yyyy hh:mm:ss.mmm # `) written into `out` without
 /// allocating (for the crash report).
 pub fn write_prefix(out: &mut dyn std::fmt::Write) {
+    let _ = write!(out, "{}:M ", std::process::id());
+    write_timestamp(out);
+    let _ = out.write_str(" # ");
+}
+
+/// `22 Nov 2026 22:28:29.123` in UTC.
+fn timestamp() -> String {
+    let mut text = String::with_capacity(24);
+    write_timestamp(&mut text);
+    text
+}
+
+/// The time as log lines show it, written into `out` without allocating.
+fn write_timestamp(out: &mut dyn std::fmt::Write) {
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = now.as_secs() as i64;
@@ -83,26 +97,6 @@ pub fn write_prefix(out: &mut dyn std::fmt::Write) {
     let (year, month, day) = civil_from_days(days);
     let _ = write!(
         out,
-        "{}:M {:02} {} {} {:02}:{:02}:{:02}.{:03} # ",
-        std::process::id(),
-        day,
-        MONTHS[(month - 1) as usize],
-        year,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        now.subsec_millis()
-    );
-}
-
-/// `22 Nov 2026 22:28:29.123` in UTC.
-fn timestamp() -> String {
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = now.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    let (year, month, day) = civil_from_days(days);
-    format!(
         "{:02} {} {} {:02}:{:02}:{:02}.{:03}",
         day,
         MONTHS[(month - 1) as usize],
@@ -111,7 +105,7 @@ fn timestamp() -> String {
         rem % 3600 / 60,
         rem % 60,
         now.subsec_millis()
-    )
+    );
 }
 
 /// Days since 1970-01-01 to (year, month, day), Howard Hinnant's algorithm.

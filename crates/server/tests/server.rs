@@ -386,23 +386,10 @@ fn a_slow_script_in_the_aof_answers_loading_not_busy() {
     let mut log = quince_test_util::encode_command(&["SELECT", "9"]);
     log.extend(quince_test_util::encode_command(&["EVAL", script, "1", "x"]));
     std::fs::write(aof.join("appendonly.aof.1.incr.aof"), log).unwrap();
-    let port = quince_test_util::free_port();
     // Started by hand: the test helpers wait until the load is over.
-    let mut child = KillOnDrop(
-        std::process::Command::new(QUINCE)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--lua-time-limit", "1"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "the server never listened");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let (mut child, port) = spawn_listening(|cmd| {
+        cmd.args(["--appendonly", "yes", "--lua-time-limit", "1"]).arg("--dir").arg(&dir);
+    });
     let mut c = RawClient::connect(port);
     let mut seen = Vec::new();
     loop {
@@ -436,23 +423,9 @@ fn config_set_during_loading_refuses_deny_loading_parameters() {
         log.extend(encode_command(&["SET", &format!("key:{i}"), "value"]));
     }
     std::fs::write(aof.join("appendonly.aof.1.incr.aof"), log).unwrap();
-    let port = quince_test_util::free_port();
-    let mut child = KillOnDrop(
-        std::process::Command::new(QUINCE)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes", "--save", ""])
-            .args(["--enable-protected-configs", "yes"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "the server never listened");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let (mut child, port) = spawn_listening(|cmd| {
+        cmd.args(["--appendonly", "yes", "--save", "", "--enable-protected-configs", "yes"]).arg("--dir").arg(&dir);
+    });
     let mut c = RawClient::connect(port);
     let loading = |c: &mut RawClient| String::from_utf8_lossy(&c.call(&["INFO", "persistence"])).contains("loading:1");
     assert!(loading(&mut c), "the load ended before the test could see it");
@@ -566,34 +539,11 @@ fn a_crash_writes_a_report_and_dies_of_the_signal() {
     std::fs::create_dir_all(&dir).unwrap();
     for (how, report) in [("segfault", true), ("abort", true), ("segfault", false)] {
         let log = dir.join(format!("{how}-{report}.log"));
-        let port = quince_test_util::free_port();
-        let mut child = KillOnDrop(
-            std::process::Command::new(QUINCE)
-                .args([
-                    "--port",
-                    &port.to_string(),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--enable-debug-command",
-                    "yes",
-                ])
-                .args(["--crash-log-enabled", if report { "yes" } else { "no" }])
-                .arg("--logfile")
-                .arg(&log)
-                .arg("--dir")
-                .arg(&dir)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "the server never listened");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let (mut child, port) = spawn_listening(|cmd| {
+            cmd.args(["--save", "", "--enable-debug-command", "yes"]);
+            cmd.args(["--crash-log-enabled", if report { "yes" } else { "no" }]);
+            cmd.arg("--logfile").arg(&log).arg("--dir").arg(&dir);
+        });
         let signal = if how == "segfault" {
             let mut c = RawClient::connect(port);
             c.send(&["DEBUG", "SEGFAULT"]);
@@ -618,20 +568,9 @@ fn a_crash_writes_a_report_and_dies_of_the_signal() {
 #[test]
 fn after_shutdown_new_connections_are_refused() {
     for backend in ["io_uring", "epoll"] {
-        let port = quince_test_util::free_port();
-        let mut child = KillOnDrop(
-            std::process::Command::new(QUINCE)
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--io-backend", backend])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "the server never listened");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let (mut child, port) = spawn_listening(|cmd| {
+            cmd.args(["--save", "", "--io-backend", backend]);
+        });
         let mut c = RawClient::connect(port);
         c.send(&["SHUTDOWN", "NOSAVE"]);
         assert!(c.read_to_close().is_empty(), "{backend}: SHUTDOWN replies nothing");
@@ -643,6 +582,24 @@ fn after_shutdown_new_connections_are_refused() {
         );
         let _ = child.wait();
     }
+}
+
+/// Starts quince-server by hand on a free port (`--port`, `--bind 127.0.0.1`, then what
+/// `configure` adds) and waits until it listens, not until it has loaded (the test helpers
+/// wait for that): for tests that watch start-up or loading.
+fn spawn_listening(configure: impl FnOnce(&mut std::process::Command)) -> (KillOnDrop, u16) {
+    let port = quince_test_util::free_port();
+    let mut cmd = std::process::Command::new(QUINCE);
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
+    configure(&mut cmd);
+    let child =
+        KillOnDrop(cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the server never listened");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (child, port)
 }
 
 /// A server process a test started by hand: killed (by pid) and reaped when the test ends,
