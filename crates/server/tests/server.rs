@@ -344,15 +344,10 @@ fn log_lines_and_the_banner_go_to_stdout() {
 /// it looks for the error).
 #[test]
 fn a_failed_load_is_logged_after_the_banner() {
-    let dir = std::env::temp_dir().join(format!("quince-badaof-{}", std::process::id()));
-    let aof = dir.join("appendonlydir");
-    std::fs::create_dir_all(&aof).unwrap();
-    std::fs::write(aof.join("appendonly.aof.manifest"), "file appendonly.aof.1.incr.aof seq 1 type i\n").unwrap();
-    std::fs::write(
-        aof.join("appendonly.aof.1.incr.aof"),
+    let dir = one_incr_aof_dir(
+        "quince-badaof",
         "*3\r\n$3\r\nset\r\n$3\r\nfoo\r\n$5\r\nhello\r\n*3\r\n$3\r\nset\r\n$3\r\nbar\r\n$5\r\nworld\r",
-    )
-    .unwrap();
+    );
     let port = quince_test_util::free_port();
     let child = std::process::Command::new(QUINCE)
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--appendonly", "yes"])
@@ -378,14 +373,10 @@ fn a_failed_load_is_logged_after_the_banner() {
 /// not BUSY (Redis's processCommand checks loading first).
 #[test]
 fn a_slow_script_in_the_aof_answers_loading_not_busy() {
-    let dir = std::env::temp_dir().join(format!("quince-slowaof-{}", std::process::id()));
-    let aof = dir.join("appendonlydir");
-    std::fs::create_dir_all(&aof).unwrap();
-    std::fs::write(aof.join("appendonly.aof.manifest"), "file appendonly.aof.1.incr.aof seq 1 type i\n").unwrap();
     let script = "redis.call('set',KEYS[1],'y'); for i=1,1500000 do redis.call('ping') end return 'ok'";
     let mut log = quince_test_util::encode_command(&["SELECT", "9"]);
     log.extend(quince_test_util::encode_command(&["EVAL", script, "1", "x"]));
-    std::fs::write(aof.join("appendonly.aof.1.incr.aof"), log).unwrap();
+    let dir = one_incr_aof_dir("quince-slowaof", log);
     // Started by hand: the test helpers wait until the load is over.
     let (mut child, port) = spawn_listening(|cmd| {
         cmd.args(["--appendonly", "yes", "--lua-time-limit", "1"]).arg("--dir").arg(&dir);
@@ -413,16 +404,12 @@ fn a_slow_script_in_the_aof_answers_loading_not_busy() {
 /// `appendonly`) answers LOADING; others (`loglevel`) apply.
 #[test]
 fn config_set_during_loading_refuses_deny_loading_parameters() {
-    let dir = std::env::temp_dir().join(format!("quince-loadcfg-{}", std::process::id()));
-    let aof = dir.join("appendonlydir");
-    std::fs::create_dir_all(&aof).unwrap();
-    std::fs::write(aof.join("appendonly.aof.manifest"), "file appendonly.aof.1.incr.aof seq 1 type i\n").unwrap();
     // Long enough to load that the test sees it loading.
     let mut log = Vec::with_capacity(64 << 20);
     for i in 0..1_500_000 {
         log.extend(encode_command(&["SET", &format!("key:{i}"), "value"]));
     }
-    std::fs::write(aof.join("appendonly.aof.1.incr.aof"), log).unwrap();
+    let dir = one_incr_aof_dir("quince-loadcfg", log);
     let (mut child, port) = spawn_listening(|cmd| {
         cmd.args(["--appendonly", "yes", "--save", "", "--enable-protected-configs", "yes"]).arg("--dir").arg(&dir);
     });
@@ -600,6 +587,17 @@ fn spawn_listening(configure: impl FnOnce(&mut std::process::Command)) -> (KillO
         std::thread::sleep(Duration::from_millis(5));
     }
     (child, port)
+}
+
+/// A fresh data directory whose AOF is one incremental file holding `incr` (the manifest
+/// naming it), for tests of loading.
+fn one_incr_aof_dir(name: &str, incr: impl AsRef<[u8]>) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let aof = dir.join("appendonlydir");
+    std::fs::create_dir_all(&aof).unwrap();
+    std::fs::write(aof.join("appendonly.aof.manifest"), "file appendonly.aof.1.incr.aof seq 1 type i\n").unwrap();
+    std::fs::write(aof.join("appendonly.aof.1.incr.aof"), incr).unwrap();
+    dir
 }
 
 /// A server process a test started by hand: killed (by pid) and reaped when the test ends,

@@ -9,7 +9,7 @@ use crate::exec::Ctx;
 use crate::keyspace::{Entry, StrValue, TtlOnWrite, Value};
 use crate::reply::ReplySink;
 
-use super::{is, parse_i64};
+use super::{atoi, is, parse_i64};
 
 fn debug_allowed(ctx: &Ctx<'_>) -> bool {
     let setting = ctx.engine.config.read().get("enable-debug-command").unwrap_or("no").to_string();
@@ -310,19 +310,6 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         return Err(CmdError::UnknownSubcommand(sub.to_vec()));
     }
     Ok(())
-}
-
-/// C's atoi, as Redis reads some DEBUG arguments: an optional sign and the leading digits
-/// (anything else is 0).
-fn atoi(arg: &[u8]) -> i64 {
-    let text = std::str::from_utf8(arg).unwrap_or("").trim_start();
-    let (sign, rest) = match text.as_bytes().first() {
-        Some(b'-') => (-1, &text[1..]),
-        Some(b'+') => (1, &text[1..]),
-        _ => (1, text),
-    };
-    let end = rest.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(rest.len());
-    rest[..end].parse::<i64>().map_or(0, |n| sign * n)
 }
 
 /// DEBUG PROTOCOL <type>: one reply of each RESP type, for client tests.

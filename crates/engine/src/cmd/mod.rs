@@ -57,6 +57,19 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all
 }
 
+/// C's atoi, as Redis reads some arguments (DEBUG's, the AOF manifest's seq): an optional sign and the leading digits
+/// (anything else is 0).
+pub fn atoi(arg: &[u8]) -> i64 {
+    let text = std::str::from_utf8(arg).unwrap_or("").trim_start();
+    let (sign, rest) = match text.as_bytes().first() {
+        Some(b'-') => (-1, &text[1..]),
+        Some(b'+') => (1, &text[1..]),
+        _ => (1, text),
+    };
+    let end = rest.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(rest.len());
+    rest[..end].parse::<i64>().map_or(0, |n| sign * n)
+}
+
 /// An integer argument, parsed as strictly as Redis's `getLongLongFromObjectOrReply`.
 pub fn parse_i64(arg: &[u8]) -> Result<i64, CmdError> {
     quince_resp::parse_i64_strict(arg).ok_or(CmdError::NotInteger)

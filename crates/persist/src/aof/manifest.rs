@@ -84,7 +84,8 @@ impl Manifest {
                     }
                     name = Some(pair[1].clone());
                 } else if pair[0].eq_ignore_ascii_case("seq") {
-                    seq = atoll(&pair[1]);
+                    // (A negative one is no valid sequence either.)
+                    seq = quince_engine::cmd::atoi(pair[1].as_bytes()).max(0) as u64;
                 } else if pair[0].eq_ignore_ascii_case("type") {
                     kind = pair[1].chars().next();
                 }
@@ -178,14 +179,6 @@ impl Manifest {
         std::fs::rename(&tmp, dir.join(manifest_name))?;
         sync_dir(dir)
     }
-}
-
-/// C's atoll for a sequence number: leading digits (after an optional `+`), else 0; a
-/// negative number is no valid sequence (0).
-fn atoll(text: &str) -> u64 {
-    let text = text.trim_start().strip_prefix('+').unwrap_or(text.trim_start());
-    let end = text.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(text.len());
-    text[..end].parse().unwrap_or(0)
 }
 
 /// Makes a rename or creation in `dir` durable.
