@@ -103,6 +103,8 @@ pub struct Layer {
     /// Keys the last RDB load (a snapshot or an AOF's RDB base) loaded, and skipped as
     /// expired (INFO's rdb_last_load_keys_loaded / _expired).
     last_load_keys: [std::sync::atomic::AtomicU64; 2],
+    /// Incremental AOF files are appended through a memory-mapped tail (`set_mapped_tail`).
+    mapped_tail: AtomicBool,
 }
 
 /// The settings read from the configuration on each use.
@@ -168,7 +170,16 @@ impl Layer {
             aof_flush_sleep_us: std::sync::atomic::AtomicU64::new(0),
             skip_checksum: AtomicBool::new(false),
             last_load_keys: Default::default(),
+            mapped_tail: AtomicBool::new(false),
         })
+    }
+
+    /// Appends to incremental AOF files through a memory-mapped tail, with no system call
+    /// per write (the embedded library's choice: it makes durable after every command,
+    /// where the server writes once per batch). A crash of the process loses nothing either
+    /// way; the file ends with reserved zeros until closed, which the loader ignores.
+    pub fn set_mapped_tail(&self, on: bool) {
+        self.mapped_tail.store(on, Ordering::SeqCst);
     }
 
     /// Gives the layer the engine it serves, for the threads it starts.
@@ -455,7 +466,7 @@ impl Layer {
             state.manifest.new_incr(&p.aof_prefix);
         }
         let name = state.manifest.incr.last().expect("an incr file exists").name.clone();
-        let writer = open_writer(engine, &p.aof_dir.join(&name))?;
+        let writer = open_writer(engine, &p.aof_dir.join(&name), self.mapped_tail.load(Ordering::SeqCst))?;
         state
             .manifest
             .persist(&p.aof_dir, &manifest_name(&p.aof_prefix))
@@ -626,7 +637,7 @@ impl Layer {
                 }
                 let mut next = state.manifest.clone();
                 let name = next.new_incr(&p.aof_prefix);
-                let writer = open_writer(engine, &p.aof_dir.join(&name))?;
+                let writer = open_writer(engine, &p.aof_dir.join(&name), self.mapped_tail.load(Ordering::SeqCst))?;
                 next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix))
                     .map_err(|e| format!("Can't persist the AOF manifest: {e}"))?;
                 state.manifest = next;
@@ -636,14 +647,17 @@ impl Layer {
             AofState::WaitRewrite => {
                 let name = format!("temp-{}.incr", p.aof_prefix);
                 let path = p.aof_dir.join(&name);
+                let mapped = self.mapped_tail.load(Ordering::SeqCst);
                 let file = std::fs::OpenOptions::new()
                     .create(true)
+                    .read(mapped)
                     .write(true)
                     .truncate(true)
                     .open(&path)
                     .map_err(|e| format!("Can't open the append-only file {name}: {e}"))?;
                 let policy = FsyncPolicy::from_config(engine.config.read().get("appendfsync").unwrap_or("everysec"));
                 let writer = AofWriter::new(file, 0, policy).map_err(|e| e.to_string())?;
+                writer.set_mapped(mapped);
                 writer.set_timestamps(engine.config.read().get_bool("aof-timestamp-enabled"));
                 state.temp_incr = Some(name);
                 *self.aof.write() = Some(Arc::new(writer));
@@ -912,15 +926,17 @@ fn describe_failure(what: &str, exit: ChildExit) -> String {
     }
 }
 
-fn open_writer(engine: &Engine, path: &Path) -> Result<AofWriter, String> {
+fn open_writer(engine: &Engine, path: &Path, mapped: bool) -> Result<AofWriter, String> {
     let file = std::fs::OpenOptions::new()
         .create(true)
+        .read(mapped)
         .append(true)
         .open(path)
         .map_err(|e| format!("Can't open the append-only file {}: {e}", path.display()))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let policy = FsyncPolicy::from_config(engine.config.read().get("appendfsync").unwrap_or("everysec"));
     let writer = AofWriter::new(file, size, policy).map_err(|e| e.to_string())?;
+    writer.set_mapped(mapped);
     writer.set_timestamps(engine.config.read().get_bool("aof-timestamp-enabled"));
     Ok(writer)
 }

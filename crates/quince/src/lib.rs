@@ -300,6 +300,9 @@ impl Db {
                 eprintln!("quince: {message}");
             }
         }));
+        // Every command is made durable as it returns: through a mapped log tail that is
+        // a copy, not a `write` call (docs/embedded.md, "Durability").
+        layer.set_mapped_tail(true);
         engine.set_persistence(layer.clone());
         layer.attach_engine(&engine);
         engine.set_loading(true);

@@ -52,12 +52,18 @@ pub fn load_commands_from(
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut file = File::open(path)
         .map_err(|e| LoadError(format!("Fatal error: can't open the append log file {name} for reading: {e}")))?;
-    if file.metadata().map(|m| m.len()).unwrap_or(0) <= start {
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    // A log written through a memory map (the embedded library's) that was not closed
+    // ends with zeros its writer had reserved: no part of the log, read up to them only.
+    let end = logical_end(&mut file, start, len)
+        .map_err(|e| LoadError(format!("Unrecoverable error reading the append only file {name}: {e}")))?;
+    if end <= start {
+        cut_zero_tail(path, &name, end, len, log)?;
         return Ok(FileOutcome::Empty);
     }
     file.seek(SeekFrom::Start(start))
         .map_err(|e| LoadError(format!("Unrecoverable error reading the append only file {name}: {e}")))?;
-    let mut reader = CommandReader::new(BufReader::with_capacity(1 << 16, file));
+    let mut reader = CommandReader::new(BufReader::with_capacity(1 << 16, file.take(end - start)));
     reader.offset = start;
     let mut client = engine.new_client();
     // The loading client runs every command as part of a transaction already under way:
@@ -115,7 +121,48 @@ pub fn load_commands_from(
         log(&format!("Revert incomplete MULTI/EXEC transaction in AOF file {name}"));
         return torn_tail(path, &name, valid_before_multi, last, truncate_ok, log);
     }
+    cut_zero_tail(path, &name, end, len, log)?;
     Ok(FileOutcome::Loaded)
+}
+
+/// Cuts a file's zero tail (`logical_end` is `end`, short of `len`), once what comes
+/// before it loaded, so appends go on from the log's real end.
+fn cut_zero_tail(path: &Path, name: &str, end: u64, len: u64, log: &mut dyn FnMut(&str)) -> Result<(), LoadError> {
+    if end >= len {
+        return Ok(());
+    }
+    log(&format!(
+        "AOF {name}: ignoring {} zero bytes after offset {end} (the unused end of a log written through a memory map)",
+        len - end
+    ));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| {
+            f.set_len(end)?;
+            f.sync_all()
+        })
+        .map_err(|e| LoadError(format!("Error truncating the AOF file {name}: {e}")))
+}
+
+/// Where a command file's content ends: past its last non-zero byte at or after `start`
+/// (`len` when it does not end with a zero, as no complete command does: each ends with
+/// CRLF).
+pub fn logical_end(file: &mut File, start: u64, len: u64) -> std::io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut end = len;
+    let mut block = vec![0u8; 1 << 16];
+    while end > start {
+        let from = end.saturating_sub(block.len() as u64).max(start);
+        let chunk = &mut block[..(end - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(chunk)?;
+        if let Some(last) = chunk.iter().rposition(|&b| b != 0) {
+            return Ok(from + last as u64 + 1);
+        }
+        end = from;
+    }
+    Ok(end)
 }
 
 /// An unexpected end of file: cut it at the last complete command if allowed.

@@ -38,8 +38,118 @@ struct Pending {
 
 struct Target {
     file: File,
-    /// Bytes in the file (for INFO aof_current_size and the rewrite growth rule).
+    /// Bytes in the file (for INFO aof_current_size and the rewrite growth rule): the log's
+    /// logical end, short of the preallocated end of a mapped tail.
     size: u64,
+    /// Whether appends are stores into a shared mapping of the file (`MappedTail`) instead
+    /// of `write` calls.
+    mapped: bool,
+    tail: Option<MappedTail>,
+}
+
+/// The end of the log mapped into memory (the embedded library's choice, `Layer::
+/// set_mapped_tail`): an append is a copy into the mapping, with no system call, and is in
+/// the kernel's page cache as soon as it is copied, so a crash of the process loses nothing,
+/// as with `write`. The file is extended ahead with `fallocate` (a full disk is an error
+/// there, never a SIGBUS on a store), so until `finish` cuts it back to the log's end, it
+/// ends with zeros; the loader ignores a zero tail (`load::logical_end`).
+struct MappedTail {
+    ptr: *mut u8,
+    len: usize,
+    /// The file offset the mapping starts at (page aligned).
+    start: u64,
+}
+
+// SAFETY: the mapping is plain memory owned by the writer; `Target`'s mutex serialises it.
+unsafe impl Send for MappedTail {}
+
+/// How far a mapped tail is extended at a time.
+const MAP_CHUNK: u64 = 4 << 20;
+
+impl Target {
+    /// Appends `data` at the log's end: all of it, or nothing and an error.
+    fn append(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if !self.mapped {
+            self.file.write_all(data)?;
+            self.size += data.len() as u64;
+            return Ok(());
+        }
+        let end = self.size + data.len() as u64;
+        if self.tail.as_ref().is_none_or(|t| end > t.start + t.len as u64) {
+            self.remap(end)?;
+        }
+        let tail = self.tail.as_ref().expect("remap maps the tail");
+        // SAFETY: [size, end) lies inside the mapping (checked or just mapped), whose
+        // blocks `fallocate` reserved; nothing else maps or truncates the file (the
+        // directory's lock), and `data` is not inside the mapping.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), tail.ptr.add((self.size - tail.start) as usize), data.len());
+        }
+        self.size = end;
+        Ok(())
+    }
+
+    /// Maps a tail covering the log from its end to at least `end`, extending the file.
+    fn remap(&mut self, end: u64) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+        let start = self.size / page * page;
+        let needed = (end - start).div_ceil(page) * page;
+        let fd = self.file.as_raw_fd();
+        // A full chunk when the disk has room, else exactly what this append needs.
+        let mut len = needed.max(MAP_CHUNK);
+        // SAFETY: fallocate on our own descriptor; mode 0 allocates and extends the file.
+        while unsafe { libc::fallocate(fd, 0, start as libc::off_t, len as libc::off_t) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if len > needed && e.raw_os_error() == Some(libc::ENOSPC) {
+                len = needed;
+                continue;
+            }
+            return Err(e);
+        }
+        self.unmap();
+        // SAFETY: a shared read-write mapping of `len` bytes of our file from a page
+        // boundary; the file is at least `start + len` long (fallocate above).
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                start as libc::off_t,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        self.tail = Some(MappedTail { ptr: ptr as *mut u8, len: len as usize, start });
+        Ok(())
+    }
+
+    fn unmap(&mut self) {
+        if let Some(tail) = self.tail.take() {
+            // SAFETY: the mapping `remap` made, no longer used.
+            unsafe { libc::munmap(tail.ptr as *mut libc::c_void, tail.len) };
+        }
+    }
+
+    /// Ends a mapped tail: unmapped, and the file cut back to the log's end (the zeros
+    /// past it dropped), so the file is a plain AOF again for any reader.
+    fn finish(&mut self) -> std::io::Result<()> {
+        if self.tail.is_none() {
+            return Ok(());
+        }
+        self.unmap();
+        self.file.set_len(self.size)
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
 }
 
 /// The writer of one open incremental file; offsets are logical (bytes ever appended).
@@ -67,7 +177,7 @@ impl AofWriter {
         Ok(Self {
             pending: Mutex::new(Pending { buf: Vec::new(), selected_db: None, annotated_s: 0 }),
             timestamps: AtomicBool::new(false),
-            target: Mutex::new(Target { file, size }),
+            target: Mutex::new(Target { file, size, mapped: false, tail: None }),
             sync_handle: Mutex::new(sync_handle),
             appended: AtomicU64::new(0),
             written: AtomicU64::new(0),
@@ -76,6 +186,16 @@ impl AofWriter {
             error: Mutex::new(None),
             last_fsync_ms: AtomicU64::new(now_ms()),
         })
+    }
+
+    /// Appends go to a memory-mapped tail of the file (`MappedTail`) instead of `write`
+    /// calls. The file must be open for reading too (a shared mapping needs it).
+    pub fn set_mapped(&self, on: bool) {
+        let mut target = self.target.lock();
+        if !on {
+            let _ = target.finish();
+        }
+        target.mapped = on;
     }
 
     /// `aof-timestamp-enabled`.
@@ -157,11 +277,10 @@ impl AofWriter {
             let mut pending = self.pending.lock();
             (std::mem::take(&mut pending.buf), self.appended.load(Ordering::SeqCst))
         };
-        if let Err(e) = target.file.write_all(&data) {
+        if let Err(e) = target.append(&data) {
             self.fail(format!("Error writing to the AOF file: {e}"), data);
             return;
         }
-        target.size += data.len() as u64;
         self.written.store(end, Ordering::SeqCst);
         if self.policy() == FsyncPolicy::Always {
             if let Err(e) = target.file.sync_data() {
@@ -207,11 +326,10 @@ impl AofWriter {
         if data.is_empty() {
             return;
         }
-        if let Err(e) = target.file.write_all(&data) {
+        if let Err(e) = target.append(&data) {
             self.fail(format!("Error writing to the AOF file: {e}"), data);
             return;
         }
-        target.size += data.len() as u64;
         self.written.store(end, Ordering::SeqCst);
         *self.error.lock() = None;
     }
@@ -234,8 +352,14 @@ impl AofWriter {
     }
 
     /// Writes and fsyncs everything (before closing the file, at shutdown, before a rewrite).
+    /// A mapped tail ends here (the file cut back to the log's end), so whatever reads
+    /// the file next (a reload, a rewrite's rename) sees a plain AOF; later appends map a
+    /// new one.
     pub fn flush_all(&self) -> Result<(), String> {
         self.write_buffered();
+        if let Err(e) = self.target.lock().finish() {
+            *self.error.lock() = Some(format!("Error cutting the AOF file to its end: {e}"));
+        }
         self.fsync_now();
         match self.error.lock().clone() {
             Some(e) => Err(e),
@@ -340,6 +464,48 @@ mod tests {
              *2\r\n$6\r\nSELECT\r\n$1\r\n1\r\n*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n\
              *2\r\n$3\r\nDEL\r\n$1\r\nk\r\n*1\r\n$4\r\nEXEC\r\n"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_mapped_tail_appends_without_writes_and_is_cut_when_flushed() {
+        let dir = std::env::temp_dir().join(format!("quince-aof-mapped-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.aof");
+        std::fs::write(&path, b"*1\r\n$4\r\nPING\r\n").unwrap();
+        let file = std::fs::OpenOptions::new().read(true).append(true).open(&path).unwrap();
+        let writer = AofWriter::new(file, 14, FsyncPolicy::EverySec).unwrap();
+        writer.set_mapped(true);
+        let mut effects = Effects::default();
+        // Enough to cross a chunk: the tail is extended and mapped again on the way.
+        let value = "v".repeat(1000);
+        for i in 0..(2 * MAP_CHUNK as usize / 1000) {
+            effects.clear();
+            effects.push(0, &["SET", &format!("k{i}"), &value]);
+            writer.append(&effects);
+            writer.make_durable();
+            assert!(!writer.behind());
+        }
+        let logical = writer.size();
+        // While open, the file runs past the log into reserved zeros, and the log is in it.
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.len() as u64 > logical, "{} bytes for a log of {logical}", bytes.len());
+        assert!(bytes[logical as usize..].iter().all(|&b| b == 0));
+        assert!(
+            bytes.starts_with(b"*1\r\n$4\r\nPING\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$2\r\nk0\r\n")
+        );
+        let mut file = File::open(&path).unwrap();
+        assert_eq!(crate::aof::load::logical_end(&mut file, 0, bytes.len() as u64).unwrap(), logical);
+        // Flushed: cut to the log's end; appends after that map a new tail.
+        writer.flush_all().unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), logical);
+        effects.clear();
+        effects.push(0, &["DEL", "k0"]);
+        writer.append(&effects);
+        writer.make_durable();
+        drop(writer);
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.ends_with(b"*2\r\n$3\r\nDEL\r\n$2\r\nk0\r\n"), "dropping the writer cuts the tail");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
