@@ -854,24 +854,56 @@ fn reply_arg_docs(out: &mut dyn ReplySink, args: &[ArgDoc]) {
 #[derive(Debug, Default)]
 pub struct CommandTable {
     specs: Vec<CommandSpec>,
-    /// PERF: names keyed by `name_key` (the name's first 16 bytes and its length in one
-    /// integer), which hashes and compares in a few instructions where a byte-string key
-    /// costs a few hundred; a hit is confirmed against the name.
-    by_key: HashMap<u128, usize>,
+    /// PERF: names keyed by `name_key` (the name's first 16 bytes, lower-cased, and its
+    /// length in one integer), which hashes (`NameKeyHasher`) and compares in a few
+    /// instructions where a byte-string key costs a few hundred. A key holds all of a name
+    /// of up to 16 bytes; longer names are confirmed against the spec's.
+    by_key: HashMap<u128, usize, std::hash::BuildHasherDefault<NameKeyHasher>>,
     id_count: usize,
 }
 
 /// A lower-case command name's lookup key: its first 16 bytes and its length. No two
-/// commands share one (`CommandTable::new` checks).
-fn name_key(lower: &[u8]) -> u128 {
+/// commands share one (`CommandTable::new` checks). `name` may be in any case: ASCII
+/// letters are lower-cased eight bytes at a time.
+fn name_key(name: &[u8]) -> u128 {
     let mut bytes = [0u8; 16];
-    let n = lower.len().min(16);
-    bytes[..n].copy_from_slice(&lower[..n]);
-    u128::from_le_bytes(bytes) ^ ((lower.len() as u128) << 120)
+    let n = name.len().min(16);
+    bytes[..n].copy_from_slice(&name[..n]);
+    let lower = |w: u64| {
+        // Bytes 'A'..='Z' get 0x20 added: per byte, (b + 0x3f) has its high bit set from
+        // 'A' on, (b + 0x25) from '[' on; bytes of 0x80 and above are left alone.
+        let ascii = !w & 0x8080_8080_8080_8080;
+        let from_a = (w & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x3f3f_3f3f_3f3f_3f3f);
+        let past_z = (w & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x2525_2525_2525_2525);
+        let upper = from_a & !past_z & ascii;
+        w | (upper >> 2)
+    };
+    let lo = lower(u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")));
+    let hi = lower(u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes")));
+    (u128::from(hi) << 64 | u128::from(lo)) ^ ((name.len() as u128) << 120)
 }
 
-/// Longest command name looked up without allocating.
-const NAME_BUF: usize = 32;
+/// The hasher of `name_key`s: the two halves folded by a multiplication (the keys are the
+/// command table's own names; a lookup of any other name only misses).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NameKeyHasher(u64);
+
+impl std::hash::Hasher for NameKeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_u128(&mut self, key: u128) {
+        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+        self.0 = (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15)) ^ (folded >> 29);
+    }
+}
 
 impl CommandTable {
     pub fn new(mut specs: Vec<CommandSpec>) -> Self {
@@ -888,7 +920,7 @@ impl CommandTable {
                 next_id += 1;
             }
         }
-        let mut by_key = HashMap::new();
+        let mut by_key = HashMap::default();
         for (i, spec) in specs.iter().enumerate() {
             let earlier = by_key.insert(name_key(spec.name.as_bytes()), i);
             assert!(earlier.is_none(), "command {} shares its lookup key with another", spec.name);
@@ -925,16 +957,11 @@ impl CommandTable {
 
     /// Looks up a top-level command by name, in any case.
     pub fn get(&self, name: &[u8]) -> Option<&CommandSpec> {
-        // PERF: lower-case into a stack buffer; no allocation per request.
-        if name.len() > NAME_BUF {
-            return None;
-        }
-        let mut buf = [0u8; NAME_BUF];
-        let lower = &mut buf[..name.len()];
-        lower.copy_from_slice(name);
-        lower.make_ascii_lowercase();
-        let &i = self.by_key.get(&name_key(lower))?;
-        Some(&self.specs[i]).filter(|spec| spec.name.as_bytes() == lower)
+        // PERF: no copy of the name. The key of a name under 16 bytes is the whole name
+        // (its 16th byte, where the length goes, is free); longer names are confirmed.
+        let &i = self.by_key.get(&name_key(name))?;
+        let spec = &self.specs[i];
+        (name.len() < 16 || spec.name.as_bytes().eq_ignore_ascii_case(name)).then_some(spec)
     }
 
     /// Looks up `name` or `parent|sub` (as COMMAND INFO/DOCS accept).
@@ -1021,6 +1048,22 @@ mod tests {
     }
 
     #[test]
+    fn name_keys_lower_case_ascii_letters_only() {
+        for b in 0..=255u8 {
+            for at in [0, 7, 8, 15] {
+                let mut name = vec![b'x'; 16];
+                name[at] = b;
+                let mut lower = name.clone();
+                lower[at] = b.to_ascii_lowercase();
+                assert_eq!(name_key(&name), name_key(&lower), "byte {b:#x} at {at}");
+                if !b.is_ascii_uppercase() && b != b'x' {
+                    assert_ne!(name_key(&name), name_key(&[b'x'; 16]), "byte {b:#x} at {at}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn every_command_is_found_by_its_name_in_any_case() {
         let table = CommandTable::new(crate::cmd::all_commands());
         for spec in &table.specs {
@@ -1031,6 +1074,14 @@ mod tests {
         for unknown in ["", "gett", "ge", "georadiusbymember_rx", "georadiusbymember_ro_", "x".repeat(40).as_str()] {
             assert!(table.get(unknown.as_bytes()).is_none(), "{unknown}");
         }
+        // Sixteen bytes whose last one, xored with the length, reads as a shorter name's
+        // length: not that name.
+        let mut padded = b"get".to_vec();
+        padded.resize(15, 0);
+        padded.push(3 ^ 16);
+        assert!(table.get(&padded).is_none());
+        assert_eq!(table.get(b"GeT").map(|s| s.name.as_str()), Some("get"));
+        assert!(table.get(b"G\xc5T").is_none());
     }
 
     #[test]

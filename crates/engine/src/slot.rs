@@ -74,8 +74,24 @@ pub fn key_hash_slot(key: &[u8]) -> usize {
     usize::from(crc16(key)) & (SLOT_COUNT - 1)
 }
 
+/// The first `needle` in `hay`. PERF: eight bytes per step (keys are short, and most
+/// have no `{`, so the whole key is scanned).
 fn memchr_byte(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == needle)
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = hay.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ (ONES * u64::from(needle));
+        // A zero byte of `w` is a match; the lowest flagged byte is the first one (flags
+        // above a zero byte may be false, those below never are).
+        let zero = w.wrapping_sub(ONES) & !w & HIGHS;
+        if zero != 0 {
+            return Some(at + zero.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    chunks.remainder().iter().position(|&b| b == needle).map(|p| at + p)
 }
 
 #[cfg(test)]
@@ -100,6 +116,27 @@ mod tests {
                 })
                 .collect();
             assert_eq!(crc16(&data), crc16_bytewise(&data), "length {len}");
+        }
+    }
+
+    #[test]
+    fn the_word_at_a_time_search_finds_the_first_match() {
+        // Bytes around the needle's value and with the high bit set, where the word trick
+        // could go wrong; the needle anywhere, once or twice, or not at all.
+        let alphabet = [b'{', b'{' - 1, b'{' + 1, b'{' ^ 0x80, 0x00, 0x01, 0xff, b'a'];
+        let mut state = 0x9e37_79b9u64;
+        for len in 0..40 {
+            for _ in 0..200 {
+                let hay: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        alphabet[(state % alphabet.len() as u64) as usize]
+                    })
+                    .collect();
+                assert_eq!(memchr_byte(b'{', &hay), hay.iter().position(|&b| b == b'{'), "{hay:?}");
+            }
         }
     }
 
