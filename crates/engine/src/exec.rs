@@ -604,6 +604,13 @@ impl Engine {
             // Time passed while this command waited for the gate.
             client.restart_batch_clock();
         }
+        if self.shutdown_requested() {
+            // SHUTDOWN's (or a signal's) final save ran: the server is going away, and
+            // nothing runs after that save. The connection just closes.
+            client.close_after_reply = true;
+            client.script_alongside = false;
+            return;
+        }
         self.execute_resolved(client, args, resolved, out);
         client.script_alongside = false;
         if std::mem::take(&mut client.script_escalated) {

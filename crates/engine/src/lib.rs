@@ -182,6 +182,10 @@ pub struct Engine {
     watch_count: AtomicUsize,
     expire_cursor: AtomicUsize,
     shutdown_requested: AtomicBool,
+    /// A shutdown a signal scheduled, not yet run (SHUTDOWN ABORT cancels it).
+    shutdown_pending: AtomicBool,
+    /// DEBUG PAUSE-CRON: the host's periodic work (and a scheduled shutdown) waits.
+    cron_paused: AtomicBool,
     /// The Lua VM, its script cache and the running script's state.
     pub scripting: cmd::scripting::Scripting,
     /// The persistence layer, once installed (none: an in-memory engine).
@@ -275,6 +279,8 @@ impl Engine {
             watch_count: AtomicUsize::new(0),
             expire_cursor: AtomicUsize::new(0),
             shutdown_requested: AtomicBool::new(false),
+            shutdown_pending: AtomicBool::new(false),
+            cron_paused: AtomicBool::new(false),
             scripting: cmd::scripting::Scripting::default(),
             persistence: std::sync::OnceLock::new(),
             loading: AtomicBool::new(false),
@@ -484,6 +490,37 @@ impl Engine {
 
     pub fn request_shutdown(&self) {
         self.shutdown_requested.store(true, Ordering::SeqCst);
+    }
+
+    /// SIGTERM/SIGINT: a shutdown for the host's periodic work to run (with its final
+    /// save), as Redis's signal handler sets `shutdown_asap` for serverCron.
+    pub fn schedule_shutdown(&self) {
+        self.shutdown_pending.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a signal scheduled a shutdown not yet run.
+    pub fn shutdown_scheduled(&self) -> bool {
+        self.shutdown_pending.load(Ordering::SeqCst)
+    }
+
+    /// Takes the scheduled shutdown, if any, for the host to run now.
+    pub fn take_scheduled_shutdown(&self) -> bool {
+        self.shutdown_pending.swap(false, Ordering::SeqCst)
+    }
+
+    /// SHUTDOWN ABORT: cancels the scheduled shutdown; false when there was none.
+    pub fn abort_scheduled_shutdown(&self) -> bool {
+        self.shutdown_pending.swap(false, Ordering::SeqCst)
+    }
+
+    /// DEBUG PAUSE-CRON.
+    pub fn set_cron_paused(&self, paused: bool) {
+        self.cron_paused.store(paused, Ordering::SeqCst);
+    }
+
+    /// Whether the host's periodic work is paused (DEBUG PAUSE-CRON 1).
+    pub fn cron_paused(&self) -> bool {
+        self.cron_paused.load(Ordering::SeqCst)
     }
 
     /// CONFIG RESETSTAT: the expired-keys counters back to zero.

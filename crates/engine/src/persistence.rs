@@ -109,6 +109,9 @@ pub trait Persistence: Send + Sync + 'static {
         Err(NO_FILES.into())
     }
 
+    /// Writes a line to the server's log at warning level (nothing without a log).
+    fn log_warning(&self, _message: &str) {}
+
     /// DEBUG LOG: writes `DEBUG LOG: <message>` to the server's log at warning level.
     fn debug_log(&self, _message: &str) -> Result<(), String> {
         Err(NO_FILES.into())

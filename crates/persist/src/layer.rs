@@ -499,7 +499,8 @@ impl Layer {
         let save_points = !engine.config.read().get("save").unwrap_or("").trim().is_empty();
         if save.unwrap_or(save_points) {
             self.log(LogLevel::Notice, "Saving the final RDB snapshot before exiting.");
-            self.save_now(engine).map_err(|e| format!("Error trying to save the DB, can't exit: {e}"))?;
+            // (save_now logged why.)
+            self.save_now(engine).map_err(|_| "Error trying to save the DB, can't exit.".to_string())?;
             self.log(LogLevel::Notice, "DB saved on disk");
         }
         Ok(())
@@ -1208,6 +1209,10 @@ impl Persistence for Layer {
         })?;
         self.log(LogLevel::Notice, "DB reloaded by DEBUG RELOAD");
         Ok(())
+    }
+
+    fn log_warning(&self, message: &str) {
+        self.log(LogLevel::Warning, message);
     }
 
     fn debug_log(&self, message: &str) -> Result<(), String> {

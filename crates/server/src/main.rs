@@ -132,9 +132,12 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     log::log(Level::Notice, "Server initialized");
 
     let stop = Arc::new(AtomicBool::new(false));
-    let signalled = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(signal, Arc::clone(&signalled)).map_err(|e| format!("signal handler: {e}"))?;
+    // One flag per signal: Redis names the signal it got, and a second SIGINT while a
+    // shutdown is under way means "exit now".
+    let sigterm = Arc::new(AtomicBool::new(false));
+    let sigint = Arc::new(AtomicBool::new(false));
+    for (signal, flag) in [(signal_hook::consts::SIGTERM, &sigterm), (signal_hook::consts::SIGINT, &sigint)] {
+        signal_hook::flag::register(signal, Arc::clone(flag)).map_err(|e| format!("signal handler: {e}"))?;
     }
 
     // The dataset loads in the background. Workers start once it is loaded or after 100 ms:
@@ -227,16 +230,41 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     let budget_us = 1_000_000 / hz / 4;
     let mut next_cycle = Instant::now();
     let mut last_persistence_cron = Instant::now();
-    let mut final_save = false;
     loop {
-        if signalled.load(Ordering::SeqCst) {
-            log::log(Level::Warning, "Received SIGTERM/SIGINT scheduling shutdown...");
-            final_save = true;
-            break;
+        // A signal schedules a shutdown for the periodic work below, as Redis's handler
+        // sets shutdown_asap for serverCron; a second SIGINT before it is done exits now.
+        let shutdown_under_way = engine.shutdown_scheduled();
+        for (flag, name) in [(&sigterm, "SIGTERM"), (&sigint, "SIGINT")] {
+            if flag.swap(false, Ordering::SeqCst) {
+                if name == "SIGINT" && shutdown_under_way {
+                    insist_on_exiting(&engine);
+                }
+                log::log(Level::Warning, &format!("Received {name} scheduling shutdown..."));
+                engine.schedule_shutdown();
+            }
         }
         if engine.shutdown_requested() {
             log::log(Level::Warning, "User requested shutdown...");
             break;
+        }
+        if engine.cron_paused() {
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        }
+        if engine.take_scheduled_shutdown() {
+            // The final save runs with no command running (the gate held), and commands
+            // that waited for it find the server shutting down; a failed save keeps the
+            // server running, as Redis's prepareForShutdown.
+            match final_save(&engine, &layer, &sigint) {
+                Ok(()) => break,
+                Err(e) => {
+                    log::log(Level::Warning, &e);
+                    log::log(
+                        Level::Warning,
+                        "Errors trying to shut down the server. Check the logs for more information.",
+                    );
+                }
+            }
         }
         if Instant::now() >= next_cycle {
             engine.active_expire_cycle(budget_us);
@@ -266,10 +294,8 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             Ok(Ok(())) => {}
         }
     }
-    // SHUTDOWN already saved; a signal saves now that no command runs any more.
-    if final_save {
-        layer.shutdown(&engine, None)?;
-    } else if let Err(e) = layer.flush_aof() {
+    // SHUTDOWN or the signal's final save already ran; what commands logged since goes out.
+    if let Err(e) = layer.flush_aof() {
         log::log(Level::Warning, &e);
     }
     if !unix_path.is_empty() {
@@ -280,6 +306,41 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     }
     log::log(Level::Warning, "Quince is now ready to exit, bye bye...");
     Ok(())
+}
+
+/// The shutdown a signal scheduled: the final save (per the save points), under the gate
+/// held exclusively. Success marks the server shutting down before the gate is released,
+/// so no command runs after the save. A SIGINT during the save exits at once.
+fn final_save(engine: &Arc<Engine>, layer: &quince_persist::Layer, sigint: &Arc<AtomicBool>) -> Result<(), String> {
+    let _gate = engine.exclusive();
+    let saving = Arc::new(AtomicBool::new(true));
+    let watcher = {
+        let (engine, saving, sigint) = (engine.clone(), saving.clone(), sigint.clone());
+        std::thread::spawn(move || {
+            while saving.load(Ordering::SeqCst) {
+                if sigint.swap(false, Ordering::SeqCst) {
+                    insist_on_exiting(&engine);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let result = layer.shutdown(engine, None);
+    saving.store(false, Ordering::SeqCst);
+    let _ = watcher.join();
+    if result.is_ok() {
+        engine.request_shutdown();
+    }
+    result
+}
+
+/// A second SIGINT while a shutdown is under way: exit now, removing the temporary RDB
+/// file a final save may be writing (Redis's sigShutdownHandler).
+fn insist_on_exiting(engine: &Engine) -> ! {
+    log::log(Level::Warning, "You insist... exiting now.");
+    let dir = engine.config.read().get("dir").unwrap_or(".").to_string();
+    let _ = std::fs::remove_file(std::path::Path::new(&dir).join(format!("temp-{}.rdb", std::process::id())));
+    std::process::exit(1);
 }
 
 /// Binds every address of the `bind` directive. A leading `-` marks an address whose

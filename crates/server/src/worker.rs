@@ -435,6 +435,8 @@ impl Worker {
                 Ok(socket) => self.admit(socket, reactor, state, limits),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A listener shut down at shutdown (`stop_listening`) accepts no more.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return,
                 Err(e) => {
                     log(Level::Warning, &format!("Accepting client connection: {e}"));
                     return;

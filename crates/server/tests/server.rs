@@ -653,3 +653,114 @@ fn a_taken_port_is_reported_as_redis_does() {
     assert!(log.contains(&format!("# Failed listening on port {port} (TCP), aborting.")), "{log}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Waits until `log` holds `text` (the server's log file), up to 10 s.
+fn wait_for_log(log: &std::path::Path, text: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let content = std::fs::read_to_string(log).unwrap_or_default();
+        if content.contains(text) {
+            return content;
+        }
+        assert!(std::time::Instant::now() < deadline, "no {text:?} in the log:\n{content}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// As Redis's prepareForShutdown: a SIGINT whose final save fails logs why and keeps the
+/// server running (listening), SHUTDOWN then fails with "Errors trying to SHUTDOWN", and
+/// SHUTDOWN NOSAVE still exits (Redis's unit/shutdown).
+#[test]
+fn a_failed_final_save_keeps_the_server_running() {
+    let dir = std::env::temp_dir().join(format!("quince-failed-final-save-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log");
+    let (mut child, port) = spawn_listening(|cmd| {
+        cmd.args(["--save", "900 1"]).arg("--dir").arg(&dir).arg("--logfile").arg(&log);
+    });
+    let mut c = RawClient::connect(port);
+    assert_eq!(c.call(&["SET", "k", "v"]), b"+OK\r\n");
+    // A directory where the snapshot goes: the rename at the end of the save fails.
+    std::fs::create_dir_all(dir.join("dump.rdb")).unwrap();
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let text = wait_for_log(&log, "Errors trying to shut down the server");
+    assert!(text.contains("Received SIGINT scheduling shutdown..."), "{text}");
+    assert!(text.contains("Error trying to save the DB, can't exit."), "{text}");
+    let mut fresh = RawClient::connect(port);
+    assert_eq!(fresh.call(&["PING"]), b"+PONG\r\n", "still serving, new clients too");
+    assert_eq!(c.call(&["SHUTDOWN"]), b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n");
+    assert_eq!(c.call(&["GET", "k"]), b"$1\r\nv\r\n");
+    c.send(&["SHUTDOWN", "NOSAVE"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "SHUTDOWN NOSAVE did not exit");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    wait_for_log(&log, "ready to exit, bye bye");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// DEBUG PAUSE-CRON holds a shutdown a signal scheduled; SHUTDOWN ABORT cancels it
+/// ("Shutdown manually aborted"), and without one it is "No shutdown in progress".
+#[test]
+fn shutdown_abort_cancels_a_scheduled_sigterm() {
+    let dir = std::env::temp_dir().join(format!("quince-shutdown-abort-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log");
+    let (mut child, port) = spawn_listening(|cmd| {
+        cmd.args(["--save", "", "--enable-debug-command", "yes"]).arg("--dir").arg(&dir).arg("--logfile").arg(&log);
+    });
+    let mut c = RawClient::connect(port);
+    assert_eq!(c.call(&["SHUTDOWN", "ABORT"]), b"-ERR No shutdown in progress.\r\n");
+    assert_eq!(c.call(&["DEBUG", "PAUSE-CRON", "1"]), b"+OK\r\n");
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    wait_for_log(&log, "Received SIGTERM scheduling shutdown...");
+    assert_eq!(c.call(&["SHUTDOWN", "ABORT"]), b"+OK\r\n");
+    wait_for_log(&log, "Shutdown manually aborted.");
+    assert_eq!(c.call(&["DEBUG", "PAUSE-CRON", "0"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(c.call(&["PING"]), b"+PONG\r\n");
+    assert!(child.try_wait().unwrap().is_none(), "the aborted shutdown did not run");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A second SIGINT during the final save exits at once and removes the temporary RDB.
+#[test]
+fn a_second_sigint_during_the_final_save_exits_now() {
+    let dir = std::env::temp_dir().join(format!("quince-insist-exit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log");
+    let (mut child, port) = spawn_listening(|cmd| {
+        cmd.args(["--save", "900 1", "--rdb-key-save-delay", "100000"])
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--logfile")
+            .arg(&log);
+    });
+    let mut c = RawClient::connect(port);
+    for i in 0..20 {
+        assert_eq!(c.call(&["SET", &i.to_string(), "v"]), b"+OK\r\n");
+    }
+    let temp = dir.join(format!("temp-{}.rdb", child.id()));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !temp.exists() {
+        assert!(std::time::Instant::now() < deadline, "the final save never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "not a clean shutdown");
+    assert!(!temp.exists(), "the temporary RDB is removed");
+    wait_for_log(&log, "You insist... exiting now.");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -294,6 +294,11 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         // SAFETY: raising a signal has no memory-safety precondition.
         unsafe { libc::raise(libc::SIGSEGV) };
         out.simple("OK");
+    } else if is(sub, "PAUSE-CRON") && argc == 3 {
+        // The host's periodic work waits (expiry cycles, persistence duties, a shutdown a
+        // signal scheduled), as Redis's serverCron does.
+        ctx.engine.set_cron_paused(atoi(args[2]) != 0);
+        out.simple("OK");
     } else if is(sub, "LOG") && argc == 3 {
         let layer = ctx.engine.persistence().ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
         layer.debug_log(&String::from_utf8_lossy(args[2])).map_err(CmdError::msg)?;
@@ -388,6 +393,8 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
             "    Write <message> to the server log.",
             "OBJECT <key>",
             "    Show low level info about the `key` and associated value.",
+            "PAUSE-CRON <0|1>",
+            "    Stop periodic cron job processing.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>. If <prefix> is specified then",
             "    it is used instead of the 'key' prefix. These are not propagated to",

@@ -77,7 +77,7 @@ fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
 
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] — saves as configured (runs with the gate
 /// held exclusively), then asks the host process to exit.
-fn shutdown(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResult {
+fn shutdown(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let (mut save, mut nosave, mut abort) = (false, false, false);
     for opt in &args[1..] {
         if is(opt, "NOSAVE") {
@@ -94,7 +94,16 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdR
         return Err(CmdError::Syntax);
     }
     if abort {
-        return Err(CmdError::msg("ERR No shutdown in progress."));
+        // A shutdown a signal scheduled and the periodic work has not run yet (while DEBUG
+        // PAUSE-CRON holds it, say) is cancelled, as Redis's abortShutdown.
+        if !ctx.engine.abort_scheduled_shutdown() {
+            return Err(CmdError::msg("ERR No shutdown in progress."));
+        }
+        if let Some(layer) = ctx.engine.persistence() {
+            layer.log_warning("Shutdown manually aborted.");
+        }
+        out.simple("OK");
+        return Ok(());
     }
     // What persistence must do first: SAVE / NOSAVE override the save points. A failed save
     // keeps the server running (unless FORCE), as in Redis.

@@ -370,6 +370,8 @@ impl Reactor for RingReactor {
                         if !cqueue::more(flags) {
                             self.arm_accept(token);
                         }
+                    } else if result == -libc::EINVAL {
+                        // A listener shut down at shutdown (`stop_listening`): not re-armed.
                     } else if !cqueue::more(flags) {
                         // Once per rest, not once per attempt.
                         crate::log::log(
