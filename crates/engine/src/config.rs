@@ -441,7 +441,9 @@ const DIRECTIVES: &[Directive] = &[
     special("notify-keyspace-events", None, 0, Kind::NotifyKeyspaceEvents, ""),
     // Quince listens on loopback by default (redis.conf's shipped setting); Redis's
     // compiled-in default would be "* -::*", every interface behind protected mode.
-    special("bind", None, MULTI_ARG, Kind::Bind, "127.0.0.1 -::1"),
+    // Redis's compiled-in default (redis.conf ships "127.0.0.1 -::1"): every interface,
+    // with protected mode refusing non-local clients while no password is set.
+    special("bind", None, MULTI_ARG, Kind::Bind, "* -::*"),
     special("replicaof", Some("slaveof"), IMMUTABLE | MULTI_ARG, Kind::ReplicaOf, ""),
     special("latency-tracking-info-percentiles", None, MULTI_ARG, Kind::LatencyPercentiles, "50 99 99.9"),
     // Quince's own: worker threads (0 = one per core) and keyspace shards (0 = automatic).
@@ -1646,8 +1648,8 @@ mod tests {
     fn defaults_and_validation() {
         let mut c = Config::default();
         assert_eq!(c.get_int("port"), 6379);
-        // Loopback, as redis.conf ships it (Redis's compiled-in default is "* -::*").
-        assert_eq!(c.get("bind"), Some("127.0.0.1 -::1"));
+        // Redis's compiled-in default (redis.conf ships "127.0.0.1 -::1").
+        assert_eq!(c.get("bind"), Some("* -::*"));
         assert_eq!(c.get_int("proto-max-bulk-len"), 512 * 1024 * 1024);
         c.set("PORT", &["7000".into()]).unwrap();
         assert_eq!(c.get_int("port"), 7000);
@@ -1720,9 +1722,7 @@ zset-max-ziplist-entries=128|zset-max-ziplist-value=64";
             .map(|(name, value)| format!("{name}={value}"))
             .collect();
         got.sort();
-        // Quince's one deliberate difference: it binds to loopback by default.
-        let mut expected: Vec<&str> =
-            REDIS_DEFAULTS.split('|').map(|kv| if kv == "bind=* -::*" { "bind=127.0.0.1 -::1" } else { kv }).collect();
+        let mut expected: Vec<&str> = REDIS_DEFAULTS.split('|').collect();
         expected.sort();
         assert_eq!(got, expected);
         let all = c.get_matching(&[b"*"]);

@@ -347,8 +347,11 @@ fn insist_on_exiting(engine: &Engine) -> ! {
 /// failure (e.g. no IPv6 on this host) is tolerated, as in Redis.
 fn bind_all(bind: &str, port: u16, backlog: i32) -> Result<Vec<std::net::TcpListener>, String> {
     let mut listeners = Vec::new();
-    let addrs: Vec<&str> = if bind.trim().is_empty() { vec!["*", "-::*"] } else { bind.split_whitespace().collect() };
-    for spec in addrs {
+    // `bind ""`: no TCP listener at all, as Redis's listenToPort (a Unix socket only).
+    if bind.trim().is_empty() {
+        return Ok(listeners);
+    }
+    for spec in bind.split_whitespace() {
         let (optional, addr) = match spec.strip_prefix('-') {
             Some(a) => (true, a),
             None => (false, spec),

@@ -554,17 +554,31 @@ fn remember(list: &mut Vec<usize>, token: usize, waits: bool) {
 
 /// Why a new connection is turned away, as the bytes Redis would send, if it is.
 /// `peer` is None for a Unix socket client, which is always local.
+/// Redis 7.0's reply to a non-local client in protected mode, byte for byte (its typos
+/// included: clients and scripts match on it).
+const PROTECTED_MODE_DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and \
+no password is set for the default user. In this mode connections are only accepted from the loopback interface. \
+If you want to connect from external computers to Redis you may adopt one of the following solutions: \
+1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by \
+connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible \
+from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just \
+disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', \
+and then restarting the server. 3) If you started the server manually just for testing, restart it with the \
+'--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to \
+do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
+fn is_local_peer(peer: &SocketAddr) -> bool {
+    let ip = peer.ip().to_canonical();
+    ip == std::net::IpAddr::from([127, 0, 0, 1]) || ip == std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST)
+}
+
 fn refusal(limits: &Limits, connected: u64, peer: Option<&SocketAddr>) -> Option<&'static str> {
     if connected >= limits.maxclients {
         return Some("-ERR max number of clients reached\r\n");
     }
-    if limits.protected && peer.is_some_and(|p| !p.ip().is_loopback()) {
-        return Some(
-            "-DENIED Quince is running in protected mode because protected mode is enabled and \
-             no password is set for the default user. In this mode connections are only accepted \
-             from the loopback interface. Set a password (requirepass), or disable protected mode \
-             (protected-mode no), or bind to the addresses you trust and restart.\r\n",
-        );
+    // Redis's islocalClient: a Unix socket, or a peer at exactly 127.0.0.1 or ::1.
+    if limits.protected && peer.is_some_and(|p| !is_local_peer(p)) {
+        return Some(PROTECTED_MODE_DENIED);
     }
     None
 }

@@ -97,15 +97,18 @@ fn server_dir(name: &str) -> PathBuf {
 }
 
 impl ServerProcess {
-    /// Starts `program args... ` with `--port` and `--bind 127.0.0.1` added, and waits until
-    /// it accepts connections.
+    /// Starts `program args... ` with `--port` and (unless `args` bind) `--bind 127.0.0.1`
+    /// added, and waits until it accepts connections.
     pub fn spawn(name: &'static str, program: &Path, extra_args: &[&str]) -> std::io::Result<Self> {
         let dir = server_dir(name);
         for _attempt in 0..5 {
             let port = free_port();
             let mut cmd = Command::new(program);
             // After `extra_args` (a config file must come first), unless the test chose its own.
-            cmd.args(extra_args).args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
+            cmd.args(extra_args).args(["--port", &port.to_string()]);
+            if !extra_args.contains(&"--bind") {
+                cmd.args(["--bind", "127.0.0.1"]);
+            }
             if !extra_args.contains(&"--dir") {
                 cmd.args(["--dir", dir.to_str().expect("utf-8 temp dir")]);
             }
