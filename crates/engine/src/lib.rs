@@ -60,6 +60,9 @@ pub use reply::{Reply, ReplyBuilder, ReplySink};
 pub const REDIS_VERSION: &str = "7.0.15";
 pub const QUINCE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// Moves the host's listening sockets to a `bind` list and a port (`Engine::rebind`).
+pub type Rebinder = Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>;
+
 pub struct EngineOptions {
     pub config: Config,
     pub clock: Arc<dyn Clock>,
@@ -186,6 +189,9 @@ pub struct Engine {
     shutdown_pending: AtomicBool,
     /// DEBUG PAUSE-CRON: the host's periodic work (and a scheduled shutdown) waits.
     cron_paused: AtomicBool,
+    /// How the host moves its listening sockets (CONFIG SET port / bind); None: it has
+    /// none that can move (an embedded Db).
+    rebinder: parking_lot::RwLock<Option<Rebinder>>,
     /// The Lua VM, its script cache and the running script's state.
     pub scripting: cmd::scripting::Scripting,
     /// The persistence layer, once installed (none: an in-memory engine).
@@ -281,6 +287,7 @@ impl Engine {
             shutdown_requested: AtomicBool::new(false),
             shutdown_pending: AtomicBool::new(false),
             cron_paused: AtomicBool::new(false),
+            rebinder: parking_lot::RwLock::new(None),
             scripting: cmd::scripting::Scripting::default(),
             persistence: std::sync::OnceLock::new(),
             loading: AtomicBool::new(false),
@@ -511,6 +518,20 @@ impl Engine {
     /// SHUTDOWN ABORT: cancels the scheduled shutdown; false when there was none.
     pub fn abort_scheduled_shutdown(&self) -> bool {
         self.shutdown_pending.swap(false, Ordering::SeqCst)
+    }
+
+    /// The host's way to listen on a new `bind` list and port (quince-server's).
+    pub fn set_rebinder(&self, rebinder: Rebinder) {
+        *self.rebinder.write() = Some(rebinder);
+    }
+
+    /// Listens on `bind` and `port` instead (CONFIG SET): Err with the reason when the
+    /// host can't (the old sockets stay), or has no sockets to move.
+    pub fn rebind(&self, bind: &str, port: u16) -> Result<(), String> {
+        match self.rebinder.read().as_ref() {
+            Some(rebind) => rebind(bind, port),
+            None => Err("this process has no listening sockets to change".into()),
+        }
     }
 
     /// DEBUG PAUSE-CRON.

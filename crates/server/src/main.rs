@@ -6,17 +6,16 @@ mod alloc;
 mod config;
 mod connection;
 mod crash;
+mod listening;
 mod log;
 mod socket;
 mod worker;
 
-use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quince_engine::{Engine, EngineOptions, QUINCE_VERSION, REDIS_VERSION};
-use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::log::Level;
 
@@ -82,7 +81,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     // Port 0: no TCP listener, as in Redis (a Unix socket only).
     let tcp_listeners = match port {
         0 => Vec::new(),
-        _ => bind_all(config.get("bind").unwrap_or(""), port, config.get_int("tcp-backlog") as i32)?,
+        _ => listening::bind_all(config.get("bind").unwrap_or(""), port, config.get_int("tcp-backlog") as i32, true)?,
     };
     let bound_port = tcp_listeners.first().and_then(|l| l.local_addr().ok()).map_or(port, |a| a.port());
     let mut listeners: Vec<socket::Listener> = tcp_listeners.into_iter().map(socket::Listener::Tcp).collect();
@@ -158,17 +157,26 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     let mut handles = Vec::new();
     let mut go_senders = Vec::new();
     let balancer = worker::balance::Balancer::new(threads);
+    let listening = Arc::new(listening::Listening::new(listeners, engine.config.read().get_int("tcp-backlog") as i32));
+    {
+        // CONFIG SET port / bind: the new sockets, then every worker woken to move over.
+        let (listening, balancer) = (Arc::clone(&listening), Arc::clone(&balancer));
+        engine.set_rebinder(Box::new(move |bind: &str, port: u16| {
+            listening.rebind(bind, port)?;
+            balancer.wake_all();
+            Ok(())
+        }));
+    }
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     for index in 0..threads {
-        let worker_listeners = listeners
-            .iter()
-            .map(socket::Listener::try_clone)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("cloning listener: {e}"))?;
+        let (listener_generation, worker_listeners) =
+            listening.clones().map_err(|e| format!("cloning listener: {e}"))?;
         let worker = worker::Worker {
             index,
             engine: Arc::clone(&engine),
             listeners: worker_listeners,
+            listening: Arc::clone(&listening),
+            listener_generation,
             balancer: Arc::clone(&balancer),
             stop: Arc::clone(&stop),
             backend,
@@ -341,76 +349,6 @@ fn insist_on_exiting(engine: &Engine) -> ! {
     let dir = engine.config.read().get("dir").unwrap_or(".").to_string();
     let _ = std::fs::remove_file(std::path::Path::new(&dir).join(format!("temp-{}.rdb", std::process::id())));
     std::process::exit(1);
-}
-
-/// Binds every address of the `bind` directive. A leading `-` marks an address whose
-/// failure (e.g. no IPv6 on this host) is tolerated, as in Redis.
-fn bind_all(bind: &str, port: u16, backlog: i32) -> Result<Vec<std::net::TcpListener>, String> {
-    let mut listeners = Vec::new();
-    // `bind ""`: no TCP listener at all, as Redis's listenToPort (a Unix socket only).
-    if bind.trim().is_empty() {
-        return Ok(listeners);
-    }
-    for spec in bind.split_whitespace() {
-        let (optional, addr) = match spec.strip_prefix('-') {
-            Some(a) => (true, a),
-            None => (false, spec),
-        };
-        let ip: IpAddr = match addr {
-            "*" => IpAddr::from([0, 0, 0, 0]),
-            "::*" => IpAddr::from([0u16; 8]),
-            a => a.parse().map_err(|_| format!("Invalid bind address '{a}'"))?,
-        };
-        // Later listeners share the port the first one got.
-        let port =
-            listeners.first().and_then(|l: &std::net::TcpListener| l.local_addr().ok()).map_or(port, |a| a.port());
-        match listen_retrying(SocketAddr::new(ip, port), backlog) {
-            Ok(l) => listeners.push(l),
-            Err(e) if optional => log::log(Level::Verbose, &format!("Skipping optional bind {addr}:{port}: {e}")),
-            Err(e) => {
-                // Redis's two lines; its test framework retries another port on the second.
-                log::log(
-                    Level::Warning,
-                    &format!("Warning: Could not create server TCP listening socket {addr}:{port}: {e}"),
-                );
-                return Err(format!("Failed listening on port {port} (TCP), aborting."));
-            }
-        }
-    }
-    if listeners.is_empty() {
-        return Err("Failed listening on any address".into());
-    }
-    Ok(listeners)
-}
-
-/// How long a bind that finds the address in use is retried. A server killed with -9
-/// while an io_uring multishot accept was armed keeps its listener until the kernel tears
-/// the ring down, some milliseconds later; a supervisor restarting at once must not fail
-/// on that. A port another live process holds still fails, this much later.
-const BIND_RETRY: Duration = Duration::from_millis(1000);
-
-fn listen_retrying(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
-    let deadline = std::time::Instant::now() + BIND_RETRY;
-    loop {
-        match listen(addr, backlog) {
-            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            other => return other,
-        }
-    }
-}
-
-fn listen(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    if addr.is_ipv6() {
-        socket.set_only_v6(true)?;
-    }
-    socket.set_reuse_address(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(backlog)?;
-    socket.set_nonblocking(true)?;
-    Ok(socket.into())
 }
 
 /// Descriptors kept for the server's own use beyond one per client (Redis's

@@ -20,10 +20,6 @@ impl Listener {
         })
     }
 
-    pub fn is_unix(&self) -> bool {
-        matches!(self, Self::Unix(_))
-    }
-
     /// Stops listening at once, for every descriptor of this socket (the clones other
     /// workers hold included): a client connecting from now on is refused, as when
     /// redis-server has exited, rather than accepted and then dropped while the server

@@ -40,6 +40,10 @@ pub struct Worker {
     pub index: usize,
     pub engine: Arc<Engine>,
     pub listeners: Vec<Listener>,
+    /// The server's listening sockets (CONFIG SET port / bind replaces them at runtime),
+    /// and the generation of the set `listeners` was cloned from.
+    pub listening: Arc<crate::listening::Listening>,
+    pub listener_generation: u64,
     /// Spreads accepted connections over the workers.
     pub balancer: Arc<balance::Balancer>,
     pub stop: Arc<AtomicBool>,
@@ -101,6 +105,8 @@ pub trait Reactor {
     fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>);
     /// The listening sockets it watches.
     fn listeners(&self) -> &[Listener];
+    /// Watches `listeners` instead of the ones it had (which stop being watched).
+    fn replace_listeners(&mut self, listeners: Vec<Listener>) -> io::Result<()>;
 }
 
 /// Refuses new clients from now on, on every worker (the sockets are shared).
@@ -203,7 +209,20 @@ impl Worker {
         let mut last_limit_check = Instant::now();
         let mut waiting = Waiting::default();
         let mut next_deadline_ms: Option<i64> = None;
+        let mut listener_generation = self.listener_generation;
         while !self.stop.load(Ordering::Relaxed) {
+            if self.listening.generation() != listener_generation {
+                // CONFIG SET port / bind replaced the listening sockets.
+                match self.listening.clones() {
+                    Ok((generation, listeners)) => {
+                        listener_generation = generation;
+                        if let Err(e) = reactor.replace_listeners(listeners) {
+                            log(Level::Warning, &format!("Moving to the new listening sockets: {e}"));
+                        }
+                    }
+                    Err(e) => log(Level::Warning, &format!("Cloning the new listening sockets: {e}")),
+                }
+            }
             // Held clients are retried often, so they resume promptly when a pause ends.
             let mut timeout = if waiting.paused.is_empty() { POLL_TIMEOUT } else { Duration::from_millis(5) };
             if let Some(deadline) = next_deadline_ms {

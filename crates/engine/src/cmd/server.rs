@@ -544,14 +544,23 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
         let local = addr.is_empty() || addr.starts_with("127.0.0.1:") || addr.starts_with("[::1]:");
         let set_ctx = crate::config::SetContext { local_client: local, loading: ctx.engine.is_loading() };
         config.set_many_in(&pairs, set_ctx).map_err(CmdError::msg)?;
-        // The listening sockets are the server's; quince does not rebind them at runtime, so
-        // a new port or bind list cannot be applied (Redis's "apply" step failing).
-        for name in ["port", "bind"] {
-            if config.get(name) != before.get(name) {
+        // A new bind list or port: the host listens there first, and keeps its old sockets
+        // if it can't (Redis's applyBind / applyPort, with their errors).
+        let bind_changed = config.get("bind") != before.get("bind");
+        if bind_changed || config.get("port") != before.get("port") {
+            let (bind, port) = (config.get("bind").unwrap_or("").to_string(), config.get_int("port") as u16);
+            if let Err(e) = ctx.engine.rebind(&bind, port) {
                 *config = before;
+                if let Some(layer) = ctx.engine.persistence() {
+                    layer.log_warning(&format!("Failed to listen on the new address: {e}"));
+                }
+                let (name, why) = if bind_changed {
+                    ("bind", "Failed to bind to specified addresses.")
+                } else {
+                    ("port", "Unable to listen on this port. Check server logs.")
+                };
                 return Err(CmdError::msg(format!(
-                    "ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to listen on this port: \
-                     quince does not change its listening sockets at runtime"
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
                 )));
             }
         }

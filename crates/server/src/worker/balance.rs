@@ -41,6 +41,15 @@ impl Balancer {
         let _ = self.workers[index].waker.set(waker);
     }
 
+    /// Wakes every ready worker (its listeners changed).
+    pub fn wake_all(&self) {
+        for slot in &self.workers {
+            if let Some(wake) = slot.waker.get() {
+                wake();
+            }
+        }
+    }
+
     /// Worker `index` accepted `socket`: hands it to the ready worker owning the fewest
     /// connections if that one owns fewer than `index` (None), or counts it for `index`
     /// and gives it back to be taken in there.

@@ -110,6 +110,19 @@ impl Reactor for EpollReactor {
         &self.listeners
     }
 
+    fn replace_listeners(&mut self, listeners: Vec<Listener>) -> io::Result<()> {
+        for old in &self.listeners {
+            let _ = self.poll.registry().deregister(&mut SourceFd(&old.as_raw_fd()));
+        }
+        // (Readiness events of the old ones were all handled: this runs between waits.)
+        self.listeners = listeners;
+        for (i, listener) in self.listeners.iter().enumerate() {
+            let fd = listener.as_raw_fd();
+            self.poll.registry().register(&mut SourceFd(&fd), Token(LISTENER_BASE + i), Interest::READABLE)?;
+        }
+        Ok(())
+    }
+
     fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>) {
         for (_, conn) in conns.iter_mut() {
             let _ = conn.flush(engine);

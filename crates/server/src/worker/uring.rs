@@ -50,6 +50,26 @@ const WAKE: u64 = 4;
 const QUIET: u64 = 5;
 const GENERATION_MASK: u32 = (1 << 24) - 1;
 
+/// The socket of a descriptor an accept completed with: TCP or Unix, as its own address
+/// family says (a completion may come from a listener already replaced).
+fn accepted_socket(fd: i32) -> Socket {
+    // SAFETY: getsockname writes at most `len` bytes into the storage we pass.
+    let family = unsafe {
+        let mut addr: libc::sockaddr_storage = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        libc::getsockname(fd, &mut addr as *mut _ as *mut libc::sockaddr, &mut len);
+        i32::from(addr.ss_family)
+    };
+    // SAFETY: the kernel just created this descriptor for us.
+    unsafe {
+        if family == libc::AF_UNIX {
+            Socket::Unix(std::os::unix::net::UnixStream::from_raw_fd(fd))
+        } else {
+            Socket::Tcp(std::net::TcpStream::from_raw_fd(fd))
+        }
+    }
+}
+
 fn user_data(kind: u64, generation: u32, token: usize) -> u64 {
     (kind << 56) | (u64::from(generation & GENERATION_MASK) << 32) | (token as u64 & 0xffff_ffff)
 }
@@ -76,6 +96,10 @@ pub struct RingReactor {
     receives_to_arm: Vec<(RawFd, u32, usize)>,
     /// Listeners whose accept failed (EMFILE...), and when to try again.
     accept_retry: Vec<(usize, Instant)>,
+    /// Which set of listeners the armed accepts belong to (in their user data): bumped
+    /// when CONFIG SET port / bind replaces them, so completions of the old set's accepts
+    /// are told apart.
+    listener_generation: u32,
 }
 
 /// How long a listener rests after its accept failed (a descriptor shortage does not end
@@ -108,6 +132,7 @@ impl RingReactor {
             backlog: Vec::new(),
             receives_to_arm: Vec::new(),
             accept_retry: Vec::new(),
+            listener_generation: 0,
         };
         if let Err(e) = reactor.provide_all().and_then(|()| reactor.self_test()) {
             return Err((e, std::mem::take(&mut reactor.listeners)));
@@ -220,7 +245,7 @@ impl RingReactor {
             // Non-blocking, so that a killed client's last words never stall the loop.
             .flags(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK)
             .build()
-            .user_data(user_data(ACCEPT, 0, listener));
+            .user_data(user_data(ACCEPT, self.listener_generation, listener));
         self.push(entry);
     }
 
@@ -357,16 +382,15 @@ impl Reactor for RingReactor {
                     let result = if result >= 0 { Ok(result as usize) } else { Err(error_of(result)) };
                     happenings.push(Happening::Sent { token, generation, result });
                 }
+                // An accept of a replaced listener: a connection it took is served all the
+                // same; it is not re-armed.
+                ACCEPT if generation != self.listener_generation && result >= 0 => {
+                    happenings.push(Happening::Accepted(accepted_socket(result)));
+                }
+                ACCEPT if generation != self.listener_generation => {}
                 ACCEPT => {
                     if result >= 0 {
-                        // SAFETY: the kernel just created this descriptor for us.
-                        let socket = unsafe {
-                            match self.listeners.get(token).is_some_and(Listener::is_unix) {
-                                true => Socket::Unix(std::os::unix::net::UnixStream::from_raw_fd(result)),
-                                false => Socket::Tcp(std::net::TcpStream::from_raw_fd(result)),
-                            }
-                        };
-                        happenings.push(Happening::Accepted(socket));
+                        happenings.push(Happening::Accepted(accepted_socket(result)));
                         if !cqueue::more(flags) {
                             self.arm_accept(token);
                         }
@@ -458,6 +482,21 @@ impl Reactor for RingReactor {
 
     fn listeners(&self) -> &[Listener] {
         &self.listeners
+    }
+
+    fn replace_listeners(&mut self, listeners: Vec<Listener>) -> io::Result<()> {
+        // The old set's accepts are cancelled (a TCP listener replaced was shut down, which
+        // ends its accept anyway; a Unix one carries on in the new set).
+        for index in 0..self.listeners.len() {
+            self.cancel(user_data(ACCEPT, self.listener_generation, index));
+        }
+        self.accept_retry.clear();
+        self.listener_generation = (self.listener_generation + 1) & GENERATION_MASK;
+        self.listeners = listeners;
+        for index in 0..self.listeners.len() {
+            self.arm_accept(index);
+        }
+        Ok(())
     }
 
     fn finish(&mut self, engine: &Engine, conns: &mut Slab<Connection>) {
