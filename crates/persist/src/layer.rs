@@ -68,6 +68,12 @@ struct State {
     manifest: Manifest,
     aof_rewrites: u64,
     last_rewrite_ok: bool,
+    /// Rewrites failed in a row (INFO aof_rewrites_consecutive_failures); from
+    /// `REWRITE_LIMIT_THRESHOLD` on, automatic rewrites are spaced out (`rewrite_limited`).
+    rewrite_failures: u64,
+    /// The limit's current delay, and when the next automatic rewrite may start.
+    limit_delay_minutes: i64,
+    limit_next_rewrite_s: i64,
     last_rewrite_duration_s: i64,
     rewrite_scheduled: bool,
     /// `appendonly yes` was set and the AOF must start (at the next cron, under the gate).
@@ -151,6 +157,9 @@ impl Layer {
                 manifest: Manifest::default(),
                 aof_rewrites: 0,
                 last_rewrite_ok: true,
+                rewrite_failures: 0,
+                limit_delay_minutes: 0,
+                limit_next_rewrite_s: 0,
                 last_rewrite_duration_s: -1,
                 rewrite_scheduled: false,
                 aof_start_pending: false,
@@ -619,6 +628,7 @@ impl Layer {
         }
         self.start_rewrite(engine, &mut state).map(|_| "Background append only file rewriting started").map_err(|e| {
             self.log(LogLevel::Warning, &e);
+            note_rewrite(&mut state, false);
             "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.".into()
         })
     }
@@ -706,29 +716,39 @@ impl Layer {
         }
         if state.aof == AofState::Off {
             // Without an open AOF every incremental file is superseded by the new base.
-            for mut file in std::mem::take(&mut next.incr) {
-                file.kind = manifest::FileType::History;
-                next.history.push(file);
-            }
+            next.incr_rewritten();
         } else {
             next.incr_rewritten_except_last();
         }
         next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix))
             .map_err(|e| format!("Can't persist the AOF manifest: {e}"))?;
-        // History is deleted only once the new manifest no longer needs it, then dropped
-        // from the manifest too (Redis's aofDelHistoryFiles).
-        for old in next.history.drain(..) {
-            let _ = std::fs::remove_file(p.aof_dir.join(&old.name));
-        }
-        if let Err(e) = next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix)) {
-            self.log(LogLevel::Warning, &format!("Can't persist the AOF manifest: {e}"));
-        }
         state.manifest = next;
+        self.delete_history(engine, state);
         if state.aof == AofState::WaitRewrite {
             state.aof = AofState::On;
         }
         state.aof_base_size = aof_size(&state.manifest, &p.aof_dir);
         Ok(())
+    }
+
+    /// Redis's aofDelHistoryFiles: unless `aof-disable-auto-gc`, the history files leave
+    /// the manifest (persisted first, so it never names a missing file) and are deleted.
+    fn delete_history(&self, engine: &Engine, state: &mut State) {
+        if state.manifest.history.is_empty() || engine.config.read().get_bool("aof-disable-auto-gc") {
+            return;
+        }
+        let p = paths(engine);
+        let mut next = state.manifest.clone();
+        let history = std::mem::take(&mut next.history);
+        if let Err(e) = next.persist(&p.aof_dir, &manifest_name(&p.aof_prefix)) {
+            self.log(LogLevel::Warning, &format!("Can't persist the AOF manifest: {e}"));
+            return;
+        }
+        state.manifest = next;
+        for old in history {
+            self.log(LogLevel::Notice, &format!("Removing the history file {} in the background", old.name));
+            let _ = std::fs::remove_file(p.aof_dir.join(&old.name));
+        }
     }
 
     // ---------------------------------------------------------------------------------
@@ -749,7 +769,14 @@ impl Layer {
         }
         let now = now_s(engine);
         let start_aof = std::mem::take(&mut state.aof_start_pending);
-        let want_rewrite = start_aof || state.rewrite_scheduled || self.rewrite_due(engine, &state);
+        // Scheduled and automatic rewrites wait while rewrites keep failing (Redis's
+        // aofRewriteLimited); starting the AOF does not.
+        let growth = self.rewrite_due(engine, &state);
+        let want_rewrite =
+            start_aof || ((state.rewrite_scheduled || growth.is_some()) && !self.rewrite_limited(&mut state, now));
+        if let (Some(growth), true, false) = (growth, want_rewrite, start_aof || state.rewrite_scheduled) {
+            self.log(LogLevel::Notice, &format!("Starting automatic rewriting of AOF on {growth}% growth"));
+        }
         let want_bgsave = state.bgsave_scheduled || self.save_point_due(engine, &state, now);
         if !want_rewrite && !want_bgsave {
             return;
@@ -767,7 +794,7 @@ impl Layer {
             }
             if let Err(e) = self.start_rewrite(engine, &mut state) {
                 self.log(LogLevel::Warning, &e);
-                state.last_rewrite_ok = false;
+                note_rewrite(&mut state, false);
             }
         } else if want_bgsave {
             state.bgsave_scheduled = false;
@@ -796,26 +823,55 @@ impl Layer {
         false
     }
 
-    fn rewrite_due(&self, engine: &Engine, state: &State) -> bool {
-        if state.aof != AofState::On {
+    /// Redis's aofRewriteLimited: after `REWRITE_LIMIT_THRESHOLD` failed rewrites in a
+    /// row, automatic ones start only once a delay has passed, 1 minute and then doubling
+    /// up to an hour, with a log line each time the delay is set.
+    fn rewrite_limited(&self, state: &mut State, now: i64) -> bool {
+        if state.rewrite_failures < REWRITE_LIMIT_THRESHOLD {
+            state.limit_delay_minutes = 0;
+            state.limit_next_rewrite_s = 0;
             return false;
+        }
+        if state.limit_next_rewrite_s != 0 {
+            if now < state.limit_next_rewrite_s {
+                return true;
+            }
+            state.limit_next_rewrite_s = 0;
+            return false;
+        }
+        state.limit_delay_minutes = if state.limit_delay_minutes == 0 {
+            1
+        } else {
+            (state.limit_delay_minutes * 2).min(REWRITE_LIMIT_MAX_MINUTES)
+        };
+        state.limit_next_rewrite_s = now + state.limit_delay_minutes * 60;
+        self.log(
+            LogLevel::Warning,
+            &format!(
+                "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in {} minutes",
+                state.limit_delay_minutes
+            ),
+        );
+        true
+    }
+
+    /// The growth (in percent) when an automatic rewrite is due.
+    fn rewrite_due(&self, engine: &Engine, state: &State) -> Option<i64> {
+        if state.aof != AofState::On {
+            return None;
         }
         let (percentage, min_size) = {
             let config = engine.config.read();
             (config.get_int("auto-aof-rewrite-percentage"), config.get_int("auto-aof-rewrite-min-size"))
         };
-        let Some(writer) = self.aof.read().clone() else { return false };
+        let writer = self.aof.read().clone()?;
         let size = state.aof_base_size + writer.size();
         let base = state.aof_base_size.max(1);
         if percentage <= 0 || (size as i64) < min_size {
-            return false;
+            return None;
         }
         let growth = (size.saturating_sub(base) * 100 / base) as i64;
-        if growth >= percentage {
-            self.log(LogLevel::Notice, &format!("Starting automatic rewriting of AOF on {growth}% growth"));
-            return true;
-        }
-        false
+        (growth >= percentage).then_some(growth)
     }
 
     /// Collects a finished child and applies its outcome.
@@ -848,21 +904,33 @@ impl Layer {
                     self.log(LogLevel::Notice, "Background AOF rewrite terminated with success");
                     match self.finish_rewrite(engine, &mut state, &child) {
                         Ok(()) => {
-                            state.last_rewrite_ok = true;
+                            note_rewrite(&mut state, true);
                             state.aof_rewrites += 1;
                             self.log(LogLevel::Notice, "Background AOF rewrite finished successfully");
                         }
                         Err(e) => {
                             self.log(LogLevel::Warning, &e);
-                            state.last_rewrite_ok = false;
+                            note_rewrite(&mut state, false);
                         }
                     }
                 } else {
                     self.log(LogLevel::Warning, &describe_failure("Background AOF rewrite", exit));
                     let _ = std::fs::remove_file(&child.temp);
-                    state.last_rewrite_ok = false;
-                    // Still waiting for a first base: try again at the next cron.
+                    // Killed on purpose (SIGUSR1) is not a failure, as in Redis.
+                    if exit != ChildExit::Signal(libc::SIGUSR1) {
+                        note_rewrite(&mut state, false);
+                    }
+                    // Still waiting for a first base: what the temporary incremental file
+                    // gathered goes (the next rewrite's snapshot covers it), and the next
+                    // rewrite is scheduled, as Redis's backgroundRewriteDoneHandler.
                     if state.aof == AofState::WaitRewrite {
+                        if let Some(temp) = state.temp_incr.take() {
+                            self.log(
+                                LogLevel::Notice,
+                                &format!("Removing the temp incr aof file {temp} in the background"),
+                            );
+                            let _ = std::fs::remove_file(paths(engine).aof_dir.join(&temp));
+                        }
                         state.rewrite_scheduled = true;
                     }
                 }
@@ -911,6 +979,17 @@ impl Layer {
         }
         engine.scripting.flush_libraries();
     }
+}
+
+/// Failed rewrites in a row from which automatic ones are limited (Redis's
+/// AOF_REWRITE_LIMITE_THRESHOLD), and the longest delay (AOF_REWRITE_LIMITE_MAX_MINUTES).
+const REWRITE_LIMIT_THRESHOLD: u64 = 3;
+const REWRITE_LIMIT_MAX_MINUTES: i64 = 60;
+
+/// A rewrite ended (or could not start): its status for INFO and the failures in a row.
+fn note_rewrite(state: &mut State, ok: bool) {
+    state.last_rewrite_ok = ok;
+    state.rewrite_failures = if ok { 0 } else { state.rewrite_failures + 1 };
 }
 
 fn kind_word(file: &manifest::AofFile) -> &'static str {
@@ -983,7 +1062,7 @@ impl Persistence for Layer {
              rdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\n\
              aof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\n\
              aof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\n\
-             aof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\n\
+             aof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\n\
              aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
             u8::from(self.loading.load(Ordering::SeqCst)),
             engine.dirty().saturating_sub(state.dirty_at_last_save),
@@ -1002,6 +1081,7 @@ impl Persistence for Layer {
             aof_child.map_or(-1, |c| (now_ms - c.started_ms) / 1000),
             status(state.last_rewrite_ok),
             state.aof_rewrites,
+            state.rewrite_failures,
             status(state.last_write_error.is_none()),
         );
         if let (AofState::On, Some(writer)) = (state.aof, writer) {
@@ -1114,6 +1194,8 @@ impl Persistence for Layer {
             writer.set_policy(policy);
             writer.set_timestamps(timestamps);
         }
+        // `aof-disable-auto-gc no` again: the history kept meanwhile goes now.
+        self.delete_history(engine, &mut self.state.lock());
         let state = self.state.lock().aof;
         match (on, state) {
             // CONFIG SET holds the gate exclusively: the first rewrite forks right away (as
@@ -1244,6 +1326,8 @@ impl Persistence for Layer {
             self.log(LogLevel::Warning, &e);
             return Err(format!("ERR {e}"));
         }
+        // What loaded is no change to save, as Redis's `server.dirty = 0` after the load.
+        self.state.lock().dirty_at_last_save = engine.dirty();
         self.log(LogLevel::Warning, "Append Only File loaded by DEBUG LOADAOF");
         Ok(())
     }

@@ -764,3 +764,148 @@ fn a_second_sigint_during_the_final_save_exits_now() {
     wait_for_log(&log, "You insist... exiting now.");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An INFO field's value.
+fn info_field(c: &mut RawClient, field: &str) -> String {
+    let info = String::from_utf8_lossy(&c.call(&["INFO", "persistence"])).into_owned();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in INFO"))
+        .trim()
+        .to_string()
+}
+
+fn wait_rewrite_done(c: &mut RawClient) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while info_field(c, "aof_rewrite_in_progress") != "0" || info_field(c, "aof_rewrite_scheduled") != "0" {
+        assert!(std::time::Instant::now() < deadline, "the rewrite never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The pid of the running rewrite child (INFO doesn't say; the server's only child, forked
+/// by whichever of its threads ran the command).
+fn child_pid(server: u32) -> Option<i32> {
+    std::fs::read_dir(format!("/proc/{server}/task")).ok()?.find_map(|task| {
+        let children = std::fs::read_to_string(task.ok()?.path().join("children")).ok()?;
+        children.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// Redis 7.0's multi-part AOF housekeeping (its suite's integration/aof-multi-part):
+/// with `aof-disable-auto-gc yes` rewritten files stay as history, newest first, and go
+/// when it is set back to no; three failed rewrites in a row limit automatic ones (a log
+/// line, no new incremental file), INFO counts them, a manual BGREWRITEAOF still runs;
+/// DEBUG LOADAOF leaves no changes to save.
+#[test]
+fn aof_history_gc_and_the_rewrite_failure_limit() {
+    let dir = std::env::temp_dir().join(format!("quince-aof-gc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log");
+    let (child, port) = spawn_listening(|cmd| {
+        cmd.args(["--appendonly", "yes", "--save", "", "--enable-debug-command", "yes"])
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--logfile")
+            .arg(&log);
+    });
+    let mut c = RawClient::connect(port);
+    let manifest = || std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap();
+    assert_eq!(c.call(&["SET", "k", "v"]), b"+OK\r\n");
+    assert_eq!(c.call(&["CONFIG", "SET", "aof-disable-auto-gc", "yes"]), b"+OK\r\n");
+    for _ in 0..2 {
+        c.call(&["BGREWRITEAOF"]);
+        wait_rewrite_done(&mut c);
+    }
+    assert_eq!(
+        manifest(),
+        "file appendonly.aof.3.base.rdb seq 3 type b\nfile appendonly.aof.2.incr.aof seq 2 type h\n\
+         file appendonly.aof.2.base.rdb seq 2 type h\nfile appendonly.aof.1.incr.aof seq 1 type h\n\
+         file appendonly.aof.1.base.rdb seq 1 type h\nfile appendonly.aof.3.incr.aof seq 3 type i\n"
+    );
+    assert!(dir.join("appendonlydir/appendonly.aof.1.incr.aof").exists());
+    assert_eq!(c.call(&["CONFIG", "SET", "aof-disable-auto-gc", "no"]), b"+OK\r\n");
+    assert_eq!(
+        manifest(),
+        "file appendonly.aof.3.base.rdb seq 3 type b\nfile appendonly.aof.3.incr.aof seq 3 type i\n"
+    );
+    assert!(!dir.join("appendonlydir/appendonly.aof.1.incr.aof").exists());
+    assert!(!dir.join("appendonlydir/appendonly.aof.2.base.rdb").exists());
+
+    // Three rewrites killed: the limit.
+    assert_eq!(c.call(&["CONFIG", "SET", "rdb-key-save-delay", "10000000"]), b"+OK\r\n");
+    for _ in 0..3 {
+        assert_eq!(c.call(&["BGREWRITEAOF"]), b"+Background append only file rewriting started\r\n");
+        let pid = child_pid(child.id()).expect("a rewrite child");
+        // SAFETY: kill(2) on the server's child, found by pid.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        wait_rewrite_done(&mut c);
+    }
+    assert_eq!(info_field(&mut c, "aof_rewrites_consecutive_failures"), "3");
+    assert_eq!(info_field(&mut c, "aof_last_bgrewrite_status"), "err");
+    let before = manifest();
+    assert_eq!(c.call(&["CONFIG", "SET", "auto-aof-rewrite-percentage", "1"]), b"+OK\r\n");
+    assert_eq!(c.call(&["CONFIG", "SET", "auto-aof-rewrite-min-size", "1kb"]), b"+OK\r\n");
+    assert_eq!(c.call(&["SET", "x", &"x".repeat(2048)]), b"+OK\r\n");
+    wait_for_log(&log, "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in 1 minutes");
+    assert_eq!(info_field(&mut c, "aof_rewrite_in_progress"), "0");
+    assert_eq!(manifest(), before, "no new incremental file while limited");
+    // A manual rewrite still runs, and success ends the count.
+    assert_eq!(c.call(&["CONFIG", "SET", "auto-aof-rewrite-percentage", "0"]), b"+OK\r\n");
+    assert_eq!(c.call(&["CONFIG", "SET", "rdb-key-save-delay", "0"]), b"+OK\r\n");
+    c.call(&["BGREWRITEAOF"]);
+    wait_rewrite_done(&mut c);
+    assert_eq!(info_field(&mut c, "aof_rewrites_consecutive_failures"), "0");
+    assert_eq!(info_field(&mut c, "aof_last_bgrewrite_status"), "ok");
+    assert_eq!(manifest().lines().count(), 2, "{}", manifest());
+    // DEBUG LOADAOF: nothing left to save afterwards.
+    assert_eq!(c.call(&["SET", "y", "1"]), b"+OK\r\n");
+    assert_eq!(c.call(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
+    assert_eq!(info_field(&mut c, "rdb_changes_since_last_save"), "0");
+    assert_eq!(c.call(&["GET", "y"]), b"$1\r\n1\r\n");
+    drop(child);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// AOF turned on at runtime writes to a temporary incremental file until its first rewrite
+/// succeeds; a rewrite that fails removes that file (Redis's log line) and a new one starts.
+#[test]
+fn a_failed_first_rewrite_removes_the_temporary_incr_file() {
+    let dir = std::env::temp_dir().join(format!("quince-temp-incr-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log");
+    let (child, port) = spawn_listening(|cmd| {
+        cmd.args(["--save", "", "--rdb-key-save-delay", "10000000"]).arg("--dir").arg(&dir).arg("--logfile").arg(&log);
+    });
+    let mut c = RawClient::connect(port);
+    assert_eq!(c.call(&["SET", "k", "v"]), b"+OK\r\n");
+    assert_eq!(c.call(&["CONFIG", "SET", "appendonly", "yes"]), b"+OK\r\n");
+    let temp = dir.join("appendonlydir/temp-appendonly.aof.incr");
+    assert!(temp.exists(), "no temporary incr file");
+    let pid = child_pid(child.id()).expect("the first rewrite's child");
+    // SAFETY: kill(2) on the server's child, found by pid.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    wait_for_log(&log, "Removing the temp incr aof file temp-appendonly.aof.incr in the background");
+    assert!(!dir.join("appendonlydir/appendonly.aof.manifest").exists(), "no manifest before a first base");
+    // The next rewrite starts on its own, with a new temporary file; let it succeed.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while child_pid(child.id()).is_none() {
+        assert!(std::time::Instant::now() < deadline, "no new rewrite");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(c.call(&["CONFIG", "SET", "rdb-key-save-delay", "0"]), b"+OK\r\n");
+    let pid = child_pid(child.id()).expect("the second rewrite's child");
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    wait_rewrite_done(&mut c);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap(),
+        "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+    );
+    assert!(!temp.exists());
+    assert_eq!(c.call(&["GET", "k"]), b"$1\r\nv\r\n");
+    drop(child);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -135,9 +135,10 @@ impl Manifest {
 
     /// Adds a new base file (the previous one becomes history) and returns its name.
     pub fn new_base(&mut self, prefix: &str, rdb: bool) -> String {
+        // Newest history first, as Redis's listAddNodeHead.
         if let Some(mut old) = self.base.take() {
             old.kind = FileType::History;
-            self.history.push(old);
+            self.history.insert(0, old);
         }
         self.base_seq += 1;
         let name = format!("{prefix}.{}.base.{}", self.base_seq, if rdb { "rdb" } else { "aof" });
@@ -156,11 +157,23 @@ impl Manifest {
     /// After a rewrite: every incremental file but the last one is now history.
     pub fn incr_rewritten_except_last(&mut self) {
         let keep = self.incr.pop();
-        for mut file in self.incr.drain(..) {
-            file.kind = FileType::History;
-            self.history.push(file);
-        }
+        self.incr_rewritten();
         self.incr.extend(keep);
+    }
+
+    /// After a rewrite with no AOF open: every incremental file is now history. Added at
+    /// the front of the history in their own order (Redis walks them from the last one,
+    /// adding each at the head).
+    pub fn incr_rewritten(&mut self) {
+        let moved: Vec<AofFile> = self
+            .incr
+            .drain(..)
+            .map(|mut file| {
+                file.kind = FileType::History;
+                file
+            })
+            .collect();
+        self.history.splice(0..0, moved);
     }
 
     /// Files to load, in order: the base, then the incremental files.
@@ -246,8 +259,30 @@ mod tests {
         m.incr_rewritten_except_last();
         assert_eq!(
             m.render(),
-            "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.base.rdb seq 1 type h\n\
-             file appendonly.aof.1.incr.aof seq 1 type h\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
+            "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.incr.aof seq 1 type h\n\
+             file appendonly.aof.1.base.rdb seq 1 type h\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
+        );
+    }
+
+    #[test]
+    fn history_is_newest_first_as_redis_lists_it() {
+        // Redis's "AOF enable/disable auto gc" expects this manifest after two rewrites.
+        let mut m = Manifest::default();
+        for _ in 0..5 {
+            m.new_base("appendonly.aof", true);
+        }
+        m.history.clear();
+        m.new_incr("appendonly.aof");
+        for _ in 0..2 {
+            m.new_base("appendonly.aof", true);
+            m.new_incr("appendonly.aof");
+            m.incr_rewritten_except_last();
+        }
+        assert_eq!(
+            m.render(),
+            "file appendonly.aof.7.base.rdb seq 7 type b\nfile appendonly.aof.2.incr.aof seq 2 type h\n\
+             file appendonly.aof.6.base.rdb seq 6 type h\nfile appendonly.aof.1.incr.aof seq 1 type h\n\
+             file appendonly.aof.5.base.rdb seq 5 type h\nfile appendonly.aof.3.incr.aof seq 3 type i\n"
         );
     }
 
