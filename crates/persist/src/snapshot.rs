@@ -96,7 +96,14 @@ pub fn load_file_stats(
         allow_duplicates: merge,
         verify_checksum: !crate::Layer::of(engine).is_some_and(|l| l.skip_checksum()),
     };
-    let stats = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(String::from)?;
+    let stats = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(|e| {
+        // As Redis's rdbReportCorruptRDB after its checksum line: the failure named.
+        if matches!(e, rdb::RdbError::Checksum { .. }) {
+            log(LogLevel::Warning, &e.to_string());
+            return "Internal error in RDB reading -> RDB CRC error".to_string();
+        }
+        String::from(e)
+    })?;
     let keys = stats.keys_loaded;
     if let Some(layer) = crate::Layer::of(engine) {
         layer.note_rdb_load(stats.keys_loaded, stats.keys_expired);

@@ -909,3 +909,67 @@ fn a_failed_first_rewrite_removes_the_temporary_incr_file() {
     drop(child);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// After a failed BGSAVE (with save points and stop-writes-on-bgsave-error), writes made by
+/// scripts are refused with MISCONF too, reads are not (Redis's scriptVerifyWriteCommandAllow;
+/// its integration/rdb "failed bgsave prevents writes").
+#[test]
+fn a_failed_bgsave_refuses_script_writes() {
+    let dir = std::env::temp_dir().join(format!("quince-misconf-script-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (child, port) = spawn_listening(|cmd| {
+        cmd.args(["--save", "900 1"]).arg("--dir").arg(&dir);
+    });
+    let mut c = RawClient::connect(port);
+    assert_eq!(c.call(&["SET", "x", "x"]), b"+OK\r\n");
+    std::fs::create_dir_all(dir.join("dump.rdb")).unwrap();
+    c.call(&["BGSAVE"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while info_field(&mut c, "rdb_last_bgsave_status") != "err" {
+        assert!(std::time::Instant::now() < deadline, "the BGSAVE did not fail");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(c.call(&["SET", "x", "y"]).starts_with(b"-MISCONF "));
+    let write = "return redis.call('set','x',1)";
+    assert!(c.call(&["EVAL", write, "1", "x"]).starts_with(b"-MISCONF "));
+    assert!(c.call(&["EVAL", &format!("#!lua\n{write}"), "1", "x"]).starts_with(b"-MISCONF "));
+    assert_eq!(c.call(&["EVAL", "return redis.call('get','x')", "1", "x"]), b"$1\r\nx\r\n");
+    assert_eq!(c.call(&["EVAL", "#!lua flags=no-writes\nreturn redis.call('get','x')", "1", "x"]), b"$1\r\nx\r\n");
+    drop(child);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An RDB whose CRC64 does not match is refused at start-up with Redis's lines (the
+/// checksum's, then "RDB CRC error"), and the server exits.
+#[test]
+fn a_corrupt_rdb_checksum_stops_the_start() {
+    let dir = std::env::temp_dir().join(format!("quince-rdb-crc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    {
+        let (child, port) = spawn_listening(|cmd| {
+            cmd.arg("--dir").arg(&dir);
+        });
+        let mut c = RawClient::connect(port);
+        assert_eq!(c.call(&["SET", "k", "v"]), b"+OK\r\n");
+        assert_eq!(c.call(&["SAVE"]), b"+OK\r\n");
+        drop(child);
+    }
+    let path = dir.join("dump.rdb");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 8..].copy_from_slice(b"foobar00");
+    std::fs::write(&path, bytes).unwrap();
+    let out = std::process::Command::new(QUINCE)
+        .args(["--port", &quince_test_util::free_port().to_string(), "--bind", "127.0.0.1"])
+        .arg("--dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{log}");
+    assert!(log.contains("Wrong RDB checksum expected: ("), "{log}");
+    assert!(log.contains("RDB CRC error"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1999,6 +1999,13 @@ impl Invocation<'_> {
         if self.read_only && (writes || has_may_replicate_flag(spec)) {
             return self.reject(Some(spec), "ERR Write commands are not allowed from read-only scripts.");
         }
+        // Redis's scriptVerifyWriteCommandAllow: no write while persistence is failing
+        // (MISCONF), checked for every write the script makes.
+        if writes {
+            if let Some(line) = self.engine.persistence().and_then(|p| p.write_refusal()) {
+                return self.reject(Some(spec), &line);
+            }
+        }
         // Once the script wrote, it can't stop half way for the server's state.
         if writes && !self.wrote && !self.engine.enough_good_replicas() {
             return self.reject(Some(spec), NOREPLICAS_ERROR);
