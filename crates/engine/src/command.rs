@@ -860,6 +860,9 @@ pub struct CommandTable {
     /// of up to 16 bytes; longer names are confirmed against the spec's.
     by_key: HashMap<u128, usize, std::hash::BuildHasherDefault<NameKeyHasher>>,
     id_count: usize,
+    /// The names commands were renamed to (`rename-command`), by spec index: what a
+    /// lookup of a long name is confirmed against.
+    renamed: HashMap<usize, String>,
 }
 
 /// A lower-case command name's lookup key: its first 16 bytes and its length. No two
@@ -925,7 +928,7 @@ impl CommandTable {
             let earlier = by_key.insert(name_key(spec.name.as_bytes()), i);
             assert!(earlier.is_none(), "command {} shares its lookup key with another", spec.name);
         }
-        Self { specs, by_key, id_count: next_id }
+        Self { specs, by_key, id_count: next_id, renamed: HashMap::default() }
     }
 
     /// How many ids (commands plus subcommands) exist.
@@ -961,7 +964,30 @@ impl CommandTable {
         // (its 16th byte, where the length goes, is free); longer names are confirmed.
         let &i = self.by_key.get(&name_key(name))?;
         let spec = &self.specs[i];
-        (name.len() < 16 || spec.name.as_bytes().eq_ignore_ascii_case(name)).then_some(spec)
+        (name.len() < 16 || self.lookup_name(i).as_bytes().eq_ignore_ascii_case(name)).then_some(spec)
+    }
+
+    /// The name a command is looked up by: its own, or the one `rename-command` gave it.
+    fn lookup_name(&self, index: usize) -> &str {
+        self.renamed.get(&index).map_or(&self.specs[index].name, |n| n)
+    }
+
+    /// `rename-command OLD NEW` (Redis's, at start-up): OLD is looked up by NEW from now on,
+    /// or not at all when NEW is empty. Errors in Redis's words.
+    pub fn rename(&mut self, old: &str, new: &str) -> Result<(), String> {
+        let Some(index) = self.get(old.as_bytes()).map(|_| self.by_key[&name_key(old.as_bytes())]) else {
+            return Err("No such command in rename-command".into());
+        };
+        self.by_key.remove(&name_key(old.as_bytes()));
+        if new.is_empty() {
+            return Ok(());
+        }
+        if self.get(new.as_bytes()).is_some() {
+            return Err("Target command name already exists".into());
+        }
+        self.by_key.insert(name_key(new.as_bytes()), index);
+        self.renamed.insert(index, new.to_ascii_lowercase());
+        Ok(())
     }
 
     /// Looks up `name` or `parent|sub` (as COMMAND INFO/DOCS accept).
@@ -1045,6 +1071,20 @@ mod tests {
         for name in ["get", "config", "config|get", "function|load", "script|load", "multi", "exec"] {
             assert!(!runs_exclusively(name), "{name}");
         }
+    }
+
+    #[test]
+    fn rename_moves_a_command_to_its_new_name() {
+        let mut table = CommandTable::new(crate::cmd::all_commands());
+        table.rename("georadiusbymember_ro", "AVeryLongRenamedCommand").unwrap();
+        assert!(table.get(b"georadiusbymember_ro").is_none());
+        let spec = table.get(b"averylongrenamedcommand").expect("found by its new name");
+        assert_eq!(spec.name, "georadiusbymember_ro");
+        assert!(table.get(b"averylongrenamedcommanx").is_none(), "a long name is confirmed in full");
+        table.rename("flushall", "").unwrap();
+        assert!(table.get(b"flushall").is_none());
+        assert_eq!(table.rename("flushall", "x"), Err("No such command in rename-command".to_string()));
+        assert_eq!(table.rename("get", "set"), Err("Target command name already exists".to_string()));
     }
 
     #[test]

@@ -536,7 +536,7 @@ fn default_slot(directive: &Directive) -> Slot {
     };
     // Defaults need no context: only proc-title-template and the merging parameters look at
     // other values, and their defaults are complete.
-    let blank = Config { slots: Vec::new(), save_loaded: false };
+    let blank = Config { slots: Vec::new(), save_loaded: false, renamed_commands: Vec::new() };
     blank.parse_with(directive, &words, false, None).unwrap_or_else(|_| Slot::new(directive.default.to_string(), 0))
 }
 
@@ -1028,11 +1028,14 @@ pub struct Config {
     /// A `save` line was read from the config file or command line, so later ones append
     /// instead of replacing the default (Redis's `save_loaded`).
     save_loaded: bool,
+    /// `rename-command OLD NEW` lines, in order (config file and command line only, as in
+    /// Redis: applied to the command table when the engine starts; NEW empty removes OLD).
+    pub renamed_commands: Vec<(String, String)>,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { slots: tables().defaults.clone(), save_loaded: false }
+        Self { slots: tables().defaults.clone(), save_loaded: false, renamed_commands: Vec::new() }
     }
 }
 
@@ -1044,6 +1047,11 @@ impl Config {
     /// multi-word parameter given one non-empty argument has it split like a config line
     /// (`--save "60 10 300 1"`), and each `save` line after the first appends to the list.
     pub fn set(&mut self, name: &str, args: &[String]) -> Result<(), String> {
+        if name.eq_ignore_ascii_case("rename-command") {
+            let [old, new] = args else { return Err("Bad directive or wrong number of arguments".into()) };
+            self.renamed_commands.push((old.clone(), new.clone()));
+            return Ok(());
+        }
         let Some(index) = index_of(name) else {
             if args.len() == 1 && DEPRECATED.iter().any(|d| d.eq_ignore_ascii_case(name)) {
                 return Ok(());

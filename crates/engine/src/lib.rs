@@ -159,6 +159,8 @@ type WatchTable = hashbrown::HashMap<(usize, keyspace::Key), Vec<Arc<AtomicBool>
 pub struct Engine {
     pub keyspace: Keyspace,
     pub table: CommandTable,
+    /// Why a `rename-command` line could not be applied (the host refuses to start).
+    pub rename_error: Option<String>,
     pub clock: Arc<dyn Clock>,
     pub config: RwLock<Config>,
     pub stats: Stats,
@@ -244,11 +246,19 @@ impl Engine {
         let start_time_ms = options.clock.now_ms();
         let mut commands = cmd::all_commands();
         commands.extend(options.extra_commands);
-        let table = CommandTable::new(commands);
+        let mut table = CommandTable::new(commands);
+        // `rename-command`: the first failure is kept for the host to report and stop on.
+        let mut rename_error = None;
+        for (old, new) in &options.config.renamed_commands {
+            if let Err(e) = table.rename(old, new) {
+                rename_error.get_or_insert(format!("rename-command {old} {new}: {e}"));
+            }
+        }
         let table_ids = table.id_count();
         let engine = Self {
             keyspace: Keyspace::new(shards, databases),
             table,
+            rename_error,
             clock: options.clock,
             config: RwLock::new(options.config),
             stats: Stats::default(),

@@ -299,6 +299,9 @@ impl Db {
             extra_commands: quince_persist::commands(),
             ..EngineOptions::default()
         }));
+        if let Some(e) = &engine.rename_error {
+            return Err(Error::Open(e.clone()));
+        }
         let layer = quince_persist::Layer::new(Arc::new(|level, message: &str| {
             if level == quince_persist::LogLevel::Warning {
                 eprintln!("quince: {message}");

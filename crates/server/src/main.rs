@@ -77,6 +77,20 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
                     remove tls-port or set it to 0"
             .into());
     }
+    // `rename-command` lines are checked before anything starts, as Redis's config loader
+    // does (the engine applies them to its table).
+    if !config.renamed_commands.is_empty() {
+        let mut commands = quince_engine::cmd::all_commands();
+        commands.extend(quince_persist::commands());
+        let mut table = quince_engine::command::CommandTable::new(commands);
+        for (old, new) in &config.renamed_commands {
+            if let Err(reason) = table.rename(old, new) {
+                return Err(format!(
+                    "\n*** FATAL CONFIG FILE ERROR (Quince {QUINCE_VERSION}) ***\n>>> 'rename-command {old} {new}'\n{reason}"
+                ));
+            }
+        }
+    }
     let port = config.get_int("port") as u16;
     // Port 0: no TCP listener, as in Redis (a Unix socket only).
     let tcp_listeners = match port {

@@ -973,3 +973,35 @@ fn a_corrupt_rdb_checksum_stops_the_start() {
     assert!(log.contains("RDB CRC error"), "{log}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `rename-command` as Redis 7.0 has it: the old name is unknown, the new one runs the
+/// command, an empty one removes it; a bad line stops the start with Redis's reason.
+/// Replies compared with redis-server started the same way.
+#[test]
+fn rename_command_renames_or_removes_commands() {
+    let args = ["--rename-command", "flushdb", "badger", "--rename-command", "debug", ""];
+    let steps: [&[&str]; 5] = [&["SET", "k", "v"], &["FLUSHDB"], &["BADGER"], &["DBSIZE"], &["DEBUG", "SLEEP", "0"]];
+    let run = |server: &quince_test_util::ServerProcess| -> Vec<Vec<u8>> {
+        let mut c = server.client();
+        steps.iter().map(|s| c.call(s)).collect()
+    };
+    let quince = start_quince(QUINCE, &args);
+    let got = run(&quince);
+    assert_eq!(got[1], b"-ERR unknown command 'FLUSHDB', with args beginning with: \r\n");
+    assert_eq!(got[2], b"+OK\r\n");
+    assert_eq!(got[3], b":0\r\n");
+    if let Some(redis) = quince_test_util::start_redis(&args) {
+        assert_eq!(got, run(&redis));
+    }
+    for (old, new, reason) in
+        [("nosuch", "x", "No such command in rename-command"), ("get", "set", "Target command name already exists")]
+    {
+        let out = std::process::Command::new(QUINCE)
+            .args(["--port", &quince_test_util::free_port().to_string(), "--rename-command", old, new])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&format!(">>> 'rename-command {old} {new}'\n{reason}")), "{text}");
+    }
+}
