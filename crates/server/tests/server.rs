@@ -654,6 +654,14 @@ fn a_taken_port_is_reported_as_redis_does() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An empty directory of this test process's own, named after `name`.
+fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Waits until `log` holds `text` (the server's log file), up to 10 s.
 fn wait_for_log(log: &std::path::Path, text: &str) -> String {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -672,9 +680,7 @@ fn wait_for_log(log: &std::path::Path, text: &str) -> String {
 /// SHUTDOWN NOSAVE still exits (Redis's unit/shutdown).
 #[test]
 fn a_failed_final_save_keeps_the_server_running() {
-    let dir = std::env::temp_dir().join(format!("quince-failed-final-save-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("quince-failed-final-save");
     let log = dir.join("log");
     let (mut child, port) = spawn_listening(|cmd| {
         cmd.args(["--save", "900 1"]).arg("--dir").arg(&dir).arg("--logfile").arg(&log);
@@ -706,9 +712,7 @@ fn a_failed_final_save_keeps_the_server_running() {
 /// ("Shutdown manually aborted"), and without one it is "No shutdown in progress".
 #[test]
 fn shutdown_abort_cancels_a_scheduled_sigterm() {
-    let dir = std::env::temp_dir().join(format!("quince-shutdown-abort-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("quince-shutdown-abort");
     let log = dir.join("log");
     let (mut child, port) = spawn_listening(|cmd| {
         cmd.args(["--save", "", "--enable-debug-command", "yes"]).arg("--dir").arg(&dir).arg("--logfile").arg(&log);
@@ -733,9 +737,7 @@ fn shutdown_abort_cancels_a_scheduled_sigterm() {
 /// A second SIGINT during the final save exits at once and removes the temporary RDB.
 #[test]
 fn a_second_sigint_during_the_final_save_exits_now() {
-    let dir = std::env::temp_dir().join(format!("quince-insist-exit-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("quince-insist-exit");
     let log = dir.join("log");
     let (mut child, port) = spawn_listening(|cmd| {
         cmd.args(["--save", "900 1", "--rdb-key-save-delay", "100000"])
@@ -799,9 +801,7 @@ fn child_pid(server: u32) -> Option<i32> {
 /// DEBUG LOADAOF leaves no changes to save.
 #[test]
 fn aof_history_gc_and_the_rewrite_failure_limit() {
-    let dir = std::env::temp_dir().join(format!("quince-aof-gc-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("quince-aof-gc");
     let log = dir.join("log");
     let (child, port) = spawn_listening(|cmd| {
         cmd.args(["--appendonly", "yes", "--save", "", "--enable-debug-command", "yes"])
@@ -872,9 +872,7 @@ fn aof_history_gc_and_the_rewrite_failure_limit() {
 /// succeeds; a rewrite that fails removes that file (Redis's log line) and a new one starts.
 #[test]
 fn a_failed_first_rewrite_removes_the_temporary_incr_file() {
-    let dir = std::env::temp_dir().join(format!("quince-temp-incr-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("quince-temp-incr");
     let log = dir.join("log");
     let (child, port) = spawn_listening(|cmd| {
         cmd.args(["--save", "", "--rdb-key-save-delay", "10000000"]).arg("--dir").arg(&dir).arg("--logfile").arg(&log);
@@ -915,9 +913,7 @@ fn a_failed_first_rewrite_removes_the_temporary_incr_file() {
 /// its integration/rdb "failed bgsave prevents writes").
 #[test]
 fn a_failed_bgsave_refuses_script_writes() {
-    let dir = std::env::temp_dir().join(format!("quince-misconf-script-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("quince-misconf-script");
     let (child, port) = spawn_listening(|cmd| {
         cmd.args(["--save", "900 1"]).arg("--dir").arg(&dir);
     });
@@ -944,9 +940,7 @@ fn a_failed_bgsave_refuses_script_writes() {
 /// checksum's, then "RDB CRC error"), and the server exits.
 #[test]
 fn a_corrupt_rdb_checksum_stops_the_start() {
-    let dir = std::env::temp_dir().join(format!("quince-rdb-crc-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("quince-rdb-crc");
     {
         let (child, port) = spawn_listening(|cmd| {
             cmd.arg("--dir").arg(&dir);
