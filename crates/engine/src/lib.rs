@@ -159,8 +159,9 @@ type WatchTable = hashbrown::HashMap<(usize, keyspace::Key), Vec<Arc<AtomicBool>
 pub struct Engine {
     pub keyspace: Keyspace,
     pub table: CommandTable,
-    /// Why a `rename-command` line could not be applied (the host refuses to start).
-    pub rename_error: Option<String>,
+    /// The first `rename-command` line that could not be applied, and why (the host
+    /// refuses to start).
+    pub rename_error: Option<(String, String)>,
     pub clock: Arc<dyn Clock>,
     pub config: RwLock<Config>,
     pub stats: Stats,
@@ -251,7 +252,7 @@ impl Engine {
         let mut rename_error = None;
         for (old, new) in &options.config.renamed_commands {
             if let Err(e) = table.rename(old, new) {
-                rename_error.get_or_insert(format!("rename-command {old} {new}: {e}"));
+                rename_error.get_or_insert((format!("rename-command {old} {new}"), e));
             }
         }
         let table_ids = table.id_count();

@@ -299,8 +299,8 @@ impl Db {
             extra_commands: quince_persist::commands(),
             ..EngineOptions::default()
         }));
-        if let Some(e) = &engine.rename_error {
-            return Err(Error::Open(e.clone()));
+        if let Some((line, reason)) = &engine.rename_error {
+            return Err(Error::Open(format!("{line}: {reason}")));
         }
         let layer = quince_persist::Layer::new(Arc::new(|level, message: &str| {
             if level == quince_persist::LogLevel::Warning {

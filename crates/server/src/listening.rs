@@ -47,16 +47,10 @@ impl Listening {
     pub fn rebind(&self, bind: &str, port: u16) -> Result<(), String> {
         let tcp = if port == 0 { Vec::new() } else { bind_all(bind, port, self.backlog, false)? };
         let mut set = self.lock();
-        let unix: Vec<Listener> = set
-            .drain(..)
-            .filter_map(|l| match l {
-                Listener::Tcp(old) => {
-                    Listener::Tcp(old).stop_listening();
-                    None
-                }
-                unix => Some(unix),
-            })
-            .collect();
+        // The old TCP sockets stop listening (every worker's copy with them); a Unix one stays.
+        let (old_tcp, unix): (Vec<Listener>, Vec<Listener>) =
+            set.drain(..).partition(|l| matches!(l, Listener::Tcp(_)));
+        old_tcp.iter().for_each(Listener::stop_listening);
         set.extend(tcp.into_iter().map(Listener::Tcp));
         set.extend(unix);
         self.generation.fetch_add(1, Ordering::SeqCst);

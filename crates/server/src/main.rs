@@ -77,20 +77,16 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
                     remove tls-port or set it to 0"
             .into());
     }
-    // `rename-command` lines are checked before anything starts, as Redis's config loader
-    // does (the engine applies them to its table).
-    if !config.renamed_commands.is_empty() {
-        let mut commands = quince_engine::cmd::all_commands();
-        commands.extend(quince_persist::commands());
-        let mut table = quince_engine::command::CommandTable::new(commands);
-        for (old, new) in &config.renamed_commands {
-            if let Err(reason) = table.rename(old, new) {
-                return Err(format!(
-                    "\n*** FATAL CONFIG FILE ERROR (Quince {QUINCE_VERSION}) ***\n>>> 'rename-command {old} {new}'\n{reason}"
-                ));
-            }
-        }
+    let hz = config.get_int("hz").max(1) as u64;
+    let shards = config.get_int("shards") as usize;
+    let extra_commands = quince_persist::commands();
+    let engine = Arc::new(Engine::new(EngineOptions { config, shards, extra_commands, ..EngineOptions::default() }));
+    // A `rename-command` line that could not apply stops the start before anything listens,
+    // as Redis's config loader does.
+    if let Some((line, reason)) = &engine.rename_error {
+        return Err(format!("\n*** FATAL CONFIG FILE ERROR (Quince {QUINCE_VERSION}) ***\n>>> '{line}'\n{reason}"));
     }
+    let config = engine.config.read().clone();
     let port = config.get_int("port") as u16;
     // Port 0: no TCP listener, as in Redis (a Unix socket only).
     let tcp_listeners = match port {
@@ -107,10 +103,6 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     if listeners.is_empty() {
         return Err("Configured to not listen anywhere, exiting.".into());
     }
-    let hz = config.get_int("hz").max(1) as u64;
-    let shards = config.get_int("shards") as usize;
-    let extra_commands = quince_persist::commands();
-    let engine = Arc::new(Engine::new(EngineOptions { config, shards, extra_commands, ..EngineOptions::default() }));
     engine.set_memory_probe(alloc::allocated_bytes);
     {
         let mut facts = engine.server.write();
