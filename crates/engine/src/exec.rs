@@ -55,6 +55,8 @@ pub struct Client {
     /// A script running alongside others reached beyond its declared keys before writing
     /// anything: it stopped, and runs again with the gate held exclusively.
     pub(crate) script_escalated: bool,
+    /// SCRIPT DEBUG SYNC: the next EVAL runs under the Lua debugger.
+    pub script_debug: bool,
 
     /// The AOF loader or a master: its commands are logged effects to obey, not requests
     /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted, and
@@ -114,6 +116,7 @@ impl Client {
             script_now_ms: 0,
             script_alongside: false,
             script_escalated: false,
+            script_debug: false,
 
             must_obey: false,
             effects: Effects::default(),
@@ -592,8 +595,9 @@ impl Engine {
         }
         // A script whose runs so far kept to the shards of its declared keys runs under the
         // shared gate holding those shards, alongside other clients' commands and scripts.
-        let alongside =
-            matches!(resolved, Resolved::Found(spec) if spec.runs_script) && self.script_runs_alongside(args);
+        let alongside = matches!(resolved, Resolved::Found(spec) if spec.runs_script)
+            && !client.script_debug
+            && self.script_runs_alongside(args);
         client.script_alongside = alongside;
         let mut waited = false;
         let Some(gate) = self.enter_gate(resolved, alongside, out, &mut waited) else {

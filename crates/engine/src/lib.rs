@@ -46,7 +46,7 @@ use parking_lot::RwLock;
 
 pub use clients::{ClientHandle, ClientRegistry, ConnInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use cmd::scripting::with_busy_service;
+pub use cmd::scripting::{with_busy_service, with_script_service, ScriptService};
 pub use command::{CommandSpec, CommandTable};
 pub use config::Config;
 pub use error::{CmdError, CmdResult};

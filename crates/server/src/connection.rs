@@ -7,8 +7,9 @@
 //! the connection has queued (`start_send`, `sent`).
 
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use quince_engine::{Client, Engine};
 use quince_resp::{Decoded, Encoder, RequestDecoder};
@@ -397,6 +398,47 @@ impl Connection {
         );
         self.closing = true;
         self.output_limit_hit = true;
+        true
+    }
+
+    /// The Lua debugger's input: what was received and not executed, taken out.
+    pub fn take_unread_input(&mut self) -> Vec<u8> {
+        let input = self.read_buf[self.read_start..self.read_end].to_vec();
+        self.read_start = 0;
+        self.read_end = 0;
+        input
+    }
+
+    /// The Lua debugger's output: written to the socket at once, past the replies held
+    /// for the script (as Redis's debugger writes to the socket itself), waiting up to
+    /// 5 seconds for room. False if it could not all be written.
+    pub fn send_now(&mut self, engine: &Engine, bytes: &[u8]) -> bool {
+        let socket = match &self.io {
+            Io::Ready(socket) => socket,
+            Io::Ring(ring) => &ring.socket,
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut sent = 0;
+        while sent < bytes.len() {
+            match (&*socket).write(&bytes[sent..]) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    sent += n;
+                    engine.stats.total_net_output_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return false;
+                    }
+                    let mut poll = libc::pollfd { fd: socket.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+                    // SAFETY: one valid pollfd, for the duration of the call.
+                    unsafe { libc::poll(&mut poll, 1, left.as_millis().min(5000) as libc::c_int) };
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
         true
     }
 

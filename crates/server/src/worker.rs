@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use slab::Slab;
 
-use quince_engine::{ConnInfo, Engine};
+use quince_engine::{ConnInfo, Engine, ScriptService};
 
 use crate::connection::{Connection, Io, Next};
 use crate::log::{log, Level};
@@ -133,6 +133,65 @@ struct LoopState<'a> {
     waiting: &'a mut Waiting,
     scripts: &'a ScriptQueue,
     waker: &'a Arc<dyn Fn() + Send + Sync>,
+}
+
+/// The worker's loop, lent to a script it runs (quince_engine::ScriptService).
+struct LoopService<'w, 'a, R: Reactor> {
+    worker: &'w Worker,
+    reactor: &'w mut R,
+    state: &'w mut LoopState<'a>,
+    limits: &'w Limits,
+    happenings: &'w mut Vec<Happening>,
+    /// The connection whose command runs the script.
+    token: usize,
+}
+
+impl<R: Reactor> LoopService<'_, '_, R> {
+    /// Handles what happened within `timeout`.
+    fn handle_events(&mut self, timeout: Duration) {
+        self.happenings.clear();
+        if self.reactor.wait(timeout, self.happenings).is_ok() {
+            for happening in self.happenings.drain(..) {
+                self.worker.on_happening(happening, self.reactor, self.state, self.limits);
+            }
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        self.worker.stop.load(Ordering::Relaxed) || self.worker.engine.shutdown_requested()
+    }
+}
+
+impl<R: Reactor> ScriptService for LoopService<'_, '_, R> {
+    fn serve(&mut self) -> bool {
+        // A zero timeout: this only collects what already happened.
+        self.handle_events(Duration::ZERO);
+        self.stopping()
+    }
+
+    fn debug_link(&self) -> bool {
+        self.state.conns.contains(self.token)
+    }
+
+    fn debug_send(&mut self, bytes: &[u8]) -> bool {
+        let engine = &self.worker.engine;
+        self.state.conns.get_mut(self.token).is_some_and(|conn| conn.send_now(engine, bytes))
+    }
+
+    fn debug_receive(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let conn = self.state.conns.get_mut(self.token)?;
+            let input = conn.take_unread_input();
+            if !input.is_empty() {
+                return Some(input);
+            }
+            if conn.closing || conn.close_pending || self.stopping() {
+                return None;
+            }
+            // The other connections are served meanwhile (they get BUSY).
+            self.handle_events(Duration::from_millis(100));
+        }
+    }
 }
 
 /// Settings read once per loop turn (cheap to copy, live-changeable later via CONFIG SET).
@@ -386,23 +445,22 @@ impl Worker {
     }
 
     /// Runs the queued script commands, in order, on this thread. While one is busy, its
-    /// count hook calls back here to serve the other connections (`serve_while_busy`).
+    /// count hook calls back here to serve the other connections (`LoopService::serve`);
+    /// the Lua debugger talks to its client through here too.
     fn run_scripts<R: Reactor>(&self, reactor: &mut R, state: &mut LoopState<'_>, limits: &Limits) {
-        let mut happenings = Vec::new();
         let mut reply = Vec::new();
+        let mut happenings = Vec::new();
         while let Some(mut job) = state.scripts.pop() {
             {
-                let mut serve_while_busy = || {
-                    happenings.clear();
-                    // A zero timeout: this only collects what already happened.
-                    if reactor.wait(Duration::ZERO, &mut happenings).is_ok() {
-                        for happening in happenings.drain(..) {
-                            self.on_happening(happening, reactor, state, limits);
-                        }
-                    }
-                    self.stop.load(Ordering::Relaxed) || self.engine.shutdown_requested()
+                let mut service = LoopService {
+                    worker: self,
+                    reactor: &mut *reactor,
+                    state: &mut *state,
+                    limits,
+                    happenings: &mut happenings,
+                    token: job.token,
                 };
-                scripts::run(&self.engine, &mut job, &mut reply, &mut serve_while_busy);
+                scripts::run(&self.engine, &mut job, &mut reply, &mut service);
             }
             state.scripts.recycle(job.args);
             let Some(conn) = state.conns.get_mut(job.token) else { continue };

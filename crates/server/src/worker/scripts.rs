@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use quince_engine::{Client, Engine};
+use quince_engine::{Client, Engine, ScriptService};
 use quince_resp::Encoder;
 
 /// A script command met by connection `token`, waiting for its turn.
@@ -89,15 +89,14 @@ impl ScriptQueue {
 }
 
 /// Runs the job's command and writes its reply, encoded in the client's protocol, to
-/// `reply`. `serve_while_busy` is the worker's service of its other connections; it returns
-/// true when the script must stop (the server is shutting down).
-pub fn run(engine: &Engine, job: &mut ScriptJob, reply: &mut Vec<u8>, serve_while_busy: &mut dyn FnMut() -> bool) {
+/// `reply`. `service` is the worker's loop, lent to the script (see `ScriptService`).
+pub fn run(engine: &Engine, job: &mut ScriptJob, reply: &mut Vec<u8>, service: &mut dyn ScriptService) {
     reply.clear();
     let argv = job.args.slices();
     let protocol = job.client.protocol;
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut out = Encoder::new(reply, protocol);
-        quince_engine::with_busy_service(serve_while_busy, || engine.execute(&mut job.client, &argv, &mut out));
+        quince_engine::with_script_service(service, || engine.execute(&mut job.client, &argv, &mut out));
     }));
     if ran.is_err() {
         reply.clear();

@@ -36,6 +36,7 @@ use super::{is, parse_i64};
 mod bit;
 mod cjson;
 mod cmsgpack;
+mod ldb;
 mod luaapi;
 mod structlib;
 use bit::bit_library;
@@ -355,41 +356,89 @@ impl Scripting {
     }
 }
 
+/// What the host thread that runs scripts offers them while they run (see
+/// `with_script_service`).
+pub trait ScriptService {
+    /// Serves the thread's other work while a script is busy: a server's worker serves its
+    /// other connections, as Redis's processEventsWhileBlocked does, so they get BUSY and
+    /// SCRIPT KILL, FUNCTION KILL and SHUTDOWN NOSAVE reach the script. Returns true when
+    /// the script must stop as SCRIPT KILL would (the server is shutting down).
+    fn serve(&mut self) -> bool;
+    /// The running command's client has a connection the Lua debugger can talk over
+    /// (SCRIPT DEBUG SYNC).
+    fn debug_link(&self) -> bool {
+        false
+    }
+    /// Writes debugger output straight to that client; false if it could not.
+    fn debug_send(&mut self, _bytes: &[u8]) -> bool {
+        false
+    }
+    /// Waits for more input from that client; None once it is gone.
+    fn debug_receive(&mut self) -> Option<Vec<u8>> {
+        None
+    }
+}
+
 thread_local! {
-    /// What this thread does while a script it runs is busy (see `with_busy_service`).
-    static WHILE_BUSY: std::cell::Cell<Option<std::ptr::NonNull<dyn FnMut() -> bool>>> =
+    /// What this thread offers the scripts it runs (see `with_script_service`).
+    static SERVICE: std::cell::Cell<Option<std::ptr::NonNull<dyn ScriptService>>> =
         const { std::cell::Cell::new(None) };
 }
 
-/// Runs `f` (which may run a script) with `serve` as what this thread does while that
-/// script is busy: a server's worker serves its other connections from inside the script,
-/// as Redis's processEventsWhileBlocked does, so they get BUSY and SCRIPT KILL, FUNCTION
-/// KILL and SHUTDOWN NOSAVE reach the script. The script's count hook calls `serve` every
-/// 100,000 Lua instructions once past `busy-reply-threshold`; `serve` returning true stops
-/// the script as SCRIPT KILL would (the server is shutting down).
-pub fn with_busy_service<R>(serve: &mut dyn FnMut() -> bool, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<std::ptr::NonNull<dyn FnMut() -> bool>>);
+/// Runs `f` (which may run a script) with `service` as what this thread offers the script:
+/// its count hook calls `serve` every 100,000 Lua instructions once past
+/// `busy-reply-threshold`, and the Lua debugger talks to its client through it.
+pub fn with_script_service<R>(service: &mut dyn ScriptService, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<std::ptr::NonNull<dyn ScriptService>>);
     impl Drop for Restore {
         fn drop(&mut self) {
-            WHILE_BUSY.with(|c| c.set(self.0));
+            SERVICE.with(|c| c.set(self.0));
         }
     }
-    let ptr: std::ptr::NonNull<dyn FnMut() -> bool + '_> = std::ptr::NonNull::from(serve);
+    let ptr: std::ptr::NonNull<dyn ScriptService + '_> = std::ptr::NonNull::from(service);
     // SAFETY: only the lifetime is erased; the pointer leaves the thread-local (Restore, on
-    // return or unwind) before the borrow of `serve` ends.
-    let ptr: std::ptr::NonNull<dyn FnMut() -> bool + 'static> = unsafe { std::mem::transmute(ptr) };
-    let _restore = Restore(WHILE_BUSY.with(|c| c.replace(Some(ptr))));
+    // return or unwind) before the borrow of `service` ends.
+    let ptr: std::ptr::NonNull<dyn ScriptService + 'static> = unsafe { std::mem::transmute(ptr) };
+    let _restore = Restore(SERVICE.with(|c| c.replace(Some(ptr))));
     f()
 }
 
-/// Called by a busy script's hook: runs this thread's busy service, if any. Taken out of
-/// the thread-local while it runs, so it never re-enters itself.
+/// `with_script_service` for a host that only serves other work while a script is busy.
+pub fn with_busy_service<R>(serve: &mut dyn FnMut() -> bool, f: impl FnOnce() -> R) -> R {
+    struct Serve<'a>(&'a mut dyn FnMut() -> bool);
+    impl ScriptService for Serve<'_> {
+        fn serve(&mut self) -> bool {
+            (self.0)()
+        }
+    }
+    with_script_service(&mut Serve(serve), f)
+}
+
+/// Uses this thread's script service, if any. Taken out of the thread-local meanwhile, so
+/// it never re-enters itself (what it serves finds none).
+fn using_service<R>(f: impl FnOnce(&mut dyn ScriptService) -> R) -> Option<R> {
+    let mut service = SERVICE.with(|c| c.take())?;
+    // SAFETY: set by `with_script_service`, whose frame is below this one on the stack.
+    let result = f(unsafe { service.as_mut() });
+    SERVICE.with(|c| c.set(Some(service)));
+    Some(result)
+}
+
+/// Called by a busy script's hook: runs this thread's busy service, if any.
 fn serve_while_busy() -> bool {
-    let Some(mut serve) = WHILE_BUSY.with(|c| c.take()) else { return false };
-    // SAFETY: set by `with_busy_service`, whose frame is below this one on the stack.
-    let stop = unsafe { serve.as_mut()() };
-    WHILE_BUSY.with(|c| c.set(Some(serve)));
-    stop
+    using_service(|s| s.serve()).unwrap_or(false)
+}
+
+fn debug_link() -> bool {
+    using_service(|s| s.debug_link()).unwrap_or(false)
+}
+
+fn debug_send(bytes: &[u8]) -> bool {
+    using_service(|s| s.debug_send(bytes)).unwrap_or(false)
+}
+
+fn debug_receive() -> Option<Vec<u8>> {
+    using_service(|s| s.debug_receive()).flatten()
 }
 
 /// The BUSY error other clients get while a script runs too long.
@@ -805,8 +854,8 @@ function redis.set_repl(...)
   end
 end
 function redis.replicate_commands() return true end
-function redis.breakpoint() return false end
-function redis.debug() end
+function redis.breakpoint() return hooks.ldb_breakpoint() end
+function redis.debug(...) hooks.ldb_debug(...) end
 function redis.acl_check_cmd(...)
   if select('#', ...) < 1 then raise('Please specify at least one argument for this redis lib call') end
   if not hooks.command_exists((...)) then raise('Invalid command passed to redis.acl_check_cmd()') end
@@ -910,6 +959,43 @@ G.load = function(...)
   end, name or '=(load)')
   if f then raw_setfenv(f, hooks.env) end
   return f, e
+end
+
+-- The Lua debugger (SCRIPT DEBUG, ldb.rs) reads the stopped script's frames from its hook
+-- through these. Called from the hook, a helper's caller is the script's current frame.
+-- The locals of the frame `level` steps out from there (nil: no such frame).
+hooks.ldb_locals = function(level)
+  local at = level + 2
+  if not dbg.getinfo(at, 'l') then return nil, nil, 0 end
+  local names, values, i = {}, {}, 1
+  while true do
+    local name, value = dbg.getlocal(at, i)
+    if name == nil then break end
+    names[i], values[i] = name, value
+    i = i + 1
+  end
+  return names, values, i - 1
+end
+-- Every frame from the script's current one outwards: short source, name, current line.
+hooks.ldb_frames = function()
+  local frames, at = {}, 2
+  while true do
+    local info = dbg.getinfo(at, 'Snl')
+    if not info then return frames end
+    frames[#frames + 1] = {info.short_src, info.name or false, info.currentline}
+    at = at + 1
+  end
+end
+-- `eval <code>`: as an expression if it compiles as one, in the scripts' environment.
+hooks.ldb_eval = function(code)
+  local f, e = raw_loadstring(as_text('return ' .. code), '@ldb_eval')
+  if not f then
+    f, e = raw_loadstring(as_text(code), '@ldb_eval')
+    if not f then return false, e end
+  end
+  raw_setfenv(f, hooks.env)
+  local ok, v = raw_pcall(f)
+  return ok, v
 end
 
 G.redis = protect(redis)
@@ -1372,6 +1458,14 @@ impl Vm {
                 })
             })?,
         )?;
+        hooks.raw_set(
+            "ldb_debug",
+            lua.create_function(|_, values: Variadic<Value>| {
+                ldb::debug_call(&values);
+                Ok(())
+            })?,
+        )?;
+        hooks.raw_set("ldb_breakpoint", lua.create_function(|_, ()| Ok(ldb::breakpoint_call()))?)?;
         hooks.raw_set(
             "command_exists",
             lua.create_function(|_, name: mlua::String| {
@@ -1907,6 +2001,8 @@ struct Invocation<'a> {
     error_text: String,
     /// Numbers given to redis.call, formatted.
     numbers: Vec<Vec<u8>>,
+    /// The Lua debugger runs this script (SCRIPT DEBUG SYNC): commands are logged.
+    debugging: bool,
 }
 
 /// What a redis.call came to (its bytes are in the invocation's `reply` or `error_text`).
@@ -1976,7 +2072,22 @@ impl Invocation<'_> {
     }
 
     /// redis.call / redis.pcall: runs one command, leaving its reply or error in `self`.
+    /// Under the Lua debugger, while the user steps, the command and its reply are logged.
     fn call(&mut self, args: &[&[u8]]) -> CallOutcome {
+        if !self.debugging || !ldb::stepping() {
+            return self.call_command(args);
+        }
+        ldb::log_command(args);
+        let outcome = self.call_command(args);
+        match outcome {
+            CallOutcome::Reply => ldb::log_reply(&self.reply),
+            CallOutcome::Fail | CallOutcome::Reject => ldb::log_error(&self.error_text),
+            CallOutcome::NoScript | CallOutcome::Escalate => {}
+        }
+        outcome
+    }
+
+    fn call_command(&mut self, args: &[&[u8]]) -> CallOutcome {
         if args.is_empty() {
             return self.fail("Please specify at least one argument for this redis lib call");
         }
@@ -2488,6 +2599,17 @@ fn run_script(
     run.start_ms.store(ctx.now_ms, Ordering::SeqCst);
     run.threshold_ms.store(engine.hot.busy_reply_threshold_ms.load(Ordering::Relaxed), Ordering::Relaxed);
     run.running.store(true, Ordering::SeqCst);
+    // Under the Lua debugger the script runs alone and counts as busy from the start:
+    // other clients get BUSY while the user steps (Redis blocks the whole server).
+    let debugging = eval_mode && ctx.client.script_debug && ldb::active();
+    if debugging {
+        run.busy.store(true, Ordering::SeqCst);
+        vm.busy_scripts.fetch_add(1, Ordering::SeqCst);
+        let timeout_ms = engine.hot.busy_reply_threshold_ms.load(Ordering::Relaxed);
+        let context =
+            ldb::HookContext { hooks: vm.hooks.clone(), env: vm.env.clone(), run: Arc::clone(&run), timeout_ms };
+        ldb::install_hook(&vm.lua, context);
+    }
 
     let saved_db = ctx.client.db;
     let saved_reply_mode = ctx.client.reply_mode;
@@ -2526,6 +2648,7 @@ fn run_script(
         reply: std::mem::take(&mut vm.call_buffers.0),
         error_text: String::new(),
         numbers: std::mem::take(&mut vm.call_buffers.1),
+        debugging,
     };
     let runner = &vm.runner;
     let result: mlua::Result<(bool, Value)> = invocation.installed(|| match target {
@@ -2546,7 +2669,7 @@ fn run_script(
         run.busy.store(false, Ordering::SeqCst);
         engine.scripting.busy_scripts.fetch_sub(1, Ordering::SeqCst);
     }
-    if killed || escalated {
+    if killed || escalated || debugging {
         run.escalated.store(false, Ordering::SeqCst);
         vm.install_script_hook();
     }
@@ -2637,6 +2760,41 @@ fn eval_generic(
     read_only: bool,
 ) -> CmdResult {
     ctx.engine.feed_monitors_before_script(ctx.client, ctx.spec, args);
+    if ctx.client.script_debug {
+        if by_sha {
+            if args[1].len() != 40 {
+                return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+            }
+            return Err(CmdError::msg("ERR Please use EVAL instead of EVALSHA for debugging"));
+        }
+        return debugged_eval(ctx, args, out, read_only);
+    }
+    eval_script(ctx, args, out, by_sha, read_only)
+}
+
+/// EVAL under the Lua debugger (SCRIPT DEBUG SYNC, ldb.rs): the session wraps the whole
+/// command, and the client's connection closes after its reply (Redis's
+/// evalGenericCommandWithDebugging).
+fn debugged_eval(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read_only: bool) -> CmdResult {
+    if !debug_link() {
+        return Err(CmdError::msg("ERR the Lua debugger needs a client connection to talk over"));
+    }
+    let warn = |line: &str| {
+        if let Some(log) = ctx.engine.scripting.warning_log.get() {
+            log(line);
+        }
+    };
+    warn("Redis synchronous debugging eval session started");
+    ldb::begin(args[1]);
+    let result = eval_script(ctx, args, out, false, read_only);
+    ldb::end();
+    warn("Redis synchronous debugging eval session ended");
+    ctx.client.close_after_reply = true;
+    result
+}
+
+/// EVAL / EVALSHA and their _RO variants, once past the debugger's checks.
+fn eval_script(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, by_sha: bool, read_only: bool) -> CmdResult {
     let numkeys = parse_i64(args[2])?;
     if numkeys > args.len() as i64 - 3 {
         return Err(CmdError::msg("ERR Number of keys can't be greater than number of args"));
@@ -2765,14 +2923,24 @@ fn script_kill(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> C
     kill(ctx, out, true)
 }
 
-/// SCRIPT DEBUG YES|SYNC|NO — quince has no Lua debugger.
-fn script_debug(_ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+/// SCRIPT DEBUG YES|SYNC|NO — O(1). SYNC debugs the client's next EVAL (ldb.rs); YES
+/// (Redis's forked session, whose changes are rolled back) is refused: quince can't fork a
+/// process that runs on while the child debugs.
+fn script_debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     if is(args[2], "no") {
+        ctx.client.script_debug = false;
         out.simple("OK");
         return Ok(());
     }
-    if is(args[2], "yes") || is(args[2], "sync") {
-        return Err(CmdError::msg("ERR SCRIPT DEBUG is not supported by quince"));
+    if is(args[2], "sync") {
+        ctx.client.script_debug = true;
+        out.simple("OK");
+        return Ok(());
+    }
+    if is(args[2], "yes") {
+        return Err(CmdError::msg(
+            "ERR SCRIPT DEBUG YES (a forked session whose changes are rolled back) is not supported by quince; use SCRIPT DEBUG SYNC",
+        ));
     }
     Err(CmdError::msg("ERR Use SCRIPT DEBUG YES/SYNC/NO"))
 }
