@@ -1047,6 +1047,7 @@ fn runs_exclusively(name: &str) -> bool {
                 | "debug"
                 | "shutdown"
                 | "sync"
+                | "migrate"
         )
 }
 

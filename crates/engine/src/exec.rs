@@ -1686,12 +1686,30 @@ fn redacted_args<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<std::borrow::
         "hello" => args.iter().position(|a| a.eq_ignore_ascii_case(b"AUTH")).map(|p| p + 1),
         _ => None,
     };
+    // MIGRATE's AUTH password and AUTH2 username and password (up to its KEYS).
+    let mut migrate_secrets: SmallVec<[usize; 2]> = SmallVec::new();
+    if spec.name == "migrate" {
+        let mut j = 6;
+        while j < args.len() {
+            if args[j].eq_ignore_ascii_case(b"auth") {
+                migrate_secrets.push(j + 1);
+                j += 1;
+            } else if args[j].eq_ignore_ascii_case(b"auth2") {
+                migrate_secrets.extend([j + 1, j + 2]);
+                j += 2;
+            } else if args[j].eq_ignore_ascii_case(b"keys") {
+                break;
+            }
+            j += 1;
+        }
+    }
     args.iter()
         .enumerate()
         .map(|(i, a)| {
             let secret = match (spec.name.as_str(), redact_from) {
                 ("auth", Some(from)) => i >= from,
                 ("hello", Some(from)) => i == from || i == from + 1,
+                ("migrate", _) => migrate_secrets.contains(&i),
                 // CONFIG SET of a sensitive parameter (a password) hides the value.
                 ("config|set", _) => {
                     i >= 3

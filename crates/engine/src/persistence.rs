@@ -30,6 +30,11 @@ pub trait Persistence: Send + Sync + 'static {
     }
 
     /// LASTSAVE: Unix seconds of the last successful save.
+    /// INFO's `migrate_cached_sockets`: connections MIGRATE keeps to its targets.
+    fn migrate_cached_sockets(&self) -> usize {
+        0
+    }
+
     fn lastsave(&self) -> i64 {
         0
     }

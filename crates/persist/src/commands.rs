@@ -10,6 +10,7 @@ use crate::Layer;
 /// Every command of this crate.
 pub fn commands() -> Vec<CommandSpec> {
     let mut all = crate::dump::register();
+    all.extend(crate::migrate::register());
     all.extend([
         CommandSpec::new("save", 1, "no_async_loading admin noscript no_multi", "", save).doc(
             "server",

@@ -74,7 +74,7 @@ pub fn decode_payload_checked(payload: &[u8], limits: &Limits) -> Result<Value, 
 }
 
 /// The write options DUMP uses: `rdbcompression` and the list node settings now.
-fn dump_options(ctx: &Ctx<'_>) -> WriteOptions {
+pub(crate) fn dump_options(ctx: &Ctx<'_>) -> WriteOptions {
     let compress = ctx.engine.config.read().get_int("rdbcompression") != 0;
     let limits = ctx.limits();
     WriteOptions {

@@ -758,6 +758,7 @@ impl Layer {
     /// Called about every 100 ms by the host: AOF writes and everysec fsyncs, reaping
     /// children, save points, scheduled and automatic rewrites, starting the AOF.
     pub fn cron(&self, engine: &Engine) {
+        crate::migrate::close_idle_sockets();
         if let Some(writer) = self.aof.read().clone() {
             writer.tick();
         }
@@ -1027,6 +1028,10 @@ fn aof_size(manifest: &Manifest, dir: &Path) -> u64 {
 }
 
 impl Persistence for Layer {
+    fn migrate_cached_sockets(&self) -> usize {
+        crate::migrate::cached_sockets()
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -8,6 +8,7 @@ pub mod dump;
 pub mod fork;
 pub mod layer;
 pub mod master_link;
+pub mod migrate;
 pub mod oom;
 pub mod rdb;
 pub mod replica;
