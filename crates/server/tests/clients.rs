@@ -199,6 +199,52 @@ fn config_rewrite_updates_the_startup_file() {
     assert_eq!(no_file.client().call(&["CONFIG", "REWRITE"]), b"-ERR The server is running without a config file\r\n");
 }
 
+/// DEBUG CONFIG-REWRITE-FORCE-ALL writes every parameter, defaults included, in a file the
+/// server reads back to the same configuration: strings quoted where they would split
+/// (`proc-title-template`), multi-argument directives as arguments, no `replicaof` line
+/// without a master, `dir` absolute (Redis's "CONFIG REWRITE sanity").
+#[test]
+fn config_rewrite_of_everything_reads_back() {
+    let dir = std::env::temp_dir().join(format!("quince-rewrite-all-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("quince.conf");
+    std::fs::write(&file, "enable-debug-command yes\nsave \"\"\n").unwrap();
+    let path = file.to_string_lossy().into_owned();
+    let spawn = || quince_test_util::ServerProcess::spawn("quince", std::path::Path::new(QUINCE), &[&path]).unwrap();
+    let server = spawn();
+    let mut c = server.client();
+    assert_eq!(c.call(&["CONFIG", "SET", "proc-title-template", "{title} \"quoted\" {port}"]), b"+OK\r\n");
+    assert_eq!(c.call(&["CONFIG", "SET", "save", "3600 1 300 100"]), b"+OK\r\n");
+    assert_eq!(c.call(&["CONFIG", "SET", "maxmemory", "100mb"]), b"+OK\r\n");
+    let before = c.call(&["CONFIG", "GET", "*"]);
+    assert_eq!(c.call(&["DEBUG", "CONFIG-REWRITE-FORCE-ALL"]), b"+OK\r\n");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.contains("\nproc-title-template \"{title} \\\"quoted\\\" {port}\"\n"), "{written}");
+    assert!(written.contains("\nhz 10\n") && !written.contains("replicaof"), "{written}");
+    drop(c);
+    drop(server);
+    let server = spawn();
+    let after = server.client().call(&["CONFIG", "GET", "*"]);
+    let pairs = |reply: &[u8]| {
+        let text = String::from_utf8_lossy(reply).into_owned();
+        let lines: Vec<String> = text.split("\r\n").map(str::to_string).collect();
+        // (The test harness gives each start its own --port and --dir.)
+        let mut items: Vec<(String, String)> = lines
+            .chunks(4)
+            .filter(|c| c.len() == 4 && c[1] != "port" && c[1] != "dir")
+            .map(|c| (c[1].clone(), c[3].clone()))
+            .collect();
+        items.sort();
+        items
+    };
+    assert_eq!(
+        pairs(&before[before.iter().position(|&b| b == b'\n').unwrap() + 1..]),
+        pairs(&after[after.iter().position(|&b| b == b'\n').unwrap() + 1..])
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn client_pause_holds_writes_until_unpause() {
     let server = start_quince(QUINCE, &["--threads", "2"]);

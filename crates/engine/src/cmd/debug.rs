@@ -199,6 +199,11 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         let on = std::str::from_utf8(args[2]).ok().and_then(|s| s.trim_start().parse::<i64>().ok()).unwrap_or(0) != 0;
         ctx.engine.scripting.disable_deny.store(on, Ordering::Relaxed);
         out.simple("OK");
+    } else if is(sub, "CONFIG-REWRITE-FORCE-ALL") && argc == 2 {
+        // Every parameter, defaults included (Redis tests that the file reads back).
+        super::server::rewrite_config_file(ctx.engine, true)
+            .map_err(|e| CmdError::msg(format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {}", e.render("debug"))))?;
+        out.simple("OK");
     } else if is(sub, "CHANGE-REPL-ID") && argc == 2 {
         out.simple("OK");
     } else if is(sub, "OBJECT") && argc == 3 {
@@ -385,6 +390,9 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
             "CHANGE-REPL-ID",
             "    Change the replication IDs of the instance.",
             "    Dangerous: should be used only for testing the replication subsystem.",
+            "CONFIG-REWRITE-FORCE-ALL",
+            "    Like CONFIG REWRITE but writes all configuration options, including",
+            "    keywords not listed in original configuration file or default values.",
             "DIGEST",
             "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]",
