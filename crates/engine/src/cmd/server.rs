@@ -653,7 +653,7 @@ pub(crate) fn rewrite_config_file(engine: &crate::Engine, force_all: bool) -> Re
     let mut appended = false;
     for (name, value) in config.iter() {
         // No master: Redis writes no replicaof line at all.
-        let nothing = matches!(&name[..], "replicaof" | "slaveof") && value.is_empty();
+        let nothing = matches!(name, "replicaof" | "slaveof") && value.is_empty();
         if nothing || emitted.iter().any(|e| e == name) || (!force_all && defaults.get(name) == Some(value)) {
             continue;
         }
