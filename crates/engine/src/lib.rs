@@ -156,6 +156,15 @@ pub struct HotConfig {
 /// WATCHed keys: (db, key) to the dirty flags of the clients watching it.
 type WatchTable = hashbrown::HashMap<(usize, keyspace::Key), Vec<Arc<AtomicBool>>>;
 
+/// What a host's allocator offers MEMORY MALLOC-STATS and MEMORY PURGE.
+#[derive(Clone, Copy)]
+pub struct AllocatorHooks {
+    /// The allocator's statistics report (jemalloc's malloc_stats_print).
+    pub stats: fn() -> String,
+    /// Returns unused pages to the system; false if the allocator refused.
+    pub purge: fn() -> bool,
+}
+
 pub struct Engine {
     pub keyspace: Keyspace,
     pub table: CommandTable,
@@ -177,6 +186,8 @@ pub struct Engine {
     pause_end_ms: std::sync::atomic::AtomicI64,
     pause_all: AtomicBool,
     memory_probe: RwLock<Option<fn() -> usize>>,
+    /// The host's allocator controls (MEMORY MALLOC-STATS and PURGE), if it has any.
+    allocator: RwLock<Option<AllocatorHooks>>,
     memory_peak: AtomicU64,
     next_client_id: AtomicU64,
     /// Clients blocked on keys right now; when zero, commands skip the ready-key check.
@@ -288,6 +299,7 @@ impl Engine {
             pause_end_ms: std::sync::atomic::AtomicI64::new(0),
             pause_all: AtomicBool::new(false),
             memory_probe: RwLock::new(None),
+            allocator: RwLock::new(None),
             memory_peak: AtomicU64::new(0),
             next_client_id: AtomicU64::new(1),
             blocked_count: AtomicUsize::new(0),
@@ -432,6 +444,15 @@ impl Engine {
     /// global allocator); INFO memory falls back to RSS without it.
     pub fn set_memory_probe(&self, probe: fn() -> usize) {
         *self.memory_probe.write() = Some(probe);
+    }
+
+    /// Installs the allocator's controls (the server runs on jemalloc).
+    pub fn set_allocator_hooks(&self, hooks: AllocatorHooks) {
+        *self.allocator.write() = Some(hooks);
+    }
+
+    pub fn allocator_hooks(&self) -> Option<AllocatorHooks> {
+        *self.allocator.read()
     }
 
     pub fn used_memory(&self) -> Option<u64> {

@@ -85,3 +85,45 @@ pub fn allocator_name() -> String {
 pub fn allocated_bytes() -> usize {
     ALLOCATED.load(Ordering::Relaxed)
 }
+
+/// MEMORY MALLOC-STATS: jemalloc's statistics report, as Redis returns it.
+pub fn stats_report() -> String {
+    unsafe extern "C" fn append(opaque: *mut std::ffi::c_void, text: *const std::ffi::c_char) {
+        // SAFETY: `opaque` is the String `stats_report` lends for the call; jemalloc passes
+        // NUL-terminated text.
+        unsafe {
+            let out = &mut *opaque.cast::<String>();
+            out.push_str(&std::ffi::CStr::from_ptr(text).to_string_lossy());
+        }
+    }
+    let mut out = String::new();
+    // SAFETY: the callback only appends to `out`, which outlives the call; no options.
+    unsafe { tikv_jemalloc_sys::malloc_stats_print(Some(append), (&mut out as *mut String).cast(), std::ptr::null()) };
+    out
+}
+
+/// MEMORY PURGE: every arena gives its unused dirty pages back (Redis's jemalloc_purge).
+pub fn purge() -> bool {
+    let mut arenas: std::ffi::c_uint = 0;
+    let mut len = std::mem::size_of::<std::ffi::c_uint>();
+    // SAFETY: "arenas.narenas" is a read-only unsigned ctl; `arenas` and `len` describe it.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"arenas.narenas".as_ptr(),
+            (&mut arenas as *mut std::ffi::c_uint).cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return false;
+    }
+    // `arena.<narenas>.purge` means every arena.
+    let Ok(name) = std::ffi::CString::new(format!("arena.{arenas}.purge")) else { return false };
+    // SAFETY: a void ctl: nothing read or written.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(name.as_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0)
+    };
+    rc == 0
+}

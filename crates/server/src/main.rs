@@ -104,6 +104,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         return Err("Configured to not listen anywhere, exiting.".into());
     }
     engine.set_memory_probe(alloc::allocated_bytes);
+    engine.set_allocator_hooks(quince_engine::AllocatorHooks { stats: alloc::stats_report, purge: alloc::purge });
     {
         let mut facts = engine.server.write();
         facts.tcp_port = bound_port;

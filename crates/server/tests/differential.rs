@@ -275,6 +275,38 @@ fn server_commands() {
     );
 }
 
+/// MODULE as a Redis with no modules loaded (LOAD and UNLOAD refused by the default
+/// `enable-module-command no`), MEMORY PURGE and MALLOC-STATS on jemalloc.
+#[test]
+fn modules_and_the_allocator() {
+    let steps = [
+        cmd(&["MODULE", "LIST"]),
+        cmd(&["MODULE", "LOAD", "/nonexistent/module.so"]),
+        cmd(&["MODULE", "LOADEX", "/nonexistent/module.so", "CONFIG", "a", "b"]),
+        cmd(&["MODULE", "UNLOAD", "nosuchmodule"]),
+        cmd(&["MODULE", "HELP"]),
+        cmd(&["MODULE", "LOAD"]),
+        cmd(&["MODULE", "NOSUCH"]),
+        cmd(&["MEMORY", "PURGE"]),
+        cmd(&["MEMORY", "PURGE", "extra"]),
+        cmd(&["MEMORY", "MALLOC-STATS", "extra"]),
+    ];
+    run("module and memory", &steps);
+    // Allowed, loading fails as a module that does not load fails in Redis.
+    let Some(mut diff) = Differential::start_with(QUINCE, &["--enable-module-command", "yes"]) else { return };
+    diff.run(
+        "module load allowed",
+        &[cmd(&["MODULE", "LOAD", "/nonexistent/module.so"]), cmd(&["MODULE", "UNLOAD", "nosuchmodule"])],
+    );
+    let mut c = diff.quince.client();
+    let stats = c.call(&["MEMORY", "MALLOC-STATS"]);
+    let text = String::from_utf8_lossy(&stats);
+    assert!(
+        text.contains("___ Begin jemalloc statistics ___") && text.contains("--- End jemalloc statistics ---"),
+        "{text}"
+    );
+}
+
 #[test]
 fn unknown_commands_and_arity() {
     let long = "x".repeat(200);

@@ -260,8 +260,9 @@ fn renamenx(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
 /// A database index argument: an integer (else the integer error) within range.
 fn parse_db_index(ctx: &Ctx<'_>, arg: &[u8]) -> Result<usize, CmdError> {
     let n = parse_i64(arg)?;
+    // (Redis's getIntFromObjectOrReply.)
     if n < i64::from(i32::MIN) || n > i64::from(i32::MAX) {
-        return Err(CmdError::NotInteger);
+        return Err(CmdError::msg("ERR value is out of range, value must between -2147483648 and 2147483647"));
     }
     if n < 0 || n as usize >= ctx.engine.keyspace.databases() {
         return Err(CmdError::DbIndexOutOfRange);
@@ -299,8 +300,8 @@ fn copy(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
             replace = true;
         } else if is(args[j], "DB") && j + 1 < args.len() {
             dst_db = parse_db_index(ctx, args[j + 1]).map_err(|e| match e {
-                CmdError::NotInteger => e,
-                _ => CmdError::msg("ERR DB index is out of range"),
+                CmdError::DbIndexOutOfRange => CmdError::msg("ERR DB index is out of range"),
+                _ => e,
             })?;
             j += 1;
         } else {

@@ -1,4 +1,4 @@
-//! MEMORY USAGE and MEMORY HELP: per-key memory estimates.
+//! MEMORY USAGE (per-key memory estimates), MALLOC-STATS and PURGE (the allocator's), HELP.
 
 use crate::command::{ArgDoc, ArgType, CommandSpec};
 use crate::error::{CmdError, CmdResult};
@@ -48,11 +48,37 @@ fn memory_usage(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
     Ok(())
 }
 
+/// MEMORY MALLOC-STATS — depends on the allocator: its own statistics report.
+fn memory_malloc_stats(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let report = match ctx.engine.allocator_hooks() {
+        Some(hooks) => (hooks.stats)(),
+        None => "Stats not supported for the current allocator".to_string(),
+    };
+    out.verbatim(b"txt", report.as_bytes());
+    Ok(())
+}
+
+/// MEMORY PURGE — depends on how much memory the allocator holds unused: gives it back to
+/// the system.
+fn memory_purge(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if let Some(hooks) = ctx.engine.allocator_hooks() {
+        if !(hooks.purge)() {
+            return Err(CmdError::msg("ERR Error purging dirty pages"));
+        }
+    }
+    out.simple("OK");
+    Ok(())
+}
+
 fn memory_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     super::server::reply_subcommand_help(
         out,
         "MEMORY",
         &[
+            "MALLOC-STATS",
+            "    Return internal statistics report from the memory allocator.",
+            "PURGE",
+            "    Attempt to purge dirty pages for reclamation by the allocator.",
             "USAGE <key> [SAMPLES <count>]",
             "    Return memory in bytes used by <key> and its value. Nested values are",
             "    sampled up to <count> times (default: 5, 0 means sample all).",
@@ -66,16 +92,32 @@ pub fn register() -> Vec<CommandSpec> {
         "",
         "",
         vec![
-            CommandSpec::new("usage", -3, "readonly", "", memory_usage)
-                .doc("server", "4.0.0", "Estimate the memory usage of a key", "O(N) where N is the number of samples.")
-                .keys("RO", 2, 0, 1)
-                .args(vec![ArgDoc::key("key", 0), ArgDoc::new("count", ArgType::Integer).after("SAMPLES").optional()]),
+            CommandSpec::new("purge", 2, "", "", memory_purge)
+                .doc(
+                    "server",
+                    "4.0.0",
+                    "Ask the allocator to release memory",
+                    "Depends on how much memory is allocated, could be slow",
+                )
+                .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
             CommandSpec::new("help", 2, "loading stale", "", memory_help).doc(
                 "server",
                 "4.0.0",
                 "Show helpful text about the different subcommands",
                 "O(1)",
             ),
+            CommandSpec::new("malloc-stats", 2, "", "", memory_malloc_stats)
+                .doc(
+                    "server",
+                    "4.0.0",
+                    "Show allocator internal stats",
+                    "Depends on how much memory is allocated, could be slow",
+                )
+                .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+            CommandSpec::new("usage", -3, "readonly", "", memory_usage)
+                .doc("server", "4.0.0", "Estimate the memory usage of a key", "O(N) where N is the number of samples.")
+                .keys("RO", 2, 0, 1)
+                .args(vec![ArgDoc::key("key", 0), ArgDoc::new("count", ArgType::Integer).after("SAMPLES").optional()]),
         ],
     )
     .doc("server", "4.0.0", "A container for memory diagnostics commands", "Depends on subcommand.")]

@@ -14,6 +14,7 @@ pub mod keys;
 pub mod latency;
 pub mod list;
 pub mod memory;
+pub mod module;
 pub mod multi;
 pub mod pubsub;
 pub mod scripting;
@@ -41,6 +42,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(slowlog::register());
     all.extend(latency::register());
     all.extend(memory::register());
+    all.extend(module::register());
     all.extend(pubsub::register());
     all.extend(hyperloglog::register());
     all.extend(bitmap::register());

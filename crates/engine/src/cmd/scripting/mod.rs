@@ -2795,6 +2795,11 @@ fn debugged_eval(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, rea
 
 /// EVAL / EVALSHA and their _RO variants, once past the debugger's checks.
 fn eval_script(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, by_sha: bool, read_only: bool) -> CmdResult {
+    // A SHA of the wrong length can't match: NOSCRIPT before the key count is read, as
+    // Redis's evalShaCommand answers.
+    if by_sha && args[1].len() != 40 {
+        return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+    }
     let numkeys = parse_i64(args[2])?;
     if numkeys > args.len() as i64 - 3 {
         return Err(CmdError::msg("ERR Number of keys can't be greater than number of args"));
