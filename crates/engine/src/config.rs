@@ -1226,6 +1226,11 @@ impl Config {
         index_of(name).map(|i| self.slots[i].text.as_str())
     }
 
+    /// The value as CONFIG GET shows it (`dir` absolute).
+    pub fn get_shown(&self, name: &str) -> Option<String> {
+        index_of(name).map(|i| self.shown(i))
+    }
+
     /// The number behind a parameter, without parsing: integers and memory sizes as set
     /// (memory above `i64::MAX`, possible for `maxmemory`, wraps negative: see
     /// [`Config::get_u64`]); a percentage (`maxmemory-clients 10%`) as Redis stores it,

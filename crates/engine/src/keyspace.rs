@@ -436,6 +436,14 @@ impl Db {
         self.expires.len()
     }
 
+    /// Bytes of this table's own structures (MEMORY STATS' overheads): the key table's
+    /// buckets, and the expiry index (its entries: a key handle and a hash each; its index:
+    /// a position and a control byte per slot).
+    pub fn table_overheads(&self) -> (usize, usize) {
+        let expires = self.expires.capacity() * (std::mem::size_of::<Key>() + 8 + 9);
+        (self.map.allocation_size(), expires)
+    }
+
     /// Looks a key up and records the access, deleting it first if its TTL has passed.
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
         self.get_mut(key, now_ms).map(|e| &*e)
@@ -898,6 +906,27 @@ impl Keyspace {
 
     pub fn lock(&self, shard: usize) -> MutexGuard<'_, Shard> {
         self.shards[shard].lock()
+    }
+
+    /// For each database holding keys: (database, keys, key-table bytes, expiry-index
+    /// bytes), over every shard (MEMORY STATS).
+    pub fn table_overheads(&self) -> Vec<(usize, usize, usize, usize)> {
+        let mut per_db = vec![(0usize, 0usize, 0usize); self.databases];
+        for shard in 0..self.shards.len() {
+            let guard = self.lock(shard);
+            for (db, table) in guard.dbs.iter().enumerate() {
+                let (main, expires) = table.table_overheads();
+                per_db[db].0 += table.len();
+                per_db[db].1 += main;
+                per_db[db].2 += expires;
+            }
+        }
+        per_db
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (keys, _, _))| *keys > 0)
+            .map(|(db, (keys, main, expires))| (db, keys, main, expires))
+            .collect()
     }
 
     pub fn try_lock(&self, shard: usize) -> Option<MutexGuard<'_, Shard>> {

@@ -156,13 +156,16 @@ pub struct HotConfig {
 /// WATCHed keys: (db, key) to the dirty flags of the clients watching it.
 type WatchTable = hashbrown::HashMap<(usize, keyspace::Key), Vec<Arc<AtomicBool>>>;
 
-/// What a host's allocator offers MEMORY MALLOC-STATS and MEMORY PURGE.
+/// What a host's allocator offers MEMORY STATS, MALLOC-STATS and PURGE.
 #[derive(Clone, Copy)]
 pub struct AllocatorHooks {
     /// The allocator's statistics report (jemalloc's malloc_stats_print).
     pub stats: fn() -> String,
     /// Returns unused pages to the system; false if the allocator refused.
     pub purge: fn() -> bool,
+    /// Bytes the allocator handed out, holds in active pages and keeps resident (jemalloc's
+    /// stats.allocated, stats.active, stats.resident).
+    pub sizes: fn() -> Option<(u64, u64, u64)>,
 }
 
 pub struct Engine {
@@ -186,6 +189,9 @@ pub struct Engine {
     pause_end_ms: std::sync::atomic::AtomicI64,
     pause_all: AtomicBool,
     memory_probe: RwLock<Option<fn() -> usize>>,
+    /// Used memory once the server was ready, before any client (MEMORY STATS'
+    /// startup.allocated).
+    startup_memory: AtomicU64,
     /// The host's allocator controls (MEMORY MALLOC-STATS and PURGE), if it has any.
     allocator: RwLock<Option<AllocatorHooks>>,
     memory_peak: AtomicU64,
@@ -299,6 +305,7 @@ impl Engine {
             pause_end_ms: std::sync::atomic::AtomicI64::new(0),
             pause_all: AtomicBool::new(false),
             memory_probe: RwLock::new(None),
+            startup_memory: AtomicU64::new(0),
             allocator: RwLock::new(None),
             memory_peak: AtomicU64::new(0),
             next_client_id: AtomicU64::new(1),
@@ -444,6 +451,17 @@ impl Engine {
     /// global allocator); INFO memory falls back to RSS without it.
     pub fn set_memory_probe(&self, probe: fn() -> usize) {
         *self.memory_probe.write() = Some(probe);
+    }
+
+    /// Notes the memory used now as the start-up memory (the server calls it once ready).
+    pub fn note_startup_memory(&self) {
+        if let Some(used) = self.used_memory() {
+            self.startup_memory.store(used, Ordering::Relaxed);
+        }
+    }
+
+    pub fn startup_memory(&self) -> u64 {
+        self.startup_memory.load(Ordering::Relaxed)
     }
 
     /// Installs the allocator's controls (the server runs on jemalloc).

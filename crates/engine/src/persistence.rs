@@ -30,6 +30,11 @@ pub trait Persistence: Send + Sync + 'static {
     }
 
     /// LASTSAVE: Unix seconds of the last successful save.
+    /// Bytes of the AOF buffer not yet written (MEMORY STATS' aof.buffer).
+    fn aof_buffer_bytes(&self) -> usize {
+        0
+    }
+
     /// INFO's `migrate_cached_sockets`: connections MIGRATE keeps to its targets.
     fn migrate_cached_sockets(&self) -> usize {
         0

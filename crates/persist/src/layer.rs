@@ -1028,6 +1028,10 @@ fn aof_size(manifest: &Manifest, dir: &Path) -> u64 {
 }
 
 impl Persistence for Layer {
+    fn aof_buffer_bytes(&self) -> usize {
+        self.aof.read().as_ref().map_or(0, |w| w.buffered() as usize)
+    }
+
     fn migrate_cached_sockets(&self) -> usize {
         crate::migrate::cached_sockets()
     }

@@ -127,3 +127,50 @@ pub fn purge() -> bool {
     };
     rc == 0
 }
+
+/// MEMORY STATS: jemalloc's stats.allocated, stats.active and stats.resident, refreshed.
+pub fn sizes() -> Option<(u64, u64, u64)> {
+    let mut epoch: u64 = 1;
+    // SAFETY: writing "epoch" (a u64) refreshes jemalloc's statistics.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"epoch".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            (&mut epoch as *mut u64).cast(),
+            std::mem::size_of::<u64>(),
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let read = |name: &std::ffi::CStr| -> Option<u64> {
+        let mut value: usize = 0;
+        let mut len = std::mem::size_of::<usize>();
+        // SAFETY: the stats.* ctls read are size_t; `value` and `len` describe one.
+        let rc = unsafe {
+            tikv_jemalloc_sys::mallctl(
+                name.as_ptr(),
+                (&mut value as *mut usize).cast(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        (rc == 0).then_some(value as u64)
+    };
+    Some((read(c"stats.allocated")?, read(c"stats.active")?, read(c"stats.resident")?))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn jemalloc_reports_its_sizes() {
+        let kept: Vec<Vec<u8>> = (0..1000).map(|_| vec![1u8; 1000]).collect();
+        let (allocated, active, resident) = super::sizes().expect("jemalloc's stats");
+        assert!(allocated >= 1_000_000 && active >= allocated && resident >= active, "{allocated} {active} {resident}");
+        drop(kept);
+        assert!(super::purge());
+        assert!(super::stats_report().contains("___ Begin jemalloc statistics ___"));
+    }
+}

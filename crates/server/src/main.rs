@@ -104,7 +104,11 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         return Err("Configured to not listen anywhere, exiting.".into());
     }
     engine.set_memory_probe(alloc::allocated_bytes);
-    engine.set_allocator_hooks(quince_engine::AllocatorHooks { stats: alloc::stats_report, purge: alloc::purge });
+    engine.set_allocator_hooks(quince_engine::AllocatorHooks {
+        stats: alloc::stats_report,
+        purge: alloc::purge,
+        sizes: alloc::sizes,
+    });
     {
         let mut facts = engine.server.write();
         facts.tcp_port = bound_port;
@@ -149,6 +153,8 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     // The dataset loads in the background. Workers start once it is loaded or after 100 ms:
     // a quick load is never seen by clients (their connections wait in the accept queue, as
     // with Redis), a long one answers -LOADING and reports loading:1 meanwhile.
+    // Before the dataset loads, as Redis's initial_memory_usage.
+    engine.note_startup_memory();
     let loader = {
         let (engine, layer) = (Arc::clone(&engine), Arc::clone(&layer));
         std::thread::Builder::new()

@@ -210,7 +210,12 @@ fn config_rewrite_of_everything_reads_back() {
     let file = dir.join("quince.conf");
     std::fs::write(&file, "enable-debug-command yes\nsave \"\"\n").unwrap();
     let path = file.to_string_lossy().into_owned();
-    let spawn = || quince_test_util::ServerProcess::spawn("quince", std::path::Path::new(QUINCE), &[&path]).unwrap();
+    // One directory for both starts (the file names it).
+    let data = dir.to_string_lossy().into_owned();
+    let spawn = || {
+        quince_test_util::ServerProcess::spawn("quince", std::path::Path::new(QUINCE), &[&path, "--dir", &data])
+            .unwrap()
+    };
     let server = spawn();
     let mut c = server.client();
     assert_eq!(c.call(&["CONFIG", "SET", "proc-title-template", "{title} \"quoted\" {port}"]), b"+OK\r\n");
@@ -221,6 +226,9 @@ fn config_rewrite_of_everything_reads_back() {
     let written = std::fs::read_to_string(&file).unwrap();
     assert!(written.contains("\nproc-title-template \"{title} \\\"quoted\\\" {port}\"\n"), "{written}");
     assert!(written.contains("\nhz 10\n") && !written.contains("replicaof"), "{written}");
+    let dir =
+        String::from_utf8_lossy(&c.call(&["CONFIG", "GET", "dir"])).split("\r\n").nth(4).unwrap_or("").to_string();
+    assert!(written.contains(&format!("\ndir \"{dir}\"\n")), "dir {dir}: {written}");
     drop(c);
     drop(server);
     let server = spawn();

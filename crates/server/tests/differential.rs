@@ -520,3 +520,51 @@ fn latency_tracking_off_keeps_no_percentiles() {
         ],
     );
 }
+
+/// MEMORY STATS has Redis's fields, in Redis's order and types (the figures are each
+/// server's own), and they add up: overhead plus dataset is the total, the keys are
+/// counted per database. MEMORY DOCTOR on an almost empty server says what Redis says.
+#[test]
+fn memory_stats_and_doctor() {
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    // The shape of a reply: its type bytes and its bulk strings (field names), no numbers.
+    fn shape(reply: &[u8]) -> Vec<String> {
+        String::from_utf8_lossy(reply)
+            .split("\r\n")
+            .filter(|l| !l.is_empty())
+            .map(|l| match l.as_bytes()[0] {
+                b':' => ":n".to_string(),
+                b'$' => "$".to_string(),
+                b'*' | b'%' => l.to_string(),
+                _ if l.parse::<f64>().is_ok() => "number".to_string(),
+                _ => l.to_string(),
+            })
+            .collect()
+    }
+    let mut shapes = Vec::new();
+    for server in [&diff.redis, &diff.quince] {
+        let mut c = server.client();
+        c.call(&["SET", "a", "1"]);
+        c.call(&["SELECT", "3"]);
+        c.call(&["SET", "b", "1"]);
+        c.call(&["EXPIRE", "b", "100"]);
+        shapes.push(shape(&c.call(&["MEMORY", "STATS"])));
+        assert_eq!(c.call(&["MEMORY", "STATS", "x"]), b"-ERR wrong number of arguments for 'memory|stats' command\r\n");
+        let doctor = c.call(&["MEMORY", "DOCTOR"]);
+        assert!(String::from_utf8_lossy(&doctor).contains("Hi Sam, this instance is empty"), "{}", server.name);
+    }
+    assert_eq!(shapes[0], shapes[1], "redis-server (left) and quince (right)");
+    let mut c = diff.quince.client();
+    let stats = String::from_utf8_lossy(&c.call(&["MEMORY", "STATS"])).into_owned();
+    let lines: Vec<&str> = stats.split("\r\n").collect();
+    let field = |name: &str| -> i64 {
+        let at = lines.iter().position(|l| *l == name).unwrap_or_else(|| panic!("{name} in {stats}"));
+        lines[at + 1].trim_start_matches(':').parse().unwrap_or_else(|_| panic!("{name}: {}", lines[at + 1]))
+    };
+    assert_eq!(field("keys.count"), 2);
+    assert!(lines.contains(&"db.0") && lines.contains(&"db.3") && !lines.contains(&"db.1"), "{stats}");
+    assert_eq!(field("overhead.total") + field("dataset.bytes"), field("total.allocated"));
+    assert!(field("startup.allocated") > 0 && field("startup.allocated") <= field("total.allocated"));
+    assert!(field("peak.allocated") >= field("total.allocated"));
+    assert!(field("allocator.active") >= field("allocator.allocated"));
+}

@@ -72,7 +72,6 @@ const LEFT_OUT: &[(&str, &str)] = &[
     ("spop", "random"),
     ("hrandfield", "random"),
     ("zrandmember", "random"),
-    ("memory", "sizes differ; MEMORY STATS and DOCTOR are not built yet"),
     ("restore", "needs a payload"),
     ("restore-asking", "cluster mode (issue 20)"),
     ("pfselftest", "slow"),

@@ -70,7 +70,7 @@ pub fn bytes_to_human(n: u64) -> String {
 }
 
 /// Resident set size from /proc (0 where unavailable).
-fn rss_bytes() -> u64 {
+pub(crate) fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))

@@ -625,8 +625,8 @@ pub(crate) fn rewrite_config_file(engine: &crate::Engine, force_all: bool) -> Re
         let plain =
             !value.is_empty() && value.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\'' && b != b'\\');
         if name == "dir" {
-            // As CONFIG GET shows it (the server runs in it): absolute.
-            let dir = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| value.to_string());
+            // As CONFIG GET shows it: absolute.
+            let dir = config.get_shown("dir").unwrap_or_else(|| value.to_string());
             return format!("{name} {}", crate::exec::quote_repr(dir.as_bytes()));
         }
         if (several && !value.is_empty()) || plain {

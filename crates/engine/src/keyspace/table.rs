@@ -34,6 +34,11 @@ impl KeyTable {
         self.table.len()
     }
 
+    /// Bytes of the table itself (its buckets), not of the keys and entries it points to.
+    pub fn allocation_size(&self) -> usize {
+        self.table.allocation_size()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()
     }
