@@ -568,3 +568,35 @@ fn memory_stats_and_doctor() {
     assert!(field("peak.allocated") >= field("total.allocated"));
     assert!(field("allocator.active") >= field("allocator.allocated"));
 }
+
+/// LOLWUT's art: Schotter's first two rows use no chance, so they come out byte for byte as
+/// Redis's; the skyline is random everywhere, so only its frame is compared.
+#[test]
+fn lolwut_art() {
+    run(
+        "lolwut",
+        &[
+            cmd(&["LOLWUT"]),
+            cmd(&["LOLWUT", "VERSION", "7"]),
+            cmd(&["LOLWUT", "VERSION", "-1"]),
+            cmd(&["LOLWUT", "VERSION", "x"]),
+            cmd(&["LOLWUT", "VERSION", "5", "20", "4", "2"]),
+            cmd(&["LOLWUT", "VERSION", "5", "66", "8", "1"]),
+            cmd(&["LOLWUT", "VERSION", "5", "1", "1", "1"]),
+            cmd(&["LOLWUT", "VERSION", "5", "3", "300", "-5"]),
+            cmd(&["LOLWUT", "VERSION", "5", "y"]),
+            cmd(&["LOLWUT", "VERSION", "6", "10", "z"]),
+            cmd(&["LOLWUT", "10"]),
+        ],
+    );
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    let frame = |server: &quince_test_util::ServerProcess, args: &[&str]| {
+        let reply = String::from_utf8_lossy(&server.client().call(args)).into_owned();
+        let lines: Vec<String> = reply.lines().map(str::to_string).collect();
+        let cells = reply.matches("\x1b[0m").count();
+        (lines.len(), lines.last().cloned(), cells)
+    };
+    for args in [&["LOLWUT", "VERSION", "6"][..], &["LOLWUT", "VERSION", "6", "30", "8"], &["LOLWUT", "VERSION", "5"]] {
+        assert_eq!(frame(&diff.redis, args), frame(&diff.quince, args), "{args:?}");
+    }
+}

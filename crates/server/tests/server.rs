@@ -574,19 +574,33 @@ fn after_shutdown_new_connections_are_refused() {
 /// Starts quince-server by hand on a free port (`--port`, `--bind 127.0.0.1`, then what
 /// `configure` adds) and waits until it listens, not until it has loaded (the test helpers
 /// wait for that): for tests that watch start-up or loading.
-fn spawn_listening(configure: impl FnOnce(&mut std::process::Command)) -> (KillOnDrop, u16) {
-    let port = quince_test_util::free_port();
-    let mut cmd = std::process::Command::new(QUINCE);
-    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
-    configure(&mut cmd);
-    let child =
-        KillOnDrop(cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap());
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "the server never listened");
-        std::thread::sleep(Duration::from_millis(5));
+fn spawn_listening(configure: impl Fn(&mut std::process::Command)) -> (KillOnDrop, u16) {
+    for _attempt in 0..5 {
+        let port = quince_test_util::free_port();
+        let mut cmd = std::process::Command::new(QUINCE);
+        cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
+        configure(&mut cmd);
+        let mut child =
+            KillOnDrop(cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "the server never listened");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Another test's server may have held the "free" port: ours if it says so, or (when
+        // it does not answer INFO: a password) if our process still runs a moment later.
+        let ours = match quince_test_util::answering_pid(port) {
+            Some(pid) => pid == child.id(),
+            None => {
+                std::thread::sleep(Duration::from_millis(200));
+                matches!(child.0.try_wait(), Ok(None))
+            }
+        };
+        if ours {
+            return (child, port);
+        }
     }
-    (child, port)
+    panic!("no free port for the server after 5 attempts");
 }
 
 /// A fresh data directory whose AOF is one incremental file holding `incr` (the manifest

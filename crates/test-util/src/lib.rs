@@ -33,7 +33,8 @@ pub fn redis_required() -> bool {
 
 /// The `process_id` the server on `port` reports in INFO server, if it answers with one
 /// (a server requiring a password does not).
-fn answering_pid(port: u16) -> Option<u32> {
+/// The process id a server on `port` reports (INFO server), if it answers.
+pub fn answering_pid(port: u16) -> Option<u32> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     // QUIT too, and read until the server closes: by then it has forgotten this connection,

@@ -13,6 +13,7 @@ pub mod info;
 pub mod keys;
 pub mod latency;
 pub mod list;
+pub mod lolwut;
 pub mod memory;
 pub mod module;
 pub mod multi;

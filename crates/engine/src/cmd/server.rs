@@ -485,7 +485,7 @@ pub fn register() -> Vec<CommandSpec> {
             ],
         )
         .doc("server", "2.0.0", "A container for server configuration commands", "Depends on subcommand."),
-        CommandSpec::new("lolwut", -1, "readonly fast", "", lolwut)
+        CommandSpec::new("lolwut", -1, "readonly fast", "", super::lolwut::lolwut)
             .doc("server", "5.0.0", "Display some computer art and the Redis version", "")
             .args(vec![ArgDoc::new("version", ArgType::Integer).after("VERSION").optional()]),
         CommandSpec::new("time", 1, "loading stale fast", "", time)
@@ -495,20 +495,6 @@ pub fn register() -> Vec<CommandSpec> {
             .doc("server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", "O(1)")
             .tips(&["nondeterministic_output"]),
     ]
-}
-
-/// LOLWUT [VERSION version] — Redis 7.0 prints its version line for every version but 5
-/// and 6, whose generative art quince does not draw (those reply with an error).
-fn lolwut(_ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let mut version = 7;
-    if args.len() >= 3 && is(args[1], "VERSION") {
-        version = super::parse_i64(args[2])? as u32;
-    }
-    if version == 5 || version == 6 {
-        return Err(CmdError::msg("ERR LOLWUT art for versions 5 and 6 is not available in quince"));
-    }
-    out.verbatim(b"txt", format!("Redis ver. {}\n", crate::REDIS_VERSION).as_bytes());
-    Ok(())
 }
 
 /// TIME — O(1): seconds and microseconds as two bulk strings.
