@@ -95,6 +95,11 @@ pub struct ClientHandle {
     pub qbuf_free: AtomicUsize,
     /// Pending output bytes (CLIENT LIST `omem`).
     pub output_bytes: AtomicUsize,
+    /// Commands queued since MULTI, -1 outside a transaction (CLIENT LIST `multi`).
+    pub multi_count: AtomicI64,
+    /// Bytes the queued commands and the watched keys take (CLIENT LIST `multi-mem`).
+    pub multi_bytes: AtomicUsize,
+    pub watched_bytes: AtomicUsize,
     pub flags: AtomicU32,
     /// Set by CLIENT KILL; the owning worker closes the connection when it sees it.
     pub killed: AtomicBool,
@@ -131,6 +136,9 @@ impl ClientHandle {
             qbuf: AtomicUsize::new(0),
             qbuf_free: AtomicUsize::new(0),
             output_bytes: AtomicUsize::new(0),
+            multi_count: AtomicI64::new(-1),
+            multi_bytes: AtomicUsize::new(0),
+            watched_bytes: AtomicUsize::new(0),
             flags: AtomicU32::new(0),
             killed: AtomicBool::new(false),
             pushed: Mutex::new(Vec::new()),

@@ -857,6 +857,9 @@ impl Engine {
             let start_us = self.clock.now_us();
             self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
             let outcome = self.run_transaction(client, out);
+            // (CLIENT LIST inside the transaction still shows its queue, as in Redis.)
+            client.handle.multi_count.store(-1, Ordering::Relaxed);
+            client.handle.multi_bytes.store(0, Ordering::Relaxed);
             // EXEC is counted, logged and shown to MONITOR after the commands it ran, as in
             // Redis's call(); refused before it could run, it is a rejected call.
             if let Resolved::Found(spec) = self.table.resolve(args) {
@@ -931,6 +934,11 @@ impl Engine {
         }
         if let Some(queue) = client.multi.as_mut() {
             queue.push(args.iter().map(|a| a.to_vec()).collect());
+            // What the queued copy takes: each argument's bytes and vector, and the command's.
+            let vec = std::mem::size_of::<Vec<u8>>();
+            let bytes = args.iter().map(|a| a.len() + vec).sum::<usize>() + vec;
+            client.handle.multi_count.fetch_add(1, Ordering::Relaxed);
+            client.handle.multi_bytes.fetch_add(bytes, Ordering::Relaxed);
         }
         out.simple("QUEUED");
         true
@@ -1014,6 +1022,8 @@ impl Engine {
         client.multi_error = false;
         client.watch_dirty.store(false, Ordering::SeqCst);
         client.handle.set_flag(crate::clients::flag::MULTI, false);
+        client.handle.multi_count.store(-1, Ordering::Relaxed);
+        client.handle.multi_bytes.store(0, Ordering::Relaxed);
         self.unwatch_all(client);
     }
 
@@ -1021,6 +1031,7 @@ impl Engine {
         let mut watches = self.watches.lock();
         watches.entry((db, key.into())).or_default().push(client.watch_dirty.clone());
         client.watched.push(WatchedKey { db, key: key.into(), stale, existed });
+        client.handle.watched_bytes.fetch_add(std::mem::size_of::<WatchedKey>() + key.len(), Ordering::Relaxed);
         self.watch_count.fetch_add(1, Ordering::SeqCst);
     }
 
@@ -1090,6 +1101,7 @@ impl Engine {
         if client.watched.is_empty() {
             return;
         }
+        client.handle.watched_bytes.store(0, Ordering::Relaxed);
         let mut watches = self.watches.lock();
         for watched in client.watched.drain(..) {
             let slot = (watched.db, watched.key);

@@ -347,3 +347,33 @@ fn expiry_waits_for_the_end_of_a_pause() {
     assert_eq!(c.call(&["GET", "foo"]), b"$-1\r\n");
     assert_eq!(expired(&mut c), "1");
 }
+
+/// CLIENT LIST's `multi` counts the commands queued since MULTI (-1 outside), and
+/// `multi-mem` what they and the WATCHed keys take, also in `tot-mem`.
+#[test]
+fn client_list_shows_the_transaction() {
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    let field = |c: &mut quince_test_util::RawClient, name: &str| -> i64 {
+        let line = bulk(&c.call(&["CLIENT", "INFO"]));
+        let value = line.split(' ').find_map(|f| f.strip_prefix(&format!("{name}="))).unwrap_or("?").trim().to_string();
+        value.parse().unwrap_or_else(|_| panic!("{name} in {line}"))
+    };
+    assert_eq!((field(&mut c, "multi"), field(&mut c, "multi-mem")), (-1, 0));
+    c.call(&["WATCH", "some-key"]);
+    let watching = field(&mut c, "multi-mem");
+    assert!(watching > 0);
+    c.call(&["MULTI"]);
+    c.call(&["SET", "k", &"v".repeat(1000)]);
+    c.call(&["GET", "k"]);
+    // (CLIENT INFO itself is queued too: the line comes from EXEC's reply.)
+    c.send(&["CLIENT", "INFO"]);
+    assert_eq!(c.read_reply(), b"+QUEUED\r\n");
+    let exec = c.call(&["EXEC"]);
+    let text = String::from_utf8_lossy(&exec).into_owned();
+    let multi: i64 = text.split(' ').find_map(|f| f.strip_prefix("multi=")).unwrap().parse().unwrap();
+    let multi_mem: i64 = text.split(' ').find_map(|f| f.strip_prefix("multi-mem=")).unwrap().parse().unwrap();
+    assert_eq!(multi, 3, "{text}");
+    assert!(multi_mem > watching + 1000, "{text}");
+    assert_eq!((field(&mut c, "multi"), field(&mut c, "multi-mem")), (-1, 0));
+}

@@ -76,9 +76,11 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
         let subs = handle.pubsub.lock();
         (subs.channels.len(), subs.patterns.len(), subs.shard.len())
     };
+    let multi = handle.multi_count.load(Ordering::Relaxed);
+    let multi_mem = handle.multi_bytes.load(Ordering::Relaxed) + handle.watched_bytes.load(Ordering::Relaxed);
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 \
-         qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r \
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} \
+         qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs=1024 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r \
          cmd={} user=default redir=-1 resp={}",
         handle.id,
         handle.conn.addr,
@@ -92,11 +94,13 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
         sub,
         psub,
         ssub,
+        multi,
         qbuf,
         qbuf_free,
         argv_mem,
+        multi_mem,
         omem,
-        qbuf + qbuf_free + argv_mem + omem + 1024,
+        qbuf + qbuf_free + argv_mem + multi_mem + omem + 1024,
         cmd,
         handle.resp.load(Ordering::Relaxed),
     )

@@ -19,6 +19,8 @@ fn multi(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
         return Err(CmdError::msg("ERR MULTI calls can not be nested"));
     }
     ctx.client.multi = Some(Vec::new());
+    ctx.client.handle.multi_count.store(0, Ordering::Relaxed);
+    ctx.client.handle.multi_bytes.store(0, Ordering::Relaxed);
     ctx.client.multi_error = false;
     ctx.client.handle.set_flag(crate::clients::flag::MULTI, true);
     out.simple("OK");
