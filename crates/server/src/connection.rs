@@ -252,8 +252,12 @@ impl Connection {
     pub fn resume(&mut self, engine: &Engine) -> Next {
         self.paused = false;
         self.rearm = true;
-        self.client.handle.set_flag(quince_engine::clients::flag::BLOCKED, false);
         self.execute_buffered(engine);
+        // Cleared only once the request went through (clearing first let CLIENT LIST on
+        // another thread see a held client without its `b` for a moment).
+        if !self.paused && self.client.blocked.is_none() {
+            self.client.handle.set_flag(quince_engine::clients::flag::BLOCKED, false);
+        }
         self.flush(engine)
     }
 
