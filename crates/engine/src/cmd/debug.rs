@@ -12,15 +12,14 @@ use crate::reply::ReplySink;
 use super::{atoi, is, parse_i64};
 
 fn debug_allowed(ctx: &Ctx<'_>) -> bool {
-    let setting = ctx.engine.config.read().get("enable-debug-command").unwrap_or("no").to_string();
-    match setting.as_str() {
-        "yes" => true,
-        "local" => {
-            let addr = &ctx.client.handle.conn.addr;
-            addr.is_empty() || addr.starts_with("127.0.0.1:") || addr.starts_with("[::1]:")
-        }
-        _ => false,
-    }
+    ctx.engine.config.read().protected_action_allowed("enable-debug-command", local_client(ctx))
+}
+
+/// A client of this machine (loopback or the Unix socket), for the `local` setting of
+/// `enable-debug-command` and `enable-module-command`.
+pub(super) fn local_client(ctx: &Ctx<'_>) -> bool {
+    let addr = &ctx.client.handle.conn.addr;
+    addr.is_empty() || addr.starts_with("127.0.0.1:") || addr.starts_with("[::1]:")
 }
 
 // DEBUG DIGEST and DIGEST-VALUE compute Redis 7.0's digest (debug.c) exactly, so a dataset

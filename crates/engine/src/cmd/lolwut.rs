@@ -77,21 +77,19 @@ impl Canvas {
     }
 }
 
-/// C's rand(): 0 to RAND_MAX (2^31 - 1), from a generator seeded once per call.
-struct Rand(u64);
+/// C's rand(): 0 to RAND_MAX (2^31 - 1), from the engine's sampling generator seeded once
+/// per call.
+struct Rand(crate::keyspace::Rng);
 
 const RAND_MAX: i32 = i32::MAX;
 
 impl Rand {
     fn seeded(seed: u64) -> Self {
-        Self(seed | 1)
+        Self(crate::keyspace::Rng::new(seed))
     }
 
     fn next(&mut self) -> i32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as i32
+        (self.0.next_u64() >> 33) as i32
     }
 }
 

@@ -60,17 +60,27 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all
 }
 
-/// C's atoi, as Redis reads some arguments (DEBUG's, the AOF manifest's seq): an optional sign and the leading digits
-/// (anything else is 0).
+/// C's atoi, as Redis reads some arguments (DEBUG's, the AOF manifest's seq, the Lua
+/// debugger's): leading blanks, an optional sign and the leading digits (anything else,
+/// or a value beyond i64, is 0).
 pub fn atoi(arg: &[u8]) -> i64 {
-    let text = std::str::from_utf8(arg).unwrap_or("").trim_start();
-    let (sign, rest) = match text.as_bytes().first() {
-        Some(b'-') => (-1, &text[1..]),
-        Some(b'+') => (1, &text[1..]),
-        _ => (1, text),
+    let mut i = arg.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    let sign = match arg.get(i) {
+        Some(b'-') => {
+            i += 1;
+            -1
+        }
+        Some(b'+') => {
+            i += 1;
+            1
+        }
+        _ => 1,
     };
-    let end = rest.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(rest.len());
-    rest[..end].parse::<i64>().map_or(0, |n| sign * n)
+    arg[i..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .try_fold(0i64, |n, &b| n.checked_mul(10)?.checked_add(i64::from(b - b'0')))
+        .map_or(0, |n| sign * n)
 }
 
 /// An integer argument, parsed as strictly as Redis's `getLongLongFromObjectOrReply`.

@@ -10,9 +10,7 @@ use crate::reply::ReplySink;
 /// Redis's check of `enable-module-command` for LOAD, LOADEX and UNLOAD (protected
 /// subcommands).
 fn allowed(ctx: &Ctx<'_>) -> Result<(), CmdError> {
-    let addr = &ctx.client.handle.conn.addr;
-    let local = addr.is_empty() || addr.starts_with("127.0.0.1:") || addr.starts_with("[::1]:");
-    if ctx.engine.config.read().protected_action_allowed("enable-module-command", local) {
+    if ctx.engine.config.read().protected_action_allowed("enable-module-command", super::debug::local_client(ctx)) {
         return Ok(());
     }
     Err(CmdError::msg(

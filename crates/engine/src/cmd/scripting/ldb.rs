@@ -22,6 +22,7 @@ use mlua::{DebugEvent, Function, HookTriggers, Lua, Table, Value, Variadic, VmSt
 
 use super::luaapi::fmt_g;
 use super::{lua_err, RunState};
+use crate::cmd::atoi;
 use crate::exec::quote_repr;
 
 /// Replies and values logged are cut at this length unless `maxlen` says otherwise.
@@ -255,31 +256,6 @@ enum Parsed {
     Command(Vec<Vec<u8>>),
     More,
     Error,
-}
-
-/// C's atoi: optional blanks and sign, then digits up to the first other byte.
-fn atoi(text: &[u8]) -> i64 {
-    let mut i = text.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    let negative = match text.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let mut n: i64 = 0;
-    for &b in text[i..].iter().take_while(|b| b.is_ascii_digit()) {
-        n = n.saturating_mul(10).saturating_add((b - b'0') as i64);
-    }
-    if negative {
-        -n
-    } else {
-        n
-    }
 }
 
 /// Where `needle` starts in `text`, searching as C's strstr does (a NUL ends the text).
@@ -781,26 +757,12 @@ fn reply_to_human(out: &mut Vec<u8>, reply: &[u8], pos: &mut usize) {
                 out.extend_from_slice(b"NULL");
                 return;
             }
-            out.push(b'[');
-            for j in 0..n {
-                reply_to_human(out, reply, pos);
-                if j != n - 1 {
-                    out.push(b',');
-                }
-            }
-            out.push(b']');
+            elements_to_human(out, reply, pos, n, b"[", b"]");
         }
         b'~' => {
             let n = count();
             *pos = next;
-            out.extend_from_slice(b"~(");
-            for j in 0..n {
-                reply_to_human(out, reply, pos);
-                if j != n - 1 {
-                    out.push(b',');
-                }
-            }
-            out.push(b')');
+            elements_to_human(out, reply, pos, n, b"~(", b")");
         }
         b'%' => {
             let n = count();
@@ -831,6 +793,18 @@ fn reply_to_human(out: &mut Vec<u8>, reply: &[u8], pos: &mut usize) {
         }
         _ => *pos = reply.len(),
     }
+}
+
+/// An array's or a set's `n` elements, comma-separated between `open` and `close`.
+fn elements_to_human(out: &mut Vec<u8>, reply: &[u8], pos: &mut usize, n: i64, open: &[u8], close: &[u8]) {
+    out.extend_from_slice(open);
+    for j in 0..n {
+        reply_to_human(out, reply, pos);
+        if j != n - 1 {
+            out.push(b',');
+        }
+    }
+    out.extend_from_slice(close);
 }
 
 #[cfg(test)]
