@@ -32,6 +32,9 @@ pub struct Waiter {
     pub deadline_ms: Option<i64>,
     /// Writes the reply sent when the wait times out (a null array for BLPOP, ...).
     pub timeout_reply: fn(&mut dyn ReplySink),
+    /// For a wait on something other than keys (WAIT for replicas): the integer the client
+    /// gets when the wait ends, counted then. Replaces `timeout_reply`.
+    count_reply: Option<Box<dyn Fn() -> i64 + Send + Sync>>,
     state: Mutex<WaitState>,
 }
 
@@ -74,8 +77,22 @@ impl Waiter {
             keys: keys.iter().map(|&k| k.into()).collect(),
             deadline_ms,
             timeout_reply,
+            count_reply: None,
             state: Mutex::new(WaitState::Waiting),
         }
+    }
+
+    /// A wait on no key that ends with the integer `count` gives at that moment (on its
+    /// deadline, or when the party it waits for calls `Engine::end_wait` with `Timeout`).
+    pub fn counting(
+        client: Client,
+        args: &[&[u8]],
+        deadline_ms: Option<i64>,
+        count: Box<dyn Fn() -> i64 + Send + Sync>,
+    ) -> Self {
+        let mut waiter = Self::new(client, args, &[], deadline_ms, |_| {});
+        waiter.count_reply = Some(count);
+        waiter
     }
 
     pub fn is_waiting(&self) -> bool {
@@ -119,7 +136,10 @@ impl Waiter {
             Unblock::Error => {
                 ReplySink::error(&mut enc, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
             }
-            _ => (self.timeout_reply)(&mut enc),
+            _ => match &self.count_reply {
+                Some(count) => ReplySink::integer(&mut enc, count()),
+                None => (self.timeout_reply)(&mut enc),
+            },
         }
         bytes
     }

@@ -30,6 +30,8 @@ pub mod flag {
     pub const UNIX_SOCKET: u32 = 1 << 6;
     /// Receives the replication stream (SYNC): the `replica` output-limit class.
     pub const REPLICA: u32 = 1 << 7;
+    /// The link to our master (a replica applying the master's stream).
+    pub const MASTER: u32 = 1 << 8;
 }
 
 /// One class of `client-output-buffer-limit <class> <hard> <soft> <soft-seconds>`

@@ -1047,6 +1047,9 @@ fn runs_exclusively(name: &str) -> bool {
                 | "debug"
                 | "shutdown"
                 | "sync"
+                | "psync"
+                | "replicaof"
+                | "slaveof"
                 | "migrate"
         )
 }

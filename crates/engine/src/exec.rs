@@ -62,6 +62,9 @@ pub struct Client {
     /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted, and
     /// keys do not expire under it: the log's DELs do that). See `Ctx::obeying`.
     pub must_obey: bool,
+    /// Where the replication stream ended after this client's last write (Redis's woff):
+    /// what WAIT waits for replicas to acknowledge.
+    pub woff: u64,
     /// Write effects recorded for the persistence layer, until handed over: after each
     /// command, or after the whole transaction or script.
     effects: Effects,
@@ -119,6 +122,7 @@ impl Client {
             script_debug: false,
 
             must_obey: false,
+            woff: 0,
             effects: Effects::default(),
             batch_clock_us: None,
         }
@@ -276,8 +280,10 @@ impl<'a> Ctx<'a> {
         db.expiry_suspended = suspend;
         // While a pause keeps the dataset still, read commands leave expired keys in place
         // (writes are held by the pause, or run inside a transaction that started before).
-        let defer =
-            !suspend && self.engine.pause_in_force_at(self.now_ms) && !self.spec.has_flag(crate::command::flags::WRITE);
+        // On a replica only the master's stream deletes keys (Redis's expireIfNeeded).
+        let defer = !suspend
+            && ((self.engine.pause_in_force_at(self.now_ms) && !self.spec.has_flag(crate::command::flags::WRITE))
+                || self.engine.hot.replica_keeps_expired.load(Ordering::Relaxed));
         self.expiry_suspended |= defer;
         db.expiry_deferred = defer;
         db
@@ -486,6 +492,23 @@ impl<'a> Ctx<'a> {
         *self.client.handle.blocked_on.lock() = Some(waiter.clone());
         self.client.handle.set_flag(crate::clients::flag::BLOCKED, true);
         self.client.blocked = Some(waiter);
+    }
+
+    /// Blocks the client on no key until `deadline_ms` or until whoever holds the returned
+    /// waiter ends it (`Engine::end_wait` with `Unblock::Timeout`); it then gets the integer
+    /// `count` gives (WAIT: the replicas that acknowledged). Not while serving a waiter.
+    pub fn block_counting(
+        &mut self,
+        args: &[&[u8]],
+        deadline_ms: Option<i64>,
+        count: Box<dyn Fn() -> i64 + Send + Sync>,
+    ) -> WaiterRef {
+        let waiter = Arc::new(Waiter::counting(self.client.clone(), args, deadline_ms, count));
+        self.engine.blocked_count.fetch_add(1, Ordering::SeqCst);
+        *self.client.handle.blocked_on.lock() = Some(waiter.clone());
+        self.client.handle.set_flag(crate::clients::flag::BLOCKED, true);
+        self.client.blocked = Some(waiter.clone());
+        waiter
     }
 
     /// Has the executor serve the clients waiting on `ready` keys once this command is
@@ -716,6 +739,7 @@ impl Engine {
         }
         if let Some(layer) = self.persistence() {
             layer.feed(&client.effects);
+            client.woff = layer.replication_offset();
         }
         client.effects.clear();
     }

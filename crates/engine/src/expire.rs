@@ -29,7 +29,10 @@ impl Engine {
         let start = Instant::now();
         let mut report = CycleReport::default();
         // DEBUG SET-ACTIVE-EXPIRE 0 turns the cycle off (Redis's tests rely on it).
-        if !self.hot.active_expire.load(Ordering::Relaxed) || self.pause_in_force() {
+        if !self.hot.active_expire.load(Ordering::Relaxed)
+            || self.pause_in_force()
+            || self.hot.replica_keeps_expired.load(Ordering::Relaxed)
+        {
             return report;
         }
         // Not while a script or transaction runs alone (it holds the gate exclusively), nor

@@ -142,9 +142,14 @@ pub struct HotConfig {
     /// `maxmemory` in bytes (0: no limit) and `maxmemory-policy`.
     pub maxmemory: AtomicU64,
     pub maxmemory_policy: parking_lot::RwLock<evict::Policy>,
-    /// `min-replicas-to-write` (with `min-replicas-max-lag`) asks for replicas: quince has
-    /// none, so writes are refused with NOREPLICAS.
+    /// `min-replicas-to-write` (with `min-replicas-max-lag`) asks for replicas: writes are
+    /// refused with NOREPLICAS unless that many replicas acknowledged recently.
     pub writes_need_replicas: AtomicBool,
+    pub min_replicas_to_write: AtomicU64,
+    /// We are a replica: keys are deleted by the master's stream only; other clients'
+    /// commands see logically expired keys as missing without deleting them (Redis's
+    /// expireIfNeeded on a replica), and no active expiry runs.
+    pub replica_keeps_expired: AtomicBool,
     /// `busy-reply-threshold` (`lua-time-limit`) in milliseconds, read by every script.
     pub busy_reply_threshold_ms: std::sync::atomic::AtomicI64,
     /// `lazyfree-lazy-user-del` (DEL frees as UNLINK) and `lazyfree-lazy-user-flush`
@@ -293,6 +298,8 @@ impl Engine {
                 maxmemory: AtomicU64::new(0),
                 maxmemory_policy: parking_lot::RwLock::new(evict::Policy::NoEviction),
                 writes_need_replicas: AtomicBool::new(false),
+                min_replicas_to_write: AtomicU64::new(0),
+                replica_keeps_expired: AtomicBool::new(false),
                 busy_reply_threshold_ms: std::sync::atomic::AtomicI64::new(0),
                 lazy_user_del: AtomicBool::new(false),
                 lazy_user_flush: AtomicBool::new(false),
@@ -364,6 +371,7 @@ impl Engine {
         self.hot.shared_integers.store(maxmemory == 0 || !(lfu || policy.contains("lru")), Ordering::Relaxed);
         let need_replicas = int("min-replicas-to-write") > 0 && int("min-replicas-max-lag") > 0;
         self.hot.writes_need_replicas.store(need_replicas, Ordering::Relaxed);
+        self.hot.min_replicas_to_write.store(int("min-replicas-to-write").max(0) as u64, Ordering::Relaxed);
         self.hot.lfu_log_factor.store(int("lfu-log-factor") as u32, Ordering::Relaxed);
         self.hot.lfu_decay_time.store(int("lfu-decay-time") as u32, Ordering::Relaxed);
         *self.hot.limits.write() = types::Limits {

@@ -56,10 +56,26 @@ pub trait Persistence: Send + Sync + 'static {
         None
     }
 
-    /// The `# Replication` section of INFO without its header, when the layer describes it
-    /// (a replica); None for the engine's master section.
-    fn replication_info(&self) -> Option<String> {
+    /// The `# Replication` section of INFO without its header, when the layer keeps a
+    /// replication stream; None for the engine's own (a master without one).
+    fn replication_info(&self, _engine: &Engine) -> Option<String> {
         None
+    }
+
+    /// INFO's `sync_full`, `sync_partial_ok`, `sync_partial_err`.
+    fn sync_counts(&self) -> [u64; 3] {
+        [0; 3]
+    }
+
+    /// Where the replication stream ends now (`master_repl_offset`; 0 without one).
+    fn replication_offset(&self) -> u64 {
+        0
+    }
+
+    /// Replicas whose last acknowledgement is at most `min-replicas-max-lag` seconds old
+    /// (for `min-replicas-to-write`).
+    fn good_replicas(&self) -> usize {
+        0
     }
 
     /// Whether replies about to be sent may depend on writes that are not yet as durable

@@ -94,9 +94,9 @@ pub struct Layer {
     /// Writes are refused (MISCONF); the reason is in `State`.
     refusing: AtomicBool,
     /// Connections that asked for the replication stream (SYNC).
-    pub replicas: crate::replica::Replicas,
+    pub replication: Arc<crate::replication::Replication>,
     /// The link to our master when we are a replica (REPLICAOF).
-    master: Mutex<Option<crate::master_link::MasterLink>>,
+    master: Mutex<Option<crate::replication::link::MasterLink>>,
     /// `master` is set: checked on every command before taking its lock.
     is_replica: AtomicBool,
     /// The engine, for threads the layer starts (the link to a master).
@@ -171,7 +171,7 @@ impl Layer {
             logging: AtomicBool::new(false),
             loading: AtomicBool::new(false),
             refusing: AtomicBool::new(false),
-            replicas: crate::replica::Replicas::default(),
+            replication: Arc::default(),
             master: Mutex::new(None),
             is_replica: AtomicBool::new(false),
             engine: std::sync::OnceLock::new(),
@@ -197,17 +197,25 @@ impl Layer {
     }
 
     /// REPLICAOF host port: follow that master (the status line), or REPLICAOF NO ONE
-    /// (`None`): become a master again.
+    /// (`None`): become a master again. The `replicaof` configuration follows, so CONFIG
+    /// GET and CONFIG REWRITE show the role.
     pub fn replicaof(&self, target: Option<(String, u16)>) -> Result<&'static str, String> {
         let mut master = self.master.lock();
+        let engine = self.engine.get().and_then(std::sync::Weak::upgrade);
         let Some((host, port)) = target else {
             self.is_replica.store(false, Ordering::SeqCst);
             if let Some(link) = master.take() {
                 link.stop();
+                // Our history goes on under a new ID; our replicas continue from it
+                // partially once they reconnect (Redis's shiftReplicationId).
+                self.replication.promote();
+                self.replication.disconnect_all();
                 self.log(LogLevel::Notice, "MASTER MODE enabled (user request)");
             }
-            if let Some(engine) = self.engine.get().and_then(std::sync::Weak::upgrade) {
-                self.apply_oom_score(&engine);
+            if let Some(engine) = &engine {
+                engine.hot.replica_keeps_expired.store(false, Ordering::SeqCst);
+                let _ = engine.config.write().set("replicaof", &["no".to_string(), "one".to_string()]);
+                self.apply_oom_score(engine);
             }
             return Ok("OK");
         };
@@ -218,19 +226,62 @@ impl Layer {
             );
             return Ok("OK Already connected to specified master");
         }
-        let engine = self.engine.get().cloned().ok_or("ERR replication is not available")?;
+        let weak = self.engine.get().cloned().ok_or("ERR replication is not available")?;
         if let Some(old) = master.take() {
             old.stop();
         }
-        // Our own replicas must resync with the new history (Redis's disconnectSlaves).
-        self.replicas.disconnect_all();
-        *master = Some(crate::master_link::MasterLink::start(engine, host.clone(), port, self.logger.clone()));
+        if let Some(engine) = &engine {
+            engine.hot.replica_keeps_expired.store(true, Ordering::SeqCst);
+            let _ = engine.config.write().set("replicaof", &[host.clone(), port.to_string()]);
+        }
+        // Our stream becomes the master's; our replicas must learn it (Redis's
+        // disconnectSlaves), and continue from us partially when they can.
+        self.replication.start_relaying();
+        self.replication.disconnect_all();
+        *master = Some(crate::replication::link::MasterLink::start(weak, host.clone(), port, self.logger.clone()));
         self.is_replica.store(true, Ordering::SeqCst);
-        if let Some(engine) = self.engine.get().and_then(std::sync::Weak::upgrade) {
-            self.apply_oom_score(&engine);
+        if let Some(engine) = &engine {
+            self.apply_oom_score(engine);
         }
         self.log(LogLevel::Notice, &format!("REPLICAOF {host}:{port} enabled (user request)"));
         Ok("OK")
+    }
+
+    /// We follow a master.
+    pub fn is_replica(&self) -> bool {
+        self.is_replica.load(Ordering::SeqCst)
+    }
+
+    /// We follow a master and the link is up.
+    pub fn master_link_up(&self) -> bool {
+        self.master.lock().as_ref().is_some_and(|m| m.status.is_up())
+    }
+
+    /// ROLE of a replica: (master host, port, link state word).
+    pub fn master_link_role(&self) -> Option<(String, u16, &'static str)> {
+        let master = self.master.lock();
+        let link = master.as_ref()?;
+        Some((link.host.clone(), link.port, link.status.state().word()))
+    }
+
+    /// For a WAIT's count: the replication state, without keeping it alive.
+    pub fn replication_handle(&self) -> std::sync::Weak<crate::replication::Replication> {
+        Arc::downgrade(&self.replication)
+    }
+
+    pub(crate) fn log_notice(&self, message: &str) {
+        self.log(LogLevel::Notice, message);
+    }
+
+    /// A replica loaded its master's snapshot: the append-only file, if on, must start
+    /// over from this dataset (Redis's restartAOFAfterSYNC).
+    pub(crate) fn after_replica_sync(&self, engine: &Engine) {
+        if self.state.lock().aof == AofState::On {
+            let _gate = engine.exclusive();
+            if let Err(e) = self.bgrewriteaof(engine, false) {
+                self.log(LogLevel::Warning, &format!("Rewriting the AOF after the sync with the master: {e}"));
+            }
+        }
     }
 
     /// The layer installed in `engine`, if it is this type.
@@ -329,7 +380,24 @@ impl Layer {
             self.open_aof_at_startup(engine, &p)?;
         }
         engine.set_loading(false);
+        self.follow_configured_master(engine);
         Ok(())
+    }
+
+    /// The `replicaof` directive: follow that master once the dataset is loaded, continuing
+    /// the history the snapshot recorded (a partial resync after a restart) when it did.
+    fn follow_configured_master(&self, engine: &Engine) {
+        let target = engine.config.read().get("replicaof").unwrap_or("").to_string();
+        let Some((host, port)) = target.rsplit_once(' ') else { return };
+        let Ok(port) = port.parse::<u16>() else { return };
+        let backlog_size = engine.config.read().get_int("repl-backlog-size").max(1) as usize;
+        if let Some((id, offset, db)) = self.replication.take_loaded_history() {
+            self.log(LogLevel::Notice, &format!("Using the replication history of the loaded data: {id}:{offset}"));
+            self.replication.adopt_master_history(&id, offset, db, backlog_size);
+        }
+        if let Err(e) = self.replicaof(Some((host.to_string(), port))) {
+            self.log(LogLevel::Warning, &format!("Following the configured master {host}:{port}: {e}"));
+        }
     }
 
     /// Loads the AOF the manifest names; false when there is none.
@@ -536,7 +604,8 @@ impl Layer {
         let dirty = engine.dirty();
         // Attempts count, as Redis's stat_rdb_saves does.
         self.state.lock().rdb_saves += 1;
-        let result = snapshot::save_file(engine, &p.dir, &p.dbfilename, std::process::id() as i32);
+        let repl = self.replication.history_for_save();
+        let result = snapshot::save_file(engine, &p.dir, &p.dbfilename, std::process::id() as i32, repl);
         let mut state = self.state.lock();
         match result {
             Ok(()) => {
@@ -585,10 +654,12 @@ impl Layer {
         state.last_bgsave_try_s = now_s(engine);
         let dir = p.dir.clone();
         let name = p.dbfilename.clone();
+        // Read before the fork: the child must take no lock another thread may hold.
+        let repl = self.replication.history_for_save();
         let pid = fork::spawn_child(engine, move |engine| {
             // SAFETY: getpid has no preconditions.
             let me = unsafe { libc::getpid() };
-            snapshot::save_file(engine, &dir, &name, me).is_ok()
+            snapshot::save_file(engine, &dir, &name, me, repl).is_ok()
         })
         .map_err(|e| {
             state.last_bgsave_ok = false;
@@ -759,6 +830,7 @@ impl Layer {
     /// children, save points, scheduled and automatic rewrites, starting the AOF.
     pub fn cron(&self, engine: &Engine) {
         crate::migrate::close_idle_sockets();
+        self.replication.cron(engine, &|line| self.log(LogLevel::Notice, line));
         if let Some(writer) = self.aof.read().clone() {
             writer.tick();
         }
@@ -1041,7 +1113,7 @@ impl Persistence for Layer {
     }
 
     fn wants_effects(&self) -> bool {
-        self.logging.load(Ordering::Relaxed) || !self.replicas.is_empty()
+        self.logging.load(Ordering::Relaxed) || self.replication.is_active()
     }
 
     fn feed(&self, effects: &Effects) {
@@ -1050,8 +1122,8 @@ impl Persistence for Layer {
                 writer.append(effects);
             }
         }
-        if !self.replicas.is_empty() {
-            self.replicas.feed(effects);
+        if self.replication.is_active() {
+            self.replication.feed(effects);
         }
     }
 
@@ -1123,27 +1195,81 @@ impl Persistence for Layer {
         if write && read_only {
             return Some("READONLY You can't write against a read only replica.".into());
         }
-        if !stale_ok && !serve_stale && !link.up.load(Ordering::SeqCst) {
+        if !stale_ok && !serve_stale && !link.status.is_up() {
             return Some("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.".into());
         }
         None
     }
 
-    fn replication_info(&self) -> Option<String> {
-        let master = self.master.lock();
-        let link = master.as_ref()?;
-        let up = link.up.load(Ordering::SeqCst);
-        Some(format!(
-            "role:slave\r\nmaster_host:{}\r\nmaster_port:{}\r\nmaster_link_status:{}\r\n\
-             master_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:0\r\nslave_read_repl_offset:0\r\n\
-             slave_repl_offset:0\r\nslave_priority:100\r\nslave_read_only:1\r\nreplica_announced:1\r\n\
-             connected_slaves:{}\r\nmaster_failover_state:no-failover\r\n",
-            link.host,
-            link.port,
-            if up { "up" } else { "down" },
-            if up { 0 } else { -1 },
-            self.replicas.len(),
-        ))
+    fn replication_info(&self, engine: &Engine) -> Option<String> {
+        let (good, backlog_size) = {
+            let config = engine.config.read();
+            let (min, lag) = (config.get_int("min-replicas-to-write"), config.get_int("min-replicas-max-lag"));
+            let good = (min > 0 && lag > 0).then(|| self.replication.good_replicas(lag, engine.clock.now_ms()));
+            (good, config.get_int("repl-backlog-size").max(1) as usize)
+        };
+        let mut s = String::new();
+        if let Some(link) = self.master.lock().as_ref() {
+            let status = &link.status;
+            let now = engine.clock.now_ms();
+            let state = status.state();
+            let offset = self.replication.offset();
+            let last_io = status.last_io_ms.load(Ordering::Relaxed);
+            s.push_str(&format!(
+                "role:slave\r\nmaster_host:{}\r\nmaster_port:{}\r\nmaster_link_status:{}\r\n\
+                 master_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:{}\r\nslave_read_repl_offset:{offset}\r\n\
+                 slave_repl_offset:{offset}\r\n",
+                link.host,
+                link.port,
+                if status.is_up() { "up" } else { "down" },
+                if status.is_up() && last_io > 0 { (now - last_io).max(0) / 1000 } else { -1 },
+                u8::from(state == crate::replication::link::LinkState::Sync),
+            ));
+            if state == crate::replication::link::LinkState::Sync {
+                let total = status.sync_total.load(Ordering::Relaxed);
+                let read = status.sync_read.load(Ordering::Relaxed);
+                let perc = if total > 0 { read as f64 / total as f64 * 100.0 } else { 0.0 };
+                s.push_str(&format!(
+                    "master_sync_total_bytes:{total}\r\nmaster_sync_read_bytes:{read}\r\n\
+                     master_sync_left_bytes:{}\r\nmaster_sync_perc:{perc:.2}\r\nmaster_sync_last_io_seconds_ago:{}\r\n",
+                    total - read,
+                    (now - last_io).max(0) / 1000,
+                ));
+            }
+            if !status.is_up() {
+                let since = status.down_since_ms.load(Ordering::Relaxed);
+                s.push_str(&format!(
+                    "master_link_down_since_seconds:{}\r\n",
+                    if since > 0 { (now - since).max(0) / 1000 } else { -1 }
+                ));
+            }
+            let config = engine.config.read();
+            s.push_str(&format!(
+                "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:{}\r\n",
+                config.get_int("replica-priority"),
+                u8::from(config.get_bool("replica-read-only")),
+                u8::from(config.get_bool("replica-announced")),
+            ));
+        } else {
+            s.push_str("role:master\r\n");
+        }
+        s.push_str(&self.replication.info(good, backlog_size));
+        Some(s)
+    }
+
+    fn replication_offset(&self) -> u64 {
+        self.replication.offset()
+    }
+
+    fn good_replicas(&self) -> usize {
+        let Some(engine) = self.engine.get().and_then(std::sync::Weak::upgrade) else { return 0 };
+        let lag = engine.config.read().get_int("min-replicas-max-lag");
+        self.replication.good_replicas(lag, engine.clock.now_ms())
+    }
+
+    fn sync_counts(&self) -> [u64; 3] {
+        let c = self.replication.counts();
+        [c.full, c.partial_ok, c.partial_err]
     }
 
     fn write_refusal(&self) -> Option<String> {
@@ -1264,7 +1390,13 @@ impl Persistence for Layer {
         }
         let p = paths(engine);
         let dirty = engine.dirty();
-        match snapshot::save_file(engine, &p.dir, &p.dbfilename, std::process::id() as i32) {
+        match snapshot::save_file(
+            engine,
+            &p.dir,
+            &p.dbfilename,
+            std::process::id() as i32,
+            self.replication.history_for_save(),
+        ) {
             Ok(()) => {
                 let mut state = self.state.lock();
                 state.lastsave_s = now_s(engine);

@@ -11,10 +11,17 @@ use crate::aof::manifest::sync_dir;
 use crate::layer::LogLevel;
 use crate::rdb;
 
-/// Writes the RDB file `dir/name` through `dir/temp-<pid>.rdb`.
-pub fn save_file(engine: &Engine, dir: &Path, name: &str, pid: i32) -> Result<(), String> {
+/// Writes the RDB file `dir/name` through `dir/temp-<pid>.rdb`, with the replication
+/// history `repl` (ID and offset) in its aux fields when there is one.
+pub fn save_file(
+    engine: &Engine,
+    dir: &Path,
+    name: &str,
+    pid: i32,
+    repl: Option<(String, u64, usize)>,
+) -> Result<(), String> {
     let temp = dir.join(format!("temp-{pid}.rdb"));
-    let result = write_rdb(engine, &temp, false).and_then(|()| {
+    let result = write_rdb(engine, &temp, false, repl).and_then(|()| {
         std::fs::rename(&temp, dir.join(name))
             .map_err(|e| format!("Error moving temp DB file on the final destination: {e}"))?;
         sync_dir(dir).map_err(|e| format!("Failed to fsync directory: {e}"))
@@ -28,7 +35,7 @@ pub fn save_file(engine: &Engine, dir: &Path, name: &str, pid: i32) -> Result<()
 /// Writes an AOF base file at `path`: an RDB (with the `aof-base` aux field) or commands.
 pub fn write_base_file(engine: &Engine, path: &Path, rdb: bool) -> Result<(), String> {
     if rdb {
-        return write_rdb(engine, path, true);
+        return write_rdb(engine, path, true, None);
     }
     let file = File::create(path).map_err(|e| format!("Failed opening {}: {e}", path.display()))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
@@ -43,10 +50,10 @@ pub fn write_base_file(engine: &Engine, path: &Path, rdb: bool) -> Result<(), St
     finish(out)
 }
 
-fn write_rdb(engine: &Engine, path: &Path, aof_base: bool) -> Result<(), String> {
+fn write_rdb(engine: &Engine, path: &Path, aof_base: bool, repl: Option<(String, u64, usize)>) -> Result<(), String> {
     let file = File::create(path).map_err(|e| format!("Failed opening the temp RDB file {}: {e}", path.display()))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
-    let options = rdb::SaveOptions::from_config(engine, aof_base);
+    let options = rdb::SaveOptions { repl, ..rdb::SaveOptions::from_config(engine, aof_base) };
     rdb::write_snapshot(engine, &mut out, &options).map_err(|e| format!("Write error saving DB on disk: {e}"))?;
     finish(out)
 }
@@ -107,6 +114,13 @@ pub fn load_file_stats(
     let keys = stats.keys_loaded;
     if let Some(layer) = crate::Layer::of(engine) {
         layer.note_rdb_load(stats.keys_loaded, stats.keys_expired);
+        let aux = |name: &[u8]| {
+            stats.aux.iter().find(|(k, _)| k == name).map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+        };
+        if let (Some(id), Some(offset)) = (aux(b"repl-id"), aux(b"repl-offset").and_then(|o| o.parse().ok())) {
+            let db = aux(b"repl-stream-db").and_then(|d| d.parse().ok()).unwrap_or(0);
+            layer.replication.note_loaded_history(id, offset, db);
+        }
     }
     log(
         LogLevel::Verbose,

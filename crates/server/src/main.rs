@@ -118,7 +118,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         facts.executable = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
         facts.config_file = startup.config_file.clone().unwrap_or_default();
         facts.os = os_description();
-        facts.run_id = run_id();
+        facts.run_id = quince_persist::replication::random_id();
         facts.mem_allocator = alloc::allocator_name();
     }
 
@@ -460,16 +460,6 @@ fn listen_unix(path: &str, perm: u32) -> Result<std::os::unix::net::UnixListener
 fn os_description() -> String {
     let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
     format!("Linux {} {}", read("/proc/sys/kernel/osrelease"), std::env::consts::ARCH)
-}
-
-/// 40 random hex characters, from the kernel's generator.
-fn run_id() -> String {
-    let mut bytes = [0u8; 20];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        let _ = f.read_exact(&mut bytes);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The start-up banner, where redis-server shows its logo (with `always-show-logo yes`, or

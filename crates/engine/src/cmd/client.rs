@@ -34,7 +34,11 @@ fn parse_client_type(arg: &[u8]) -> Result<ClientType, CmdError> {
 
 /// MONITOR clients count as normal, as in Redis's getClientType.
 fn client_type(handle: &ClientHandle) -> ClientType {
-    if handle.has_flag(flag::PUBSUB) {
+    if handle.has_flag(flag::MASTER) {
+        ClientType::Master
+    } else if handle.has_flag(flag::REPLICA) && !handle.has_flag(flag::MONITOR) {
+        ClientType::Replica
+    } else if handle.has_flag(flag::PUBSUB) {
         ClientType::PubSub
     } else {
         ClientType::Normal
@@ -48,6 +52,7 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
     let f = handle.flags.load(Ordering::Relaxed);
     for (bit, letter) in [
         (flag::REPLICA, 'S'),
+        (flag::MASTER, 'M'),
         (flag::MONITOR, 'O'),
         (flag::PUBSUB, 'P'),
         (flag::MULTI, 'x'),

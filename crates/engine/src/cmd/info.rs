@@ -214,6 +214,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             facts.start_time_ms / 1000,
         ),
         "stats" => {
+            let sync = engine.persistence().map_or([0; 3], |p| p.sync_counts());
             let rates = {
                 let inst = engine.observe.instantaneous.lock();
                 [inst.rate(0), inst.rate(1), inst.rate(2)]
@@ -223,7 +224,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
              instantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\n\
-             expired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
+             sync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
              pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:{}\r\n\
              migrate_cached_sockets:{}\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
              total_error_replies:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\n\
@@ -236,6 +237,9 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 rates[1] as f64 / 1024.0,
                 rates[2] as f64 / 1024.0,
                 load(&stats.rejected_connections),
+                sync[0],
+                sync[1],
+                sync[2],
                 engine.expired_keys(),
                 engine.stats.evicted_keys.load(Ordering::Relaxed),
                 load(&stats.keyspace_hits),
@@ -250,8 +254,8 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 load(&stats.total_writes_processed),
             )
         }
-        "replication" if engine.persistence().and_then(|p| p.replication_info()).is_some() => {
-            let fields = engine.persistence().and_then(|p| p.replication_info()).unwrap_or_default();
+        "replication" if engine.persistence().and_then(|p| p.replication_info(engine)).is_some() => {
+            let fields = engine.persistence().and_then(|p| p.replication_info(engine)).unwrap_or_default();
             write!(s, "# Replication\r\n{fields}")
         }
         "replication" => write!(

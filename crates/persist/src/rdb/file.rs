@@ -36,6 +36,10 @@ pub struct SaveOptions {
     /// `rdb-key-save-delay` (a testing aid, as in Redis): microseconds to sleep after each
     /// key; negative: sleep 1 µs after one key in that many, on average.
     pub key_save_delay_us: i64,
+    /// The replication ID and offset the snapshot is the dataset of (the `repl-id` and
+    /// `repl-offset` aux fields, and the database the stream is in: `repl-stream-db`), as Redis writes them for a
+    /// replica's sync and when it has a replication history.
+    pub repl: Option<(String, u64, usize)>,
 }
 
 impl SaveOptions {
@@ -48,13 +52,14 @@ impl SaveOptions {
             checksum: config.get_int("rdbchecksum") != 0,
             aof_base,
             key_save_delay_us: config.get_int("rdb-key-save-delay"),
+            repl: None,
         }
     }
 }
 
 impl Default for SaveOptions {
     fn default() -> Self {
-        Self { compression: true, checksum: true, aof_base: false, key_save_delay_us: 0 }
+        Self { compression: true, checksum: true, aof_base: false, key_save_delay_us: 0, repl: None }
     }
 }
 
@@ -138,6 +143,11 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
     aux(&mut o, "redis-bits", usize::BITS.to_string().as_bytes());
     aux(&mut o, "ctime", (now / 1000).to_string().as_bytes());
     aux(&mut o, "used-mem", engine.used_memory().unwrap_or(0).to_string().as_bytes());
+    if let Some((id, offset, db)) = &options.repl {
+        aux(&mut o, "repl-stream-db", db.to_string().as_bytes());
+        aux(&mut o, "repl-id", id.as_bytes());
+        aux(&mut o, "repl-offset", offset.to_string().as_bytes());
+    }
     aux(&mut o, "aof-base", if options.aof_base { b"1" } else { b"0" });
     for code in engine.scripting.library_codes() {
         o.byte(opcodes::FUNCTION2);

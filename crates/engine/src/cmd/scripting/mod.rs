@@ -596,6 +596,8 @@ impl Engine {
     /// replicas yet, so any requirement fails).
     pub(crate) fn enough_good_replicas(&self) -> bool {
         !self.hot.writes_need_replicas.load(Ordering::Relaxed)
+            || self.persistence().map_or(0, |p| p.good_replicas()) as u64
+                >= self.hot.min_replicas_to_write.load(Ordering::Relaxed)
     }
 }
 

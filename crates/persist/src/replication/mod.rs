@@ -1,0 +1,623 @@
+//! Replication as Redis 7.0 speaks it (PSYNC2). One byte stream carries every write's
+//! effects, in order, as RESP commands (SELECT on database changes, MULTI/EXEC around
+//! transactions and scripts, PING and `REPLCONF GETACK *` from the master itself): the
+//! offset of a byte in it names one point of the dataset's history, the replication ID
+//! names the history. The last `repl-backlog-size` bytes stay in a backlog, so a replica
+//! that lost its link continues from its offset (`+CONTINUE`) instead of loading a snapshot
+//! again (`+FULLRESYNC`). A replica keeps its master's ID and offset and relays the
+//! master's bytes verbatim to its own replicas; when promoted it keeps the old ID as its
+//! secondary one, so the others continue from it too.
+//!
+//! This module is the stream's state on either role; `link` is the replica's side of a
+//! connection to a master; `commands` the commands (SYNC, PSYNC, REPLCONF, WAIT, ROLE,
+//! REPLICAOF).
+
+pub mod backlog;
+pub mod commands;
+pub mod link;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use quince_engine::blocking::{Unblock, WaiterRef};
+use quince_engine::clients::{flag, ClientHandle};
+use quince_engine::persistence::Effects;
+use quince_engine::Engine;
+
+use backlog::Backlog;
+
+/// What a replica said of itself with REPLCONF before PSYNC.
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaConf {
+    pub listening_port: u16,
+    /// `REPLCONF ip-address` (else the connection's peer address is shown).
+    pub announced_ip: Option<String>,
+    pub capa_eof: bool,
+    pub capa_psync2: bool,
+}
+
+/// A connection receiving the stream.
+struct Replica {
+    handle: Arc<ClientHandle>,
+    conf: ReplicaConf,
+    /// The offset it last acknowledged (REPLCONF ACK).
+    ack_offset: u64,
+    /// Unix ms of its last acknowledgement (or of the sync).
+    ack_ms: i64,
+    /// It came by SYNC: it never acknowledges, so it is never timed out for that.
+    pre_psync: bool,
+}
+
+impl Replica {
+    fn ip(&self) -> String {
+        self.conf.announced_ip.clone().unwrap_or_else(|| {
+            let addr = &self.handle.conn.addr;
+            addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string()
+        })
+    }
+
+    fn gone(&self) -> bool {
+        // Only this list holds the handle once its connection closed.
+        Arc::strong_count(&self.handle) == 1 || self.handle.is_killed()
+    }
+}
+
+/// INFO's sync counters (Stats section).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SyncCounts {
+    pub full: u64,
+    pub partial_ok: u64,
+    pub partial_err: u64,
+}
+
+struct State {
+    replid: String,
+    /// The ID of the history we continued from (after a promotion), valid up to
+    /// `second_offset`; "000…" and -1 when none.
+    replid2: String,
+    second_offset: i64,
+    /// `master_repl_offset`: bytes of the stream so far.
+    offset: u64,
+    backlog: Option<Backlog>,
+    /// The database the stream's last SELECT chose (None: the next write sends one).
+    selected_db: Option<usize>,
+    /// The database the stream is in at `offset` (a link continuing it starts there).
+    stream_db: usize,
+    replicas: Vec<Replica>,
+    /// REPLCONF settings of connections that have not sent PSYNC yet, by client id.
+    pending: Vec<(u64, ReplicaConf)>,
+    /// Unix ms since when no replica is connected (for `repl-backlog-ttl`).
+    alone_since_ms: i64,
+    /// Unix ms of the last PING fed to replicas.
+    last_ping_ms: i64,
+    /// We are a replica: the stream is our master's, relayed by the link as it arrives,
+    /// and our own writes' effects are not part of it.
+    relaying: bool,
+    counts: SyncCounts,
+}
+
+/// WAIT calls blocked until enough replicas acknowledge an offset.
+struct PendingWait {
+    waiter: WaiterRef,
+    offset: u64,
+    replicas: usize,
+}
+
+/// The replication stream's state on this server.
+pub struct Replication {
+    state: Mutex<State>,
+    /// Writes must be fed: a backlog exists or replicas are connected (read per write).
+    active: AtomicBool,
+    /// A copy of `State::offset` readable without the lock.
+    offset: AtomicU64,
+    replica_count: AtomicUsize,
+    waits: Mutex<Vec<PendingWait>>,
+    /// The `repl-id` / `repl-offset` of the last RDB loaded (a replica restarting).
+    loaded_history: Mutex<Option<(String, u64, usize)>>,
+}
+
+const NO_ID: &str = "0000000000000000000000000000000000000000";
+
+/// 40 random hex characters from the kernel's generator (a replication ID, a run ID).
+pub fn random_id() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 20];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = f.read_exact(&mut bytes);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Default for Replication {
+    fn default() -> Self {
+        Replication {
+            state: Mutex::new(State {
+                replid: random_id(),
+                replid2: NO_ID.to_string(),
+                second_offset: -1,
+                offset: 0,
+                backlog: None,
+                selected_db: None,
+                stream_db: 0,
+                replicas: Vec::new(),
+                pending: Vec::new(),
+                alone_since_ms: now_ms(),
+                last_ping_ms: 0,
+                relaying: false,
+                counts: SyncCounts::default(),
+            }),
+            active: AtomicBool::new(false),
+            offset: AtomicU64::new(0),
+            replica_count: AtomicUsize::new(0),
+            waits: Mutex::new(Vec::new()),
+            loaded_history: Mutex::new(None),
+        }
+    }
+}
+
+impl Replication {
+    /// Whether writes must be fed to the stream.
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// `master_repl_offset`.
+    pub fn offset(&self) -> u64 {
+        self.offset.load(Ordering::Relaxed)
+    }
+
+    /// Connected replicas.
+    pub fn len(&self) -> usize {
+        self.replica_count.load(Ordering::Relaxed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn counts(&self) -> SyncCounts {
+        self.state.lock().counts
+    }
+
+    /// What a snapshot records of the history (Redis's rdbPopulateSaveInfo): the ID and
+    /// offset while a backlog keeps the stream, so a replica restarting from the file
+    /// continues with a partial resync.
+    pub fn history_for_save(&self) -> Option<(String, u64, usize)> {
+        let state = self.state.lock();
+        state.backlog.as_ref().map(|_| (state.replid.clone(), state.offset, state.stream_db))
+    }
+
+    pub fn note_loaded_history(&self, id: String, offset: u64, db: usize) {
+        *self.loaded_history.lock() = Some((id, offset, db));
+    }
+
+    pub fn take_loaded_history(&self) -> Option<(String, u64, usize)> {
+        self.loaded_history.lock().take()
+    }
+
+    /// The database the stream is in at its current offset.
+    pub fn stream_db(&self) -> usize {
+        self.state.lock().stream_db
+    }
+
+    /// (replication ID, offset): what a replica asks to continue from (PSYNC id offset+1).
+    pub fn position(&self) -> (String, u64) {
+        let state = self.state.lock();
+        (state.replid.clone(), state.offset)
+    }
+
+    fn refresh(&self, state: &State) {
+        self.offset.store(state.offset, Ordering::SeqCst);
+        self.replica_count.store(state.replicas.len(), Ordering::SeqCst);
+        self.active.store(state.backlog.is_some() || !state.replicas.is_empty(), Ordering::SeqCst);
+    }
+
+    /// One write's effects (ours, as a master). Relayed streams come through `relay`.
+    pub fn feed(&self, effects: &Effects) {
+        let mut state = self.state.lock();
+        if state.relaying {
+            return;
+        }
+        let mut bytes = Vec::new();
+        let State { selected_db, .. } = &mut *state;
+        crate::aof::writer::encode_effects_for_replicas(effects, selected_db, &mut bytes);
+        state.stream_db = state.selected_db.unwrap_or(state.stream_db);
+        Self::append(&mut state, &bytes);
+        self.refresh(&state);
+    }
+
+    /// A command of the master itself (PING, REPLCONF GETACK), sent without a SELECT.
+    fn feed_own_command(&self, state: &mut State, args: &[&[u8]]) {
+        let mut bytes = Vec::new();
+        quince_resp::encode_command(&mut bytes, args);
+        Self::append(state, &bytes);
+        self.refresh(state);
+    }
+
+    /// Bytes of our master's stream, as they arrived (a replica relays them verbatim),
+    /// after which the stream is in database `db`.
+    pub fn relay(&self, bytes: &[u8], db: usize) {
+        let mut state = self.state.lock();
+        state.stream_db = db;
+        Self::append(&mut state, bytes);
+        self.refresh(&state);
+    }
+
+    fn append(state: &mut State, bytes: &[u8]) {
+        if state.backlog.is_none() && state.replicas.is_empty() {
+            // Nothing keeps the stream: the offset stays (Redis's replicationFeedSlaves).
+            return;
+        }
+        state.offset += bytes.len() as u64;
+        if let Some(backlog) = &mut state.backlog {
+            backlog.feed(bytes);
+        }
+        state.replicas.retain(|r| !r.gone());
+        for replica in &state.replicas {
+            replica.handle.push_output(bytes);
+        }
+    }
+
+    /// REPLCONF settings of a connection that will sync.
+    pub fn note_conf(&self, client_id: u64, update: impl FnOnce(&mut ReplicaConf)) {
+        let mut state = self.state.lock();
+        let index = match state.pending.iter().position(|(id, _)| *id == client_id) {
+            Some(index) => index,
+            None => {
+                // Connections that never sync leave an entry: the oldest go first.
+                if state.pending.len() >= 1024 {
+                    state.pending.remove(0);
+                }
+                state.pending.push((client_id, ReplicaConf::default()));
+                state.pending.len() - 1
+            }
+        };
+        update(&mut state.pending[index].1);
+    }
+
+    fn take_conf(state: &mut State, client_id: u64) -> ReplicaConf {
+        match state.pending.iter().position(|(id, _)| *id == client_id) {
+            Some(index) => state.pending.remove(index).1,
+            None => ReplicaConf::default(),
+        }
+    }
+
+    fn ensure_backlog(state: &mut State, size: usize) {
+        if state.backlog.is_none() {
+            state.backlog = Some(Backlog::new(size, state.offset + 1));
+            // A new backlog starts a history of its own (Redis's createReplicationBacklog
+            // with no replicas yet: the ID changes so nobody continues from the old one).
+            if state.replicas.is_empty() && !state.relaying {
+                state.replid = random_id();
+                state.replid2 = NO_ID.to_string();
+                state.second_offset = -1;
+            }
+        }
+    }
+
+    /// PSYNC `replid` `from` (the first offset the replica lacks): continues the stream for
+    /// `handle` from the backlog when it holds that point of this history, writing
+    /// `+CONTINUE`. Returns false (nothing written) when a full sync is needed.
+    pub fn try_continue(&self, handle: &Arc<ClientHandle>, replid: &str, from: i64, now_ms: i64) -> Result<(), String> {
+        let mut state = self.state.lock();
+        let ours = replid.eq_ignore_ascii_case(&state.replid);
+        let previous = replid.eq_ignore_ascii_case(&state.replid2) && from <= state.second_offset;
+        if !ours && !previous {
+            if replid != "?" {
+                state.counts.partial_err += 1;
+                return Err(if replid.eq_ignore_ascii_case(&state.replid2) {
+                    format!(
+                        "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{replid}', \
+                         my replication IDs are '{}' and '{}'), and the requested offset {from} is above the secondary \
+                         ID's last valid offset {}",
+                        state.replid, state.replid2, state.second_offset
+                    )
+                } else {
+                    format!(
+                        "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{replid}', \
+                         my replication IDs are '{}' and '{}')",
+                        state.replid, state.replid2
+                    )
+                });
+            }
+            return Err("Full resync requested by replica".into());
+        }
+        let Some(missing) = state.backlog.as_ref().and_then(|b| if from < 0 { None } else { b.since(from as u64) })
+        else {
+            state.counts.partial_err += 1;
+            return Err(format!(
+                "Unable to partial resync with replica: lack of backlog (Replica request was: {from})."
+            ));
+        };
+        let conf = Self::take_conf(&mut state, handle.id);
+        let line = if conf.capa_psync2 { format!("+CONTINUE {}\r\n", state.replid) } else { "+CONTINUE\r\n".into() };
+        handle.set_flag(flag::REPLICA, true);
+        handle.push_output(line.as_bytes());
+        handle.push_output(&missing);
+        Self::first_ping_later(&mut state, now_ms);
+        state.replicas.push(Replica { handle: handle.clone(), conf, ack_offset: 0, ack_ms: now_ms, pre_psync: false });
+        state.counts.partial_ok += 1;
+        self.refresh(&state);
+        Ok(())
+    }
+
+    /// Before a full sync's snapshot: the backlog exists (the replica continues from it
+    /// later), and the history the snapshot is a point of: (ID, offset, database 0).
+    pub fn prepare_full_sync(&self, backlog_size: usize) -> (String, u64, usize) {
+        let mut state = self.state.lock();
+        Self::ensure_backlog(&mut state, backlog_size);
+        self.refresh(&state);
+        (state.replid.clone(), state.offset, 0)
+    }
+
+    /// A full sync for `handle`: `+FULLRESYNC id offset` (PSYNC; not for SYNC), the snapshot
+    /// as a bulk, then the stream from that offset. The caller holds the gate exclusively,
+    /// so the snapshot is the dataset at exactly that offset.
+    pub fn attach_full(
+        &self,
+        handle: &Arc<ClientHandle>,
+        snapshot: &[u8],
+        psync: bool,
+        backlog_size: usize,
+        now_ms: i64,
+    ) {
+        let mut state = self.state.lock();
+        Self::ensure_backlog(&mut state, backlog_size);
+        // The stream after the snapshot must say which database it writes to.
+        state.selected_db = None;
+        let conf = Self::take_conf(&mut state, handle.id);
+        let mut payload =
+            if psync { format!("+FULLRESYNC {} {}\r\n", state.replid, state.offset).into_bytes() } else { Vec::new() };
+        payload.extend_from_slice(format!("${}\r\n", snapshot.len()).as_bytes());
+        payload.extend_from_slice(snapshot);
+        handle.set_flag(flag::REPLICA, true);
+        // The replica limit bounds the stream queued after the snapshot (Redis sends the
+        // snapshot from a file, not from the output buffer).
+        handle.set_limit_exempt_bytes(payload.len());
+        handle.push_output(&payload);
+        let offset = state.offset;
+        Self::first_ping_later(&mut state, now_ms);
+        state.replicas.push(Replica {
+            handle: handle.clone(),
+            conf,
+            ack_offset: offset,
+            ack_ms: now_ms,
+            pre_psync: !psync,
+        });
+        state.counts.full += 1;
+        self.refresh(&state);
+    }
+
+    /// The first replica to connect gets its first PING a period later, not at once.
+    fn first_ping_later(state: &mut State, now_ms: i64) {
+        if state.replicas.iter().all(Replica::gone) {
+            state.last_ping_ms = now_ms;
+        }
+    }
+
+    /// REPLCONF ACK from a replica's connection; ends WAITs that now have their replicas.
+    pub fn ack(&self, engine: &Engine, client_id: u64, offset: u64, now_ms: i64) {
+        {
+            let mut state = self.state.lock();
+            let Some(replica) = state.replicas.iter_mut().find(|r| r.handle.id == client_id) else { return };
+            replica.ack_offset = replica.ack_offset.max(offset);
+            replica.ack_ms = now_ms;
+        }
+        self.serve_waits(engine);
+    }
+
+    /// Replicas that acknowledged `offset` or later.
+    pub fn acked(&self, offset: u64) -> usize {
+        self.state.lock().replicas.iter().filter(|r| !r.gone() && r.ack_offset >= offset).count()
+    }
+
+    /// A WAIT blocked for `replicas` acknowledgements of `offset`; asks replicas to ack.
+    pub fn add_wait(&self, waiter: WaiterRef, offset: u64, replicas: usize) {
+        self.waits.lock().push(PendingWait { waiter, offset, replicas });
+        self.request_acks();
+    }
+
+    /// Feeds `REPLCONF GETACK *`: every replica answers with its offset at once.
+    pub fn request_acks(&self) {
+        let mut state = self.state.lock();
+        if state.relaying || state.replicas.is_empty() {
+            return;
+        }
+        self.feed_own_command(&mut state, &[b"REPLCONF", b"GETACK", b"*"]);
+    }
+
+    fn serve_waits(&self, engine: &Engine) {
+        let mut waits = self.waits.lock();
+        waits.retain(|wait| {
+            if !wait.waiter.is_waiting() {
+                return false;
+            }
+            if self.acked(wait.offset) >= wait.replicas {
+                // The wait ends with its count reply, as at its deadline.
+                engine.end_wait(&wait.waiter, Unblock::Timeout);
+                return false;
+            }
+            true
+        });
+    }
+
+    /// Replicas whose last ACK is at most `max_lag_s` seconds old.
+    pub fn good_replicas(&self, max_lag_s: i64, now_ms: i64) -> usize {
+        let state = self.state.lock();
+        state.replicas.iter().filter(|r| !r.gone() && !r.pre_psync && (now_ms - r.ack_ms) / 1000 <= max_lag_s).count()
+    }
+
+    /// Once every ~100 ms: PINGs every `repl-ping-replica-period`, drops replicas silent
+    /// for `repl-timeout`, frees the backlog after `repl-backlog-ttl` alone, follows
+    /// `repl-backlog-size`, ends WAITs whose replicas answered.
+    pub fn cron(&self, engine: &Engine, log: &dyn Fn(&str)) {
+        let now = now_ms();
+        let (ping_period_s, timeout_s, ttl_s, size) = {
+            let config = engine.config.read();
+            (
+                config.get_int("repl-ping-replica-period").max(1),
+                config.get_int("repl-timeout").max(1),
+                config.get_int("repl-backlog-ttl"),
+                config.get_int("repl-backlog-size").max(1) as usize,
+            )
+        };
+        {
+            let mut state = self.state.lock();
+            state.replicas.retain(|r| !r.gone());
+            for replica in &state.replicas {
+                if !replica.pre_psync && now - replica.ack_ms > timeout_s * 1000 {
+                    log(&format!(
+                        "Disconnecting timedout replica (streaming sync): {}:{}",
+                        replica.ip(),
+                        replica.conf.listening_port
+                    ));
+                    replica.handle.kill();
+                }
+            }
+            if let Some(backlog) = &mut state.backlog {
+                if backlog.size() != size {
+                    backlog.resize(size);
+                }
+            }
+            if !state.replicas.is_empty() {
+                state.alone_since_ms = now;
+                if !state.relaying && now - state.last_ping_ms >= ping_period_s * 1000 {
+                    state.last_ping_ms = now;
+                    self.feed_own_command(&mut state, &[b"PING"]);
+                }
+            } else if !state.relaying
+                && ttl_s > 0
+                && state.backlog.is_some()
+                && now - state.alone_since_ms > ttl_s * 1000
+            {
+                // Redis's freeReplicationBacklog after the TTL: a new history begins.
+                state.backlog = None;
+                state.replid = random_id();
+                state.replid2 = NO_ID.to_string();
+                state.second_offset = -1;
+                log(&format!("Replication backlog freed after {ttl_s} seconds without connected replicas."));
+            }
+            self.refresh(&state);
+        }
+        self.serve_waits(engine);
+    }
+
+    /// Closes every replica's connection (they sync again, partially when they can).
+    pub fn disconnect_all(&self) {
+        let mut state = self.state.lock();
+        for replica in state.replicas.drain(..) {
+            replica.handle.kill();
+        }
+        self.refresh(&state);
+    }
+
+    /// We become a replica: our stream is the master's from now on.
+    pub fn start_relaying(&self) {
+        let mut state = self.state.lock();
+        state.relaying = true;
+        state.selected_db = None;
+    }
+
+    /// We become a master again (REPLICAOF NO ONE): the history so far stays valid under
+    /// the secondary ID up to here, a new ID continues it (Redis's shiftReplicationId).
+    pub fn promote(&self) {
+        let mut state = self.state.lock();
+        state.replid2 = std::mem::replace(&mut state.replid, random_id());
+        state.second_offset = state.offset as i64 + 1;
+        state.relaying = false;
+        state.selected_db = None;
+        self.refresh(&state);
+    }
+
+    /// A full sync from our master is loaded: its history (ID and offset) becomes ours,
+    /// with a fresh backlog.
+    pub fn adopt_master_history(&self, replid: &str, offset: u64, stream_db: usize, backlog_size: usize) {
+        let mut state = self.state.lock();
+        state.replid = replid.to_string();
+        state.replid2 = NO_ID.to_string();
+        state.second_offset = -1;
+        state.offset = offset;
+        state.stream_db = stream_db;
+        state.backlog = Some(Backlog::new(backlog_size, offset + 1));
+        self.refresh(&state);
+    }
+
+    /// The master continued our stream under a new ID (it was promoted): our old ID stays
+    /// valid up to here as the secondary one.
+    pub fn switch_master_id(&self, replid: &str) {
+        let mut state = self.state.lock();
+        if state.replid != replid {
+            state.replid2 = std::mem::replace(&mut state.replid, replid.to_string());
+            state.second_offset = state.offset as i64 + 1;
+        }
+        if state.backlog.is_none() {
+            let offset = state.offset;
+            state.backlog = Some(Backlog::new(1 << 20, offset + 1));
+        }
+        self.refresh(&state);
+    }
+
+    /// A failed full sync left no valid history: the next sync must be full.
+    pub fn forget_history(&self) {
+        let mut state = self.state.lock();
+        state.replid = random_id();
+        state.replid2 = NO_ID.to_string();
+        state.second_offset = -1;
+        state.backlog = None;
+        self.refresh(&state);
+    }
+
+    /// ROLE's master reply: (offset, [(ip, port, acked offset)]).
+    pub fn role(&self) -> (u64, Vec<(String, u16, u64)>) {
+        let state = self.state.lock();
+        let replicas = state
+            .replicas
+            .iter()
+            .filter(|r| !r.gone())
+            .map(|r| (r.ip(), r.conf.listening_port, r.ack_offset))
+            .collect();
+        (state.offset, replicas)
+    }
+
+    /// The common part of INFO's replication section, from `connected_slaves` on.
+    pub fn info(&self, good_replicas: Option<usize>, backlog_size: usize) -> String {
+        use std::fmt::Write;
+        let now = now_ms();
+        let state = self.state.lock();
+        let live: Vec<&Replica> = state.replicas.iter().filter(|r| !r.gone()).collect();
+        let mut s = format!("connected_slaves:{}\r\n", live.len());
+        if let Some(good) = good_replicas {
+            let _ = write!(s, "min_slaves_good_slaves:{good}\r\n");
+        }
+        for (i, replica) in live.iter().enumerate() {
+            let _ = write!(
+                s,
+                "slave{i}:ip={},port={},state=online,offset={},lag={}\r\n",
+                replica.ip(),
+                replica.conf.listening_port,
+                replica.ack_offset,
+                (now - replica.ack_ms).max(0) / 1000
+            );
+        }
+        let _ = write!(
+            s,
+            "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\n\
+             second_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\n\
+             repl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+            state.replid,
+            state.replid2,
+            state.offset,
+            state.second_offset,
+            u8::from(state.backlog.is_some()),
+            state.backlog.as_ref().map_or(backlog_size, |b| b.size()),
+            state.backlog.as_ref().map_or(0, |b| b.first_offset()),
+            state.backlog.as_ref().map_or(0, |b| b.held()),
+        );
+        s
+    }
+}
