@@ -53,6 +53,8 @@ pub enum Unblock {
     Timeout,
     /// CLIENT UNBLOCK ... ERROR.
     Error,
+    /// The server became a replica (Redis's disconnectAllBlockedClients).
+    RoleChange,
     /// The client disconnected: no reply.
     Disconnect,
 }
@@ -135,6 +137,12 @@ impl Waiter {
         match how {
             Unblock::Error => {
                 ReplySink::error(&mut enc, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+            }
+            Unblock::RoleChange => {
+                ReplySink::error(
+                    &mut enc,
+                    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+                );
             }
             _ => match &self.count_reply {
                 Some(count) => ReplySink::integer(&mut enc, count()),

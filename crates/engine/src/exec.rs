@@ -1565,6 +1565,17 @@ impl Engine {
         true
     }
 
+    /// The server becomes a replica: every blocked client gets an UNBLOCKED error (its
+    /// wait would otherwise be served by writes the master never made).
+    pub fn unblock_all_for_role_change(&self) {
+        for handle in self.clients.all() {
+            let waiter = handle.blocked_on.lock().clone();
+            if let Some(waiter) = waiter {
+                self.end_wait(&waiter, Unblock::RoleChange);
+            }
+        }
+    }
+
     /// For the client's connection: the reply of a finished wait, clearing the blocked
     /// state. None while still waiting.
     pub fn blocked_reply(&self, client: &mut Client) -> Option<Vec<u8>> {

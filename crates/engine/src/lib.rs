@@ -355,6 +355,12 @@ impl Engine {
         self.exec_gate.read()
     }
 
+    /// The shared gate if no command holds it exclusively now (work that must stand still
+    /// while such a command runs, as Redis's whole event loop does: DEBUG SLEEP, a script).
+    pub fn try_shared_gate(&self) -> Option<parking_lot::RwLockReadGuard<'_, ()>> {
+        self.exec_gate.try_read()
+    }
+
     /// Re-reads the configuration values cached in `hot`; call after changing `config`.
     pub fn config_changed(&self) {
         self.config_changed_in(false)

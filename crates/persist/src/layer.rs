@@ -231,6 +231,7 @@ impl Layer {
             old.stop();
         }
         if let Some(engine) = &engine {
+            engine.unblock_all_for_role_change();
             engine.hot.replica_keeps_expired.store(true, Ordering::SeqCst);
             let _ = engine.config.write().set("replicaof", &[host.clone(), port.to_string()]);
         }

@@ -87,3 +87,300 @@ fn a_replica_with_its_link_down_refuses_stale_reads_when_asked() {
     assert_eq!(text(r.call(&["GET", "k"])), "$-1\r\n");
     r.call(&["REPLICAOF", "NO", "ONE"]);
 }
+
+// ---- PSYNC2: full and partial syncs across quince and redis-server, WAIT, restarts ----
+
+/// `field:value` of INFO's replication section.
+fn info_field(client: &mut RawClient, section: &str, field: &str) -> Option<String> {
+    let info = text(client.call(&["INFO", section]));
+    info.lines().find_map(|l| l.strip_prefix(&format!("{field}:")).map(|v| v.trim().to_string()))
+}
+
+fn info_int(client: &mut RawClient, section: &str, field: &str) -> i64 {
+    info_field(client, section, field).and_then(|v| v.parse().ok()).unwrap_or(-1)
+}
+
+/// `count` writes of every type, pipelined in batches: strings with TTLs, counters,
+/// lists, hashes, sets, sorted sets, streams, HyperLogLogs, bitmaps, geo, a second
+/// database, transactions and scripts, deletions.
+fn write_every_type(port: u16, count: usize, seed: usize) {
+    let mut c = RawClient::connect(port);
+    let mut sent = 0;
+    while sent < count {
+        let batch = (count - sent).min(500);
+        for i in sent..sent + batch {
+            let n = seed * 1_000_003 + i;
+            let key = |kind: &str| format!("{kind}:{}", n % 997);
+            let v = n.to_string();
+            let command: Vec<String> = match i % 16 {
+                0 => vec!["SET".into(), key("s"), v, "EX".into(), "1000".into()],
+                1 => vec!["INCRBY".into(), key("n"), (n % 7).to_string()],
+                2 => vec!["RPUSH".into(), key("l"), v.clone(), v],
+                3 => vec!["LPOP".into(), key("l")],
+                4 => vec!["HSET".into(), key("h"), format!("f{}", n % 13), v],
+                5 => vec!["SADD".into(), key("set"), format!("m{}", n % 31)],
+                6 => vec!["SREM".into(), key("set"), format!("m{}", n % 29)],
+                7 => vec!["ZADD".into(), key("z"), (n % 101).to_string(), format!("m{}", n % 17)],
+                8 => vec!["XADD".into(), key("x"), "MAXLEN".into(), "50".into(), "*".into(), "f".into(), v],
+                9 => vec!["PFADD".into(), key("hll"), v],
+                10 => vec!["SETBIT".into(), key("bits"), (n % 4096).to_string(), "1".into()],
+                11 => vec!["GEOADD".into(), key("geo"), "13.36".into(), "38.11".into(), v],
+                12 => vec![
+                    "EVAL".into(),
+                    "redis.call('incr', KEYS[1]) return redis.call('append', KEYS[2], ARGV[1])".into(),
+                    "2".into(),
+                    key("n"),
+                    key("s2"),
+                    "x".into(),
+                ],
+                13 => vec!["DEL".into(), key("s")],
+                14 => vec!["PEXPIRE".into(), key("h"), "500000".into()],
+                _ => vec!["APPEND".into(), key("s3"), v],
+            };
+            c.send(&command);
+        }
+        for _ in 0..batch {
+            c.read_reply();
+        }
+        // A transaction and another database now and then.
+        c.call(&["MULTI"]);
+        c.call(&["INCR", "tx"]);
+        c.call(&["LPUSH", "txl", &sent.to_string()]);
+        c.call(&["EXEC"]);
+        c.call(&["SELECT", "3"]);
+        c.call(&["SET", &format!("db3:{}", sent % 100), &sent.to_string()]);
+        c.call(&["SELECT", "0"]);
+        sent += batch;
+    }
+}
+
+/// Waits until the replica has applied everything the master streamed, then compares
+/// DEBUG DIGEST (every database, every type, TTLs included).
+fn assert_in_sync(master: &mut RawClient, replica: &mut RawClient) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let m = info_int(master, "replication", "master_repl_offset");
+        let r = info_int(replica, "replication", "master_repl_offset");
+        let up = info_field(replica, "replication", "master_link_status").as_deref() == Some("up");
+        if up && m == r && m > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "replica never caught up: master {m}, replica {r}, link up {up}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (dm, dr) = (text(master.call(&["DEBUG", "DIGEST"])), text(replica.call(&["DEBUG", "DIGEST"])));
+    assert!(dm.len() == 43 && dm.starts_with('+'), "DEBUG DIGEST answered {dm}");
+    assert_eq!(dm, dr, "the datasets differ");
+    assert_ne!(dm, "+0000000000000000000000000000000000000000\r\n", "an empty dataset proves nothing");
+}
+
+/// Full sync while 100,000 writes of every type go on, then partial resyncs after the link
+/// is cut from either side; the master's counters say which kind each sync was.
+fn sync_full_then_partial(master: &ServerProcess, replica: &ServerProcess) {
+    let (mut m, mut r) = (master.client(), replica.client());
+    write_every_type(master.port, 5_000, 1);
+    let port = master.port;
+    let writer = std::thread::spawn(move || write_every_type(port, 100_000, 2));
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(text(r.call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()])), "+OK\r\n");
+    writer.join().expect("the writer");
+    assert_in_sync(&mut m, &mut r);
+    assert_eq!(info_int(&mut m, "stats", "sync_full"), 1);
+    let partial_before = info_int(&mut m, "stats", "sync_partial_ok");
+
+    // The master drops the replica; the replica drops the master: both continue.
+    assert_eq!(text(m.call(&["CLIENT", "KILL", "TYPE", "replica"])), ":1\r\n");
+    write_every_type(master.port, 3_000, 3);
+    assert_in_sync(&mut m, &mut r);
+    assert_eq!(text(r.call(&["CLIENT", "KILL", "TYPE", "master"])), ":1\r\n");
+    write_every_type(master.port, 3_000, 4);
+    assert_in_sync(&mut m, &mut r);
+    assert_eq!(info_int(&mut m, "stats", "sync_full"), 1, "a cut link must not cost a full sync");
+    assert_eq!(info_int(&mut m, "stats", "sync_partial_ok"), partial_before + 2);
+
+    // ROLE on both sides.
+    let role = text(r.call(&["ROLE"]));
+    assert!(
+        role.starts_with(&format!("*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:{}\r\n$9\r\nconnected\r\n:", master.port)),
+        "{role}"
+    );
+    let role = text(m.call(&["ROLE"]));
+    assert!(role.starts_with("*3\r\n$6\r\nmaster\r\n:"), "{role}");
+    assert!(
+        role.contains(&format!("$9\r\n127.0.0.1\r\n${}\r\n{}\r\n", replica.port.to_string().len(), replica.port)),
+        "{role}"
+    );
+}
+
+const NO_DELAY: [&str; 4] = ["--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"];
+const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
+
+#[test]
+fn redis_replica_of_a_quince_master_syncs_fully_then_partially() {
+    let Some(replica) = start_redis(&["--enable-debug-command", "yes"]) else { return };
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    sync_full_then_partial(&master, &replica);
+}
+
+#[test]
+fn quince_replica_of_a_redis_master_syncs_fully_then_partially() {
+    let Some(master) = start_redis(&["--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"]) else {
+        return;
+    };
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG);
+    sync_full_then_partial(&master, &replica);
+}
+
+#[test]
+fn quince_replica_of_a_quince_master_syncs_fully_then_partially() {
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG);
+    sync_full_then_partial(&master, &replica);
+}
+
+fn kill_signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill").args([signal, &pid.to_string()]).status().expect("kill runs");
+    assert!(status.success());
+}
+
+#[test]
+fn wait_counts_the_replicas_that_acknowledged() {
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let replicas = [
+        start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG),
+        start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG),
+    ];
+    let mut m = master.client();
+    // No write yet on this connection: nothing to wait for.
+    assert_eq!(text(m.call(&["WAIT", "2", "100"])), ":0\r\n");
+    for replica in &replicas {
+        replica.client().call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    }
+    eventually("two replicas online", || info_int(&mut m, "replication", "connected_slaves") == 2);
+    m.call(&["SET", "k", "v"]);
+    assert_eq!(text(m.call(&["WAIT", "2", "1000"])), ":2\r\n");
+    assert_eq!(text(m.call(&["WAIT", "0", "0"])), ":2\r\n");
+    // One replica stopped: WAIT for both times out with the one that answered.
+    kill_signal(replicas[1].pid(), "-STOP");
+    m.call(&["INCR", "n"]);
+    let started = Instant::now();
+    let waited = text(m.call(&["WAIT", "2", "500"]));
+    assert_eq!(waited, ":1\r\n", "after {:?}: {}", started.elapsed(), text(m.call(&["INFO", "replication"])));
+    assert!(started.elapsed() >= Duration::from_millis(450), "WAIT returned before its timeout");
+    assert_eq!(text(m.call(&["WAIT", "1", "0"])), ":1\r\n");
+    kill_signal(replicas[1].pid(), "-CONT");
+    assert_eq!(text(m.call(&["WAIT", "2", "5000"])), ":2\r\n");
+    // Inside MULTI it never blocks; on a replica it is refused; bad arguments as Redis.
+    m.call(&["MULTI"]);
+    m.call(&["SET", "k", "w"]);
+    m.call(&["WAIT", "5", "0"]);
+    let exec = text(m.call(&["EXEC"]));
+    assert!(exec.starts_with("*2\r\n+OK\r\n:"), "{exec}");
+    let mut r = replicas[0].client();
+    assert!(text(r.call(&["WAIT", "1", "0"])).starts_with("-ERR WAIT cannot be used with replica instances."));
+    // min-replicas-to-write counts replicas that acknowledged within the lag.
+    m.call(&["CONFIG", "SET", "min-replicas-to-write", "2"]);
+    assert_eq!(text(m.call(&["SET", "k", "x"])), "+OK\r\n");
+    assert_eq!(info_int(&mut m, "replication", "min_slaves_good_slaves"), 2);
+    m.call(&["CONFIG", "SET", "min-replicas-to-write", "3"]);
+    assert_eq!(text(m.call(&["SET", "k", "x"])), "-NOREPLICAS Not enough good replicas to write.\r\n");
+}
+
+#[test]
+fn a_replica_restarted_from_its_snapshot_continues_partially() {
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let dir = std::env::temp_dir().join(format!("quince-replica-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let master_port = master.port.to_string();
+    let args =
+        ["--replicaof", "127.0.0.1", &master_port, "--dir", dir.to_str().unwrap(), "--enable-debug-command", "yes"];
+    let mut m = master.client();
+    write_every_type(master.port, 2_000, 5);
+    {
+        let mut replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &args);
+        let mut r = replica.client();
+        // The directive shows in CONFIG GET; the link syncs on its own.
+        assert_eq!(
+            text(r.call(&["CONFIG", "GET", "replicaof"])),
+            format!("*2\r\n$9\r\nreplicaof\r\n${}\r\n127.0.0.1 {}\r\n", master_port.len() + 10, master_port)
+        );
+        assert_in_sync(&mut m, &mut r);
+        // SHUTDOWN SAVE writes the history (repl-id, repl-offset) into the snapshot.
+        r.send(&["SHUTDOWN", "SAVE"]);
+        assert!(replica.wait_exit(Duration::from_secs(10)));
+    }
+    write_every_type(master.port, 1_000, 6);
+    let full = info_int(&mut m, "stats", "sync_full");
+    let partial = info_int(&mut m, "stats", "sync_partial_ok");
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &args);
+    let mut r = replica.client();
+    assert_in_sync(&mut m, &mut r);
+    assert_eq!(info_int(&mut m, "stats", "sync_full"), full, "the restart cost a full sync");
+    assert_eq!(info_int(&mut m, "stats", "sync_partial_ok"), partial + 1);
+    drop(replica);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_promoted_replica_lets_the_others_and_the_old_master_continue() {
+    let a = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let b = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let c = start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG);
+    let (mut ca, mut cb, mut cc) = (a.client(), b.client(), c.client());
+    for client in [&mut cb, &mut cc] {
+        client.call(&["REPLICAOF", "127.0.0.1", &a.port.to_string()]);
+    }
+    write_every_type(a.port, 3_000, 7);
+    assert_in_sync(&mut ca, &mut cb);
+    assert_in_sync(&mut ca, &mut cc);
+    // B is promoted; C and then A follow it without a full sync (B's secondary ID).
+    assert_eq!(text(cb.call(&["REPLICAOF", "NO", "ONE"])), "+OK\r\n");
+    let old_id = info_field(&mut ca, "replication", "master_replid").unwrap();
+    assert_eq!(info_field(&mut cb, "replication", "master_replid2").as_deref(), Some(old_id.as_str()));
+    cc.call(&["REPLICAOF", "127.0.0.1", &b.port.to_string()]);
+    ca.call(&["REPLICAOF", "127.0.0.1", &b.port.to_string()]);
+    write_every_type(b.port, 2_000, 8);
+    assert_in_sync(&mut cb, &mut cc);
+    assert_in_sync(&mut cb, &mut ca);
+    assert_eq!(info_int(&mut cb, "stats", "sync_full"), 0);
+    assert_eq!(info_int(&mut cb, "stats", "sync_partial_ok"), 2);
+    // A chained replica: C follows A, which follows B.
+    cc.call(&["REPLICAOF", "127.0.0.1", &a.port.to_string()]);
+    write_every_type(b.port, 1_000, 9);
+    assert_in_sync(&mut cb, &mut ca);
+    assert_in_sync(&mut ca, &mut cc);
+}
+
+#[test]
+fn replication_commands_answer_as_redis() {
+    let Some(mut d) = quince_test_util::Differential::start(env!("CARGO_BIN_EXE_quince-server")) else { return };
+    use quince_test_util::Step;
+    let mut steps = Vec::new();
+    for name in ["psync", "replconf", "wait", "role", "sync", "replicaof", "slaveof"] {
+        steps.push(Step::cmd(&["COMMAND", "INFO", name]));
+        steps.push(Step::cmd(&["COMMAND", "DOCS", name]));
+    }
+    steps.extend([
+        Step::cmd(&["ROLE"]),
+        Step::cmd(&["WAIT", "0", "0"]),
+        Step::cmd(&["WAIT", "1", "50"]),
+        Step::cmd(&["WAIT", "x", "0"]),
+        Step::cmd(&["WAIT", "1", "x"]),
+        Step::cmd(&["WAIT", "1", "-1"]),
+        Step::cmd(&["WAIT", "1"]),
+        Step::cmd(&["REPLCONF"]),
+        Step::cmd(&["REPLCONF", "listening-port"]),
+        Step::cmd(&["REPLCONF", "listening-port", "x"]),
+        Step::cmd(&["REPLCONF", "listening-port", "7000", "capa", "eof", "capa", "psync2"]),
+        Step::cmd(&["REPLCONF", "nosuch", "1"]),
+        // ACK from a connection that is not a replica, and GETACK, get no reply at all.
+        Step::Raw(b"REPLCONF ack 10\r\nREPLCONF getack *\r\nPING\r\n".to_vec()),
+        Step::cmd(&["REPLCONF", "ip-address", &"1".repeat(255)]),
+        Step::cmd(&["REPLCONF", "ip-address", &"1".repeat(256)]),
+        Step::cmd(&["PSYNC", "x"]),
+        Step::cmd(&["PSYNC", "?", "x"]),
+        Step::cmd(&["SET", "after", "all"]),
+    ]);
+    d.run("replication commands", &steps);
+}

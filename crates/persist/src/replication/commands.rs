@@ -56,18 +56,24 @@ fn sync_refusal(ctx: &Ctx<'_>, layer: &Layer) -> Option<CmdError> {
     None
 }
 
-/// The dataset as an RDB image, built under the gate (the caller holds it exclusively).
-fn snapshot(ctx: &Ctx<'_>, layer: &Layer) -> Result<Vec<u8>, CmdError> {
-    let mut snapshot = Vec::new();
-    // In this process, not a child: a testing delay per key would stall every client.
-    let options = crate::rdb::SaveOptions {
-        key_save_delay_us: 0,
-        repl: Some(layer.replication.prepare_full_sync(backlog_size(ctx))),
-        ..crate::rdb::SaveOptions::from_config(ctx.engine, false)
+/// A full sync for this connection: now, or after `repl-diskless-sync-delay` when
+/// diskless (the replica reads an EOF-marked snapshot, so more replicas may share it).
+fn full_sync(ctx: &Ctx<'_>, layer: &Layer, psync: bool) -> CmdResult {
+    let (diskless, delay) = {
+        let config = ctx.engine.config.read();
+        (config.get_bool("repl-diskless-sync"), config.get_int("repl-diskless-sync-delay"))
     };
-    crate::rdb::write_snapshot(ctx.engine, &mut snapshot, &options)
+    let capa_eof = psync && layer.replication.pending_capa_eof(ctx.client.id);
+    if diskless && capa_eof && delay > 0 {
+        layer.log_notice("Delay next BGSAVE for diskless SYNC");
+        layer.replication.queue_full_sync(&ctx.client.handle, psync, ctx.now_ms);
+        return Ok(());
+    }
+    let repl = layer.replication.prepare_full_sync(backlog_size(ctx));
+    let snapshot = crate::replication::build_snapshot(ctx.engine, repl)
         .map_err(|e| CmdError::msg(format!("ERR can't build the snapshot: {e}")))?;
-    Ok(snapshot)
+    layer.replication.attach_full(&ctx.client.handle, &snapshot, psync, diskless, backlog_size(ctx), ctx.now_ms);
+    Ok(())
 }
 
 fn backlog_size(ctx: &Ctx<'_>) -> usize {
@@ -84,10 +90,8 @@ fn sync(ctx: &mut Ctx<'_>, _args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResu
     if let Some(refusal) = sync_refusal(ctx, layer) {
         return Err(refusal);
     }
-    let snapshot = snapshot(ctx, layer)?;
     layer.log_notice(&format!("Replica {} asks for synchronization", ctx.client.handle.conn.addr));
-    layer.replication.attach_full(&ctx.client.handle, &snapshot, false, backlog_size(ctx), ctx.now_ms);
-    Ok(())
+    full_sync(ctx, layer, false)
 }
 
 /// PSYNC replid offset — O(1) when the backlog continues the replica's history
@@ -114,10 +118,8 @@ fn psync(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResu
         }
         Err(why) => layer.log_notice(&why),
     }
-    let snapshot = snapshot(ctx, layer)?;
     layer.log_notice(&format!("Starting BGSAVE for SYNC with target: replicas sockets ({addr})"));
-    layer.replication.attach_full(&ctx.client.handle, &snapshot, true, backlog_size(ctx), ctx.now_ms);
-    Ok(())
+    full_sync(ctx, layer, true)
 }
 
 /// REPLCONF option value ... — O(1): what a replica tells its master before PSYNC
@@ -135,7 +137,7 @@ fn replconf(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
             let port = quince_resp::parse_i64_strict(value).ok_or(CmdError::NotInteger)?;
             layer.replication.note_conf(id, |c| c.listening_port = port as u16);
         } else if option.eq_ignore_ascii_case(b"ip-address") {
-            if value.len() >= 46 {
+            if value.len() >= 256 {
                 return Err(CmdError::msg(format!(
                     "ERR REPLCONF ip-address provided by replica instance is too long: {} bytes",
                     value.len()

@@ -203,13 +203,16 @@ impl Session<'_> {
         self.stop.load(Ordering::SeqCst)
     }
 
-    /// One line (without CRLF); newlines alone are the master's keepalives when `skip_empty`.
-    fn read_line(&self, reader: &mut Reader, skip_empty: bool, deadline: Instant) -> Result<String, String> {
+    /// One line (without CRLF); newlines alone are the master's keepalives when
+    /// `skip_empty`. Fails once the master sent nothing for `timeout`.
+    fn read_line(&self, reader: &mut Reader, skip_empty: bool, timeout: Duration) -> Result<String, String> {
+        let mut last_io = Instant::now();
         loop {
             if let Some(end) = reader.pending().iter().position(|&b| b == b'\n') {
                 let line = String::from_utf8_lossy(&reader.pending()[..end]).trim_end_matches('\r').to_string();
                 reader.consume(end + 1);
                 if line.is_empty() && skip_empty {
+                    last_io = Instant::now();
                     continue;
                 }
                 return Ok(line);
@@ -220,18 +223,20 @@ impl Session<'_> {
             if self.stopped() {
                 return Err("stopped".into());
             }
-            if Instant::now() > deadline {
-                return Err("timeout waiting for the master's reply".into());
+            if last_io.elapsed() > timeout {
+                return Err("Timeout connecting to the MASTER...".into());
             }
-            reader.fill(self.status)?;
+            if reader.fill(self.status)? {
+                last_io = Instant::now();
+            }
         }
     }
 
-    fn command(&self, reader: &mut Reader, args: &[&[u8]], deadline: Instant) -> Result<String, String> {
+    fn command(&self, reader: &mut Reader, args: &[&[u8]], timeout: Duration) -> Result<String, String> {
         let mut out = Vec::new();
         quince_resp::encode_command(&mut out, args);
         (&reader.stream).write_all(&out).map_err(|e| format!("writing to the master: {e}"))?;
-        self.read_line(reader, true, deadline)
+        self.read_line(reader, true, timeout)
     }
 
     fn run(&self, address: &str) -> Result<(), String> {
@@ -268,7 +273,7 @@ impl Session<'_> {
         let mut reader = Reader { stream, buf: Vec::new(), start: 0 };
         self.status.set(LinkState::Handshake);
         (self.log)(LogLevel::Notice, "MASTER <-> REPLICA sync started");
-        let deadline = || Instant::now() + Duration::from_secs(timeout_s);
+        let deadline = || Duration::from_secs(timeout_s);
 
         let pong = self.command(&mut reader, &[b"PING"], deadline())?;
         // A master asking for a password still proves it is there (Redis accepts these).
@@ -365,7 +370,8 @@ impl Session<'_> {
         backlog_size: usize,
     ) -> Result<(), String> {
         self.status.set(LinkState::Sync);
-        let header = self.read_line(reader, true, Instant::now() + Duration::from_secs(3600))?;
+        let timeout = Duration::from_secs(self.engine.config.read().get_int("repl-timeout").max(1) as u64);
+        let header = self.read_line(reader, true, timeout)?;
         let Some(size) = header.strip_prefix('$') else {
             return Err(format!("Bad protocol from MASTER, the first byte is not '$' (we received '{header}')"));
         };

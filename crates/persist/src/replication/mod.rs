@@ -47,6 +47,19 @@ struct Replica {
     ack_ms: i64,
     /// It came by SYNC: it never acknowledges, so it is never timed out for that.
     pre_psync: bool,
+    /// It has the stream flowing. A replica sent an EOF-marked snapshot gets the stream
+    /// after its first ACK (it finds the mark at the end of what it reads, as Redis's
+    /// replica does); until then the stream waits in `held`.
+    online: bool,
+    held: Vec<u8>,
+}
+
+/// A replica waiting for a full sync to start (`repl-diskless-sync-delay`).
+struct WaitingReplica {
+    handle: Arc<ClientHandle>,
+    conf: ReplicaConf,
+    psync: bool,
+    since_ms: i64,
 }
 
 impl Replica {
@@ -85,6 +98,9 @@ struct State {
     /// The database the stream is in at `offset` (a link continuing it starts there).
     stream_db: usize,
     replicas: Vec<Replica>,
+    waiting: Vec<WaitingReplica>,
+    /// Unix ms of the last newline sent to waiting replicas (their keepalive).
+    last_newline_ms: i64,
     /// REPLCONF settings of connections that have not sent PSYNC yet, by client id.
     pending: Vec<(u64, ReplicaConf)>,
     /// Unix ms since when no replica is connected (for `repl-backlog-ttl`).
@@ -119,6 +135,20 @@ pub struct Replication {
 
 const NO_ID: &str = "0000000000000000000000000000000000000000";
 
+/// The dataset as an RDB image recording the history `repl` (ID, offset, database), built
+/// in this process: the caller holds the gate exclusively. (Not in a child: a testing
+/// delay per key would stall every client.)
+pub fn build_snapshot(engine: &Engine, repl: (String, u64, usize)) -> Result<Vec<u8>, String> {
+    let mut snapshot = Vec::new();
+    let options = crate::rdb::SaveOptions {
+        key_save_delay_us: 0,
+        repl: Some(repl),
+        ..crate::rdb::SaveOptions::from_config(engine, false)
+    };
+    crate::rdb::write_snapshot(engine, &mut snapshot, &options).map_err(|e| e.to_string())?;
+    Ok(snapshot)
+}
+
 /// 40 random hex characters from the kernel's generator (a replication ID, a run ID).
 pub fn random_id() -> String {
     use std::io::Read;
@@ -145,6 +175,8 @@ impl Default for Replication {
                 selected_db: None,
                 stream_db: 0,
                 replicas: Vec::new(),
+                waiting: Vec::new(),
+                last_newline_ms: 0,
                 pending: Vec::new(),
                 alone_since_ms: now_ms(),
                 last_ping_ms: 0,
@@ -258,8 +290,12 @@ impl Replication {
             backlog.feed(bytes);
         }
         state.replicas.retain(|r| !r.gone());
-        for replica in &state.replicas {
-            replica.handle.push_output(bytes);
+        for replica in &mut state.replicas {
+            if replica.online {
+                replica.handle.push_output(bytes);
+            } else {
+                replica.held.extend_from_slice(bytes);
+            }
         }
     }
 
@@ -278,6 +314,11 @@ impl Replication {
             }
         };
         update(&mut state.pending[index].1);
+    }
+
+    /// Whether a connection about to sync said `REPLCONF capa eof`.
+    pub fn pending_capa_eof(&self, client_id: u64) -> bool {
+        self.state.lock().pending.iter().any(|(id, c)| *id == client_id && c.capa_eof)
     }
 
     fn take_conf(state: &mut State, client_id: u64) -> ReplicaConf {
@@ -340,7 +381,15 @@ impl Replication {
         handle.push_output(line.as_bytes());
         handle.push_output(&missing);
         Self::first_ping_later(&mut state, now_ms);
-        state.replicas.push(Replica { handle: handle.clone(), conf, ack_offset: 0, ack_ms: now_ms, pre_psync: false });
+        state.replicas.push(Replica {
+            handle: handle.clone(),
+            conf,
+            ack_offset: 0,
+            ack_ms: now_ms,
+            pre_psync: false,
+            online: true,
+            held: Vec::new(),
+        });
         state.counts.partial_ok += 1;
         self.refresh(&state);
         Ok(())
@@ -356,41 +405,110 @@ impl Replication {
     }
 
     /// A full sync for `handle`: `+FULLRESYNC id offset` (PSYNC; not for SYNC), the snapshot
-    /// as a bulk, then the stream from that offset. The caller holds the gate exclusively,
-    /// so the snapshot is the dataset at exactly that offset.
+    /// as a bulk (`$EOF:<mark>` ... `<mark>` when `eof`, the diskless format), then the
+    /// stream from that offset. The caller holds the gate exclusively, so the snapshot is
+    /// the dataset at exactly that offset.
     pub fn attach_full(
         &self,
         handle: &Arc<ClientHandle>,
         snapshot: &[u8],
         psync: bool,
+        eof: bool,
         backlog_size: usize,
         now_ms: i64,
     ) {
         let mut state = self.state.lock();
-        Self::ensure_backlog(&mut state, backlog_size);
+        let conf = Self::take_conf(&mut state, handle.id);
+        self.attach_locked(&mut state, handle.clone(), conf, snapshot, psync, eof, backlog_size, now_ms);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn attach_locked(
+        &self,
+        state: &mut State,
+        handle: Arc<ClientHandle>,
+        conf: ReplicaConf,
+        snapshot: &[u8],
+        psync: bool,
+        eof: bool,
+        backlog_size: usize,
+        now_ms: i64,
+    ) {
+        Self::ensure_backlog(state, backlog_size);
         // The stream after the snapshot must say which database it writes to.
         state.selected_db = None;
-        let conf = Self::take_conf(&mut state, handle.id);
         let mut payload =
             if psync { format!("+FULLRESYNC {} {}\r\n", state.replid, state.offset).into_bytes() } else { Vec::new() };
-        payload.extend_from_slice(format!("${}\r\n", snapshot.len()).as_bytes());
-        payload.extend_from_slice(snapshot);
+        let eof = eof && conf.capa_eof;
+        if eof {
+            let mark = random_id();
+            payload.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
+            payload.extend_from_slice(snapshot);
+            payload.extend_from_slice(mark.as_bytes());
+        } else {
+            payload.extend_from_slice(format!("${}\r\n", snapshot.len()).as_bytes());
+            payload.extend_from_slice(snapshot);
+        }
         handle.set_flag(flag::REPLICA, true);
         // The replica limit bounds the stream queued after the snapshot (Redis sends the
         // snapshot from a file, not from the output buffer).
         handle.set_limit_exempt_bytes(payload.len());
         handle.push_output(&payload);
         let offset = state.offset;
-        Self::first_ping_later(&mut state, now_ms);
+        Self::first_ping_later(state, now_ms);
         state.replicas.push(Replica {
-            handle: handle.clone(),
+            handle,
             conf,
             ack_offset: offset,
             ack_ms: now_ms,
             pre_psync: !psync,
+            online: !eof,
+            held: Vec::new(),
         });
         state.counts.full += 1;
-        self.refresh(&state);
+        self.refresh(state);
+    }
+
+    /// A full sync that waits `repl-diskless-sync-delay` for more replicas to share one
+    /// snapshot; `start_waiting_syncs` starts it.
+    pub fn queue_full_sync(&self, handle: &Arc<ClientHandle>, psync: bool, now_ms: i64) {
+        let mut state = self.state.lock();
+        let conf = Self::take_conf(&mut state, handle.id);
+        handle.set_flag(flag::REPLICA, true);
+        state.waiting.push(WaitingReplica { handle: handle.clone(), conf, psync, since_ms: now_ms });
+    }
+
+    /// Whether waiting full syncs are due: the oldest waited `delay_s`, or
+    /// `max_replicas` (> 0) are waiting. Sends waiting replicas their newline keepalive.
+    pub fn waiting_syncs_due(&self, delay_s: i64, max_replicas: i64, now_ms: i64) -> bool {
+        let mut state = self.state.lock();
+        state.waiting.retain(|w| Arc::strong_count(&w.handle) > 1 && !w.handle.is_killed());
+        let Some(oldest) = state.waiting.iter().map(|w| w.since_ms).min() else { return false };
+        if now_ms - state.last_newline_ms >= 1000 {
+            state.last_newline_ms = now_ms;
+            for waiting in &state.waiting {
+                waiting.handle.push_output(b"\n");
+            }
+        }
+        now_ms - oldest >= delay_s * 1000 || (max_replicas > 0 && state.waiting.len() as i64 >= max_replicas)
+    }
+
+    /// Starts every waiting full sync from one snapshot (the caller holds the gate
+    /// exclusively and built it with `prepare_full_sync`).
+    pub fn start_waiting_syncs(&self, snapshot: &[u8], backlog_size: usize, now_ms: i64) {
+        let mut state = self.state.lock();
+        for waiting in std::mem::take(&mut state.waiting) {
+            self.attach_locked(
+                &mut state,
+                waiting.handle,
+                waiting.conf,
+                snapshot,
+                waiting.psync,
+                true,
+                backlog_size,
+                now_ms,
+            );
+        }
     }
 
     /// The first replica to connect gets its first PING a period later, not at once.
@@ -407,6 +525,11 @@ impl Replication {
             let Some(replica) = state.replicas.iter_mut().find(|r| r.handle.id == client_id) else { return };
             replica.ack_offset = replica.ack_offset.max(offset);
             replica.ack_ms = now_ms;
+            if !replica.online {
+                replica.online = true;
+                let held = std::mem::take(&mut replica.held);
+                replica.handle.push_output(&held);
+            }
         }
         self.serve_waits(engine);
     }
@@ -455,17 +578,36 @@ impl Replication {
     /// Once every ~100 ms: PINGs every `repl-ping-replica-period`, drops replicas silent
     /// for `repl-timeout`, frees the backlog after `repl-backlog-ttl` alone, follows
     /// `repl-backlog-size`, ends WAITs whose replicas answered.
+    /// Starts the full syncs that waited `repl-diskless-sync-delay`.
     pub fn cron(&self, engine: &Engine, log: &dyn Fn(&str)) {
         let now = now_ms();
-        let (ping_period_s, timeout_s, ttl_s, size) = {
+        let (ping_period_s, timeout_s, ttl_s, size, delay_s, max_waiting) = {
             let config = engine.config.read();
             (
                 config.get_int("repl-ping-replica-period").max(1),
                 config.get_int("repl-timeout").max(1),
                 config.get_int("repl-backlog-ttl"),
                 config.get_int("repl-backlog-size").max(1) as usize,
+                config.get_int("repl-diskless-sync-delay"),
+                config.get_int("repl-diskless-sync-max-replicas"),
             )
         };
+        // While a command runs alone (DEBUG SLEEP, a long script) the master is as still
+        // as Redis's blocked event loop: no PING, no keepalive.
+        let Some(gate) = engine.try_shared_gate() else { return };
+        if self.waiting_syncs_due(delay_s, max_waiting, now) {
+            drop(gate);
+            let _gate = engine.exclusive();
+            let repl = self.prepare_full_sync(size);
+            match build_snapshot(engine, repl) {
+                Ok(snapshot) => self.start_waiting_syncs(&snapshot, size, now),
+                Err(e) => {
+                    log(&format!("Can't build the snapshot for waiting replicas: {e}"));
+                    self.disconnect_all();
+                }
+            }
+            return;
+        }
         {
             let mut state = self.state.lock();
             state.replicas.retain(|r| !r.gone());
@@ -512,6 +654,9 @@ impl Replication {
         let mut state = self.state.lock();
         for replica in state.replicas.drain(..) {
             replica.handle.kill();
+        }
+        for waiting in state.waiting.drain(..) {
+            waiting.handle.kill();
         }
         self.refresh(&state);
     }
@@ -590,7 +735,7 @@ impl Replication {
         let now = now_ms();
         let state = self.state.lock();
         let live: Vec<&Replica> = state.replicas.iter().filter(|r| !r.gone()).collect();
-        let mut s = format!("connected_slaves:{}\r\n", live.len());
+        let mut s = format!("connected_slaves:{}\r\n", live.len() + state.waiting.len());
         if let Some(good) = good_replicas {
             let _ = write!(s, "min_slaves_good_slaves:{good}\r\n");
         }
@@ -602,6 +747,20 @@ impl Replication {
                 replica.conf.listening_port,
                 replica.ack_offset,
                 (now - replica.ack_ms).max(0) / 1000
+            );
+        }
+        for (i, waiting) in state.waiting.iter().enumerate() {
+            let addr = &waiting.handle.conn.addr;
+            let ip = waiting
+                .conf
+                .announced_ip
+                .clone()
+                .unwrap_or_else(|| addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string());
+            let _ = write!(
+                s,
+                "slave{}:ip={ip},port={},state=wait_bgsave,offset=0,lag=0\r\n",
+                live.len() + i,
+                waiting.conf.listening_port
             );
         }
         let _ = write!(
