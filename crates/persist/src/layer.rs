@@ -1263,6 +1263,10 @@ impl Persistence for Layer {
     }
 
     fn good_replicas(&self) -> usize {
+        // A replica ignores min-replicas-to-write (its writes come from its master).
+        if self.is_replica() {
+            return usize::MAX;
+        }
         let Some(engine) = self.engine.get().and_then(std::sync::Weak::upgrade) else { return 0 };
         let lag = engine.config.read().get_int("min-replicas-max-lag");
         self.replication.good_replicas(lag, engine.clock.now_ms())
