@@ -1894,7 +1894,7 @@ fn touches_arbitrary_keys(name: &[u8]) -> bool {
 impl Engine {
     /// How the deletion of an expired key is logged: UNLINK under `lazyfree-lazy-expire`,
     /// DEL otherwise (Redis's deleteExpiredKeyAndPropagate).
-    pub(crate) fn expired_deletion_command(&self) -> &'static [u8] {
+    pub fn expired_deletion_command(&self) -> &'static [u8] {
         if self.config.read().get_bool("lazyfree-lazy-expire") {
             b"UNLINK"
         } else {

@@ -62,10 +62,18 @@ pub trait Persistence: Send + Sync + 'static {
         None
     }
 
+    /// DEBUG CHANGE-REPL-ID: a new replication ID, no secondary one.
+    fn change_replication_id(&self) -> Result<(), String> {
+        Err(NO_FILES.into())
+    }
+
     /// INFO's `sync_full`, `sync_partial_ok`, `sync_partial_err`.
     fn sync_counts(&self) -> [u64; 3] {
         [0; 3]
     }
+
+    /// CONFIG RESETSTAT: the sync counters back to zero.
+    fn reset_sync_counts(&self) {}
 
     /// Where the replication stream ends now (`master_repl_offset`; 0 without one).
     fn replication_offset(&self) -> u64 {

@@ -52,6 +52,8 @@ struct Child {
     dirty_at_fork: u64,
     /// The file the child writes.
     temp: PathBuf,
+    /// The child writes a snapshot for replicas (into a pipe), not the RDB file.
+    to_replicas: bool,
 }
 
 #[derive(Debug)]
@@ -270,6 +272,97 @@ impl Layer {
         Arc::downgrade(&self.replication)
     }
 
+    /// Full syncs that waited (`repl-diskless-sync-delay`, or a child that ran) start.
+    fn start_due_full_syncs(&self, engine: &Engine) {
+        if !self.replication.has_waiting() || self.state.lock().child.is_some() {
+            return;
+        }
+        let (delay, max) = {
+            let config = engine.config.read();
+            let delay =
+                if config.get_bool("repl-diskless-sync") { config.get_int("repl-diskless-sync-delay") } else { 0 };
+            (delay, config.get_int("repl-diskless-sync-max-replicas"))
+        };
+        // Still as Redis's blocked event loop while a command runs alone.
+        let due = {
+            let Some(_gate) = engine.try_shared_gate() else { return };
+            self.replication.waiting_syncs_due(delay, max, engine.clock.now_ms())
+        };
+        if due {
+            let _gate = engine.exclusive();
+            self.start_full_syncs(engine);
+        }
+    }
+
+    /// Starts the transfer of one snapshot to every replica waiting for a full sync: a
+    /// child writes it into a pipe (replication/transfer.rs). The caller holds the gate
+    /// exclusively. With a child running already, they wait for the next cron.
+    pub fn start_full_syncs(&self, engine: &Engine) {
+        let mut state = self.state.lock();
+        if state.child.is_some() || !self.replication.has_waiting() {
+            return;
+        }
+        let (size, diskless) = {
+            let config = engine.config.read();
+            (config.get_int("repl-backlog-size").max(1) as usize, config.get_bool("repl-diskless-sync"))
+        };
+        let (input, output) = match crate::replication::transfer::pipe() {
+            Ok(ends) => ends,
+            Err(e) => {
+                self.log(LogLevel::Warning, &format!("Can't create the pipe for a replica's sync: {e}"));
+                return;
+            }
+        };
+        let repl = self.replication.prepare_full_sync(size);
+        let mark = crate::replication::random_id();
+        let now = engine.clock.now_ms();
+        let mut receivers = Vec::new();
+        for waiting in self.replication.take_waiting() {
+            let handle = waiting.handle.clone();
+            let eof = self.replication.attach_for_transfer(waiting, &mark, diskless, now);
+            receivers.push(crate::replication::transfer::Receiver { handle, eof });
+        }
+        let child_mark = mark.clone();
+        let forked = fork::spawn_child(engine, move |engine| {
+            crate::replication::transfer::write_snapshot(engine, output, repl, &child_mark)
+        });
+        let pid = match forked {
+            Ok(pid) => pid,
+            Err(e) => {
+                self.log(LogLevel::Warning, &format!("Can't fork for a replica's sync: {e}"));
+                for r in &receivers {
+                    r.handle.kill();
+                }
+                return;
+            }
+        };
+        self.log(
+            LogLevel::Notice,
+            &format!(
+                "Starting BGSAVE for SYNC with target: {} (pid {})",
+                if diskless { "replicas sockets" } else { "disk" },
+                pid.0
+            ),
+        );
+        state.child = Some(Child {
+            kind: ChildKind::Rdb,
+            pid,
+            started_ms: now,
+            dirty_at_fork: engine.dirty(),
+            temp: PathBuf::new(),
+            to_replicas: true,
+        });
+        drop(state);
+        crate::replication::transfer::relay(
+            input,
+            receivers,
+            mark,
+            self.replication.clone(),
+            self.logger.clone(),
+            pid.0,
+        );
+    }
+
     pub(crate) fn log_notice(&self, message: &str) {
         self.log(LogLevel::Notice, message);
     }
@@ -389,12 +482,27 @@ impl Layer {
     /// the history the snapshot recorded (a partial resync after a restart) when it did.
     fn follow_configured_master(&self, engine: &Engine) {
         let target = engine.config.read().get("replicaof").unwrap_or("").to_string();
-        let Some((host, port)) = target.rsplit_once(' ') else { return };
-        let Ok(port) = port.parse::<u16>() else { return };
         let backlog_size = engine.config.read().get_int("repl-backlog-size").max(1) as usize;
-        if let Some((id, offset, db)) = self.replication.take_loaded_history() {
-            self.log(LogLevel::Notice, &format!("Using the replication history of the loaded data: {id}:{offset}"));
-            self.replication.adopt_master_history(&id, offset, db, backlog_size);
+        let history = self.replication.take_loaded_history();
+        let Some((host, port)) = target.rsplit_once(' ').and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?))) else {
+            if let Some(history) = history {
+                self.log(
+                    LogLevel::Notice,
+                    &format!(
+                        "Continuing the replication history of the loaded data: {}:{}",
+                        history.id, history.offset
+                    ),
+                );
+                self.replication.restore_as_master(history, engine.expired_deletion_command(), backlog_size);
+            }
+            return;
+        };
+        if let Some(history) = history {
+            self.log(
+                LogLevel::Notice,
+                &format!("Using the replication history of the loaded data: {}:{}", history.id, history.offset),
+            );
+            self.replication.adopt_master_history(&history.id, history.offset, history.db, backlog_size);
         }
         if let Err(e) = self.replicaof(Some((host.to_string(), port))) {
             self.log(LogLevel::Warning, &format!("Following the configured master {host}:{port}: {e}"));
@@ -673,6 +781,7 @@ impl Layer {
             started_ms: engine.clock.now_ms(),
             dirty_at_fork: dirty,
             temp: p.dir.join(format!("temp-{}.rdb", pid.0)),
+            to_replicas: false,
         });
         Ok(())
     }
@@ -766,6 +875,7 @@ impl Layer {
             started_ms: engine.clock.now_ms(),
             dirty_at_fork: dirty,
             temp: p.aof_dir.join(format!("temp-rewriteaof-bg-{}.aof", pid.0)),
+            to_replicas: false,
         });
         Ok(())
     }
@@ -832,6 +942,7 @@ impl Layer {
     pub fn cron(&self, engine: &Engine) {
         crate::migrate::close_idle_sockets();
         self.replication.cron(engine, &|line| self.log(LogLevel::Notice, line));
+        self.start_due_full_syncs(engine);
         if let Some(writer) = self.aof.read().clone() {
             writer.tick();
         }
@@ -956,6 +1067,13 @@ impl Layer {
         let child = state.child.take().expect("checked above");
         let elapsed_s = (engine.clock.now_ms() - child.started_ms) / 1000;
         match child.kind {
+            ChildKind::Rdb if child.to_replicas => {
+                if exit.ok() {
+                    self.log(LogLevel::Notice, "Background RDB transfer terminated with success");
+                } else {
+                    self.log(LogLevel::Warning, &describe_failure("Background transfer", exit));
+                }
+            }
             ChildKind::Rdb => {
                 state.last_bgsave_duration_s = elapsed_s;
                 if exit.ok() {
@@ -1270,6 +1388,15 @@ impl Persistence for Layer {
         let Some(engine) = self.engine.get().and_then(std::sync::Weak::upgrade) else { return 0 };
         let lag = engine.config.read().get_int("min-replicas-max-lag");
         self.replication.good_replicas(lag, engine.clock.now_ms())
+    }
+
+    fn change_replication_id(&self) -> Result<(), String> {
+        self.replication.change_id();
+        Ok(())
+    }
+
+    fn reset_sync_counts(&self) {
+        self.replication.reset_counts();
     }
 
     fn sync_counts(&self) -> [u64; 3] {

@@ -102,6 +102,7 @@ pub fn load_file_stats(
         skip_expired: !aof_base,
         allow_duplicates: merge,
         verify_checksum: !crate::Layer::of(engine).is_some_and(|l| l.skip_checksum()),
+        collect_expired: !aof_base,
     };
     let stats = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(|e| {
         // As Redis's rdbReportCorruptRDB after its checksum line: the failure named.
@@ -119,7 +120,7 @@ pub fn load_file_stats(
         };
         if let (Some(id), Some(offset)) = (aux(b"repl-id"), aux(b"repl-offset").and_then(|o| o.parse().ok())) {
             let db = aux(b"repl-stream-db").and_then(|d| d.parse().ok()).unwrap_or(0);
-            layer.replication.note_loaded_history(id, offset, db);
+            layer.replication.note_loaded_history(id, offset, db, stats.expired.clone());
         }
     }
     log(

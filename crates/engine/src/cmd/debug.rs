@@ -204,6 +204,15 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
             .map_err(|e| CmdError::msg(format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {}", e.render("debug"))))?;
         out.simple("OK");
     } else if is(sub, "CHANGE-REPL-ID") && argc == 2 {
+        ctx.engine
+            .persistence()
+            .ok_or_else(|| CmdError::msg("ERR replication is not available"))?
+            .change_replication_id()
+            .map_err(CmdError::msg)?;
+        out.simple("OK");
+    } else if is(sub, "REPLICATE") && argc >= 3 {
+        // Into the replication stream only, not run here: data divergence, for tests.
+        ctx.propagate_to_replicas(&args[2..]);
         out.simple("OK");
     } else if is(sub, "OBJECT") && argc == 3 {
         let key = args[2];
@@ -398,6 +407,8 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
             "    Output a hex signature of the values of all the specified keys.",
             "LOG <message>",
             "    Write <message> to the server log.",
+            "REPLICATE <string>",
+            "    Replicates the provided string to replicas, allowing data divergence.",
             "OBJECT <key>",
             "    Show low level info about the `key` and associated value.",
             "PAUSE-CRON <0|1>",

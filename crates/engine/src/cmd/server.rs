@@ -663,6 +663,9 @@ fn config_resetstat(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink)
     let engine = ctx.engine;
     engine.observe.reset_stats();
     engine.lazyfree.reset_stats();
+    if let Some(layer) = engine.persistence() {
+        layer.reset_sync_counts();
+    }
     let stats = &engine.stats;
     for counter in [
         &stats.total_connections_received,

@@ -236,11 +236,15 @@ pub struct LoadOptions {
     pub allow_duplicates: bool,
     /// Check the CRC64 at the end (`rdbchecksum yes`); a stored 0 is never checked.
     pub verify_checksum: bool,
+    /// Keep the skipped expired keys in `LoadStats::expired` (a master restarting with a
+    /// replication history feeds their deletions to its replicas, as Redis's
+    /// RDBFLAGS_FEED_REPL).
+    pub collect_expired: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { skip_expired: true, allow_duplicates: false, verify_checksum: true }
+        Self { skip_expired: true, allow_duplicates: false, verify_checksum: true, collect_expired: false }
     }
 }
 
@@ -259,6 +263,8 @@ pub struct LoadStats {
     pub aux: Vec<(Vec<u8>, Vec<u8>)>,
     /// Bytes read, checksum included.
     pub bytes: u64,
+    /// (database, key) of the skipped expired keys, with `collect_expired`.
+    pub expired: Vec<(usize, Vec<u8>)>,
 }
 
 /// Loads an RDB file (version 1 to 10) from `reader` into `engine`: keys with their TTLs
@@ -359,6 +365,9 @@ pub fn load_snapshot<R: Read>(
         };
         if options.skip_expired && at.is_some_and(|at| at < now) {
             stats.keys_expired += 1;
+            if options.collect_expired {
+                stats.expired.push((db, key));
+            }
             continue;
         }
         let access = if lfu {

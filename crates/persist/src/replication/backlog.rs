@@ -68,6 +68,12 @@ impl Backlog {
         Some(out)
     }
 
+    /// The stream held continues one `delta` bytes longer than this backlog knew (a master
+    /// restarting from its snapshot): every offset moves up by `delta`.
+    pub fn rebase(&mut self, delta: u64) {
+        self.end_offset += delta;
+    }
+
     /// A new size (CONFIG SET repl-backlog-size): the newest bytes are kept.
     pub fn resize(&mut self, size: usize) {
         let held = self.since(self.first_offset()).unwrap_or_default();

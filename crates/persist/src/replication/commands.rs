@@ -56,28 +56,22 @@ fn sync_refusal(ctx: &Ctx<'_>, layer: &Layer) -> Option<CmdError> {
     None
 }
 
-/// A full sync for this connection: now, or after `repl-diskless-sync-delay` when
-/// diskless (the replica reads an EOF-marked snapshot, so more replicas may share it).
+/// A full sync for this connection: it waits for the transfer that serves it, which
+/// starts now unless diskless replication waits `repl-diskless-sync-delay` for more
+/// replicas to share the snapshot (or a child runs already: then at the next cron).
 fn full_sync(ctx: &Ctx<'_>, layer: &Layer, psync: bool) -> CmdResult {
     let (diskless, delay) = {
         let config = ctx.engine.config.read();
         (config.get_bool("repl-diskless-sync"), config.get_int("repl-diskless-sync-delay"))
     };
     let capa_eof = psync && layer.replication.pending_capa_eof(ctx.client.id);
+    layer.replication.queue_full_sync(&ctx.client.handle, psync, ctx.now_ms);
     if diskless && capa_eof && delay > 0 {
         layer.log_notice("Delay next BGSAVE for diskless SYNC");
-        layer.replication.queue_full_sync(&ctx.client.handle, psync, ctx.now_ms);
         return Ok(());
     }
-    let repl = layer.replication.prepare_full_sync(backlog_size(ctx));
-    let snapshot = crate::replication::build_snapshot(ctx.engine, repl)
-        .map_err(|e| CmdError::msg(format!("ERR can't build the snapshot: {e}")))?;
-    layer.replication.attach_full(&ctx.client.handle, &snapshot, psync, diskless, backlog_size(ctx), ctx.now_ms);
+    layer.start_full_syncs(ctx.engine);
     Ok(())
-}
-
-fn backlog_size(ctx: &Ctx<'_>) -> usize {
-    ctx.engine.config.read().get_int("repl-backlog-size").max(1) as usize
 }
 
 /// SYNC — O(N): the dataset as an RDB bulk, then the stream of every write (the protocol

@@ -13,8 +13,8 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use quince_engine::clients::{flag, ConnInfo};
-use quince_engine::{Engine, NullSink};
-use quince_resp::{Decoded, RequestDecoder};
+use quince_engine::Engine;
+use quince_resp::{Decoded, Encoder, Protocol, RequestDecoder};
 
 use crate::layer::{Layer, LogLevel, Logger};
 
@@ -494,7 +494,7 @@ impl Session<'_> {
         self.status.set(LinkState::Connected);
         self.status.last_io_ms.store(now_ms(), Ordering::Relaxed);
         let result = (|| {
-            let mut sink = NullSink(quince_resp::Protocol::Resp2);
+            let mut reply = Vec::new();
             let mut decoder = RequestDecoder::new(i64::MAX);
             let mut last_ack = Instant::now() - Duration::from_secs(2);
             loop {
@@ -531,7 +531,11 @@ impl Session<'_> {
                             last_ack = Instant::now();
                         } else {
                             let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
-                            engine.execute(&mut client, &refs, &mut sink);
+                            reply.clear();
+                            engine.execute(&mut client, &refs, &mut Encoder::new(&mut reply, Protocol::Resp2));
+                            if reply.first() == Some(&b'-') {
+                                self.report_error(&reply, &refs);
+                            }
                         }
                         replication.relay(&reader.pending()[..len], client.db);
                         reader.consume(len);
@@ -541,6 +545,41 @@ impl Session<'_> {
         })();
         engine.unregister_client(&client);
         result
+    }
+}
+
+impl Session<'_> {
+    /// The master's command failed here: the datasets may have diverged (Redis's
+    /// afterErrorReply for a master client). `propagation-error-behavior` panic or
+    /// panic-on-replicas stops a read-only replica rather than let it serve them.
+    fn report_error(&self, reply: &[u8], args: &[&[u8]]) {
+        let text = String::from_utf8_lossy(&reply[1..reply.len().saturating_sub(2).max(1)]);
+        let text: String = text.chars().take(4096).collect();
+        let name = match self.engine.table.resolve(args) {
+            quince_engine::command::Resolved::Found(spec)
+            | quince_engine::command::Resolved::UnknownSubcommand(spec) => spec.name.clone(),
+            quince_engine::command::Resolved::Unknown => "<unknown>".to_string(),
+        };
+        (self.log)(
+            LogLevel::Warning,
+            &format!(
+                "== CRITICAL == This replica is sending an error to its master: '{text}' after processing the command '{name}'"
+            ),
+        );
+        let (behavior, read_only) = {
+            let config = self.engine.config.read();
+            (
+                config.get("propagation-error-behavior").unwrap_or("ignore").to_string(),
+                config.get_bool("replica-read-only"),
+            )
+        };
+        if read_only && (behavior == "panic" || behavior == "panic-on-replicas") {
+            (self.log)(
+                LogLevel::Warning,
+                &format!("This replica panicked sending an error to its master after processing the command '{name}'"),
+            );
+            std::process::abort();
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 pub mod backlog;
 pub mod commands;
 pub mod link;
+pub mod transfer;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -54,9 +55,10 @@ struct Replica {
     held: Vec<u8>,
 }
 
-/// A replica waiting for a full sync to start (`repl-diskless-sync-delay`).
-struct WaitingReplica {
-    handle: Arc<ClientHandle>,
+/// A replica waiting for a full sync to start (`repl-diskless-sync-delay`, or a child
+/// already running).
+pub struct WaitingReplica {
+    pub handle: Arc<ClientHandle>,
     conf: ReplicaConf,
     psync: bool,
     since_ms: i64,
@@ -113,6 +115,16 @@ struct State {
     counts: SyncCounts,
 }
 
+/// What a loaded RDB said of the replication history (its aux fields).
+pub struct LoadedHistory {
+    pub id: String,
+    pub offset: u64,
+    /// The database the stream was in.
+    pub db: usize,
+    /// Keys skipped at load because their TTL had passed (a master feeds their DELs).
+    pub expired: Vec<(usize, Vec<u8>)>,
+}
+
 /// WAIT calls blocked until enough replicas acknowledge an offset.
 struct PendingWait {
     waiter: WaiterRef,
@@ -130,24 +142,10 @@ pub struct Replication {
     replica_count: AtomicUsize,
     waits: Mutex<Vec<PendingWait>>,
     /// The `repl-id` / `repl-offset` of the last RDB loaded (a replica restarting).
-    loaded_history: Mutex<Option<(String, u64, usize)>>,
+    loaded_history: Mutex<Option<LoadedHistory>>,
 }
 
 const NO_ID: &str = "0000000000000000000000000000000000000000";
-
-/// The dataset as an RDB image recording the history `repl` (ID, offset, database), built
-/// in this process: the caller holds the gate exclusively. (Not in a child: a testing
-/// delay per key would stall every client.)
-pub fn build_snapshot(engine: &Engine, repl: (String, u64, usize)) -> Result<Vec<u8>, String> {
-    let mut snapshot = Vec::new();
-    let options = crate::rdb::SaveOptions {
-        key_save_delay_us: 0,
-        repl: Some(repl),
-        ..crate::rdb::SaveOptions::from_config(engine, false)
-    };
-    crate::rdb::write_snapshot(engine, &mut snapshot, &options).map_err(|e| e.to_string())?;
-    Ok(snapshot)
-}
 
 /// 40 random hex characters from the kernel's generator (a replication ID, a run ID).
 pub fn random_id() -> String {
@@ -216,6 +214,10 @@ impl Replication {
         self.state.lock().counts
     }
 
+    pub fn reset_counts(&self) {
+        self.state.lock().counts = SyncCounts::default();
+    }
+
     /// What a snapshot records of the history (Redis's rdbPopulateSaveInfo): the ID and
     /// offset while a backlog keeps the stream, so a replica restarting from the file
     /// continues with a partial resync.
@@ -224,11 +226,12 @@ impl Replication {
         state.backlog.as_ref().map(|_| (state.replid.clone(), state.offset, state.stream_db))
     }
 
-    pub fn note_loaded_history(&self, id: String, offset: u64, db: usize) {
-        *self.loaded_history.lock() = Some((id, offset, db));
+    /// The history an RDB just loaded recorded, and the expired keys it skipped.
+    pub fn note_loaded_history(&self, id: String, offset: u64, db: usize, expired: Vec<(usize, Vec<u8>)>) {
+        *self.loaded_history.lock() = Some(LoadedHistory { id, offset, db, expired });
     }
 
-    pub fn take_loaded_history(&self) -> Option<(String, u64, usize)> {
+    pub fn take_loaded_history(&self) -> Option<LoadedHistory> {
         self.loaded_history.lock().take()
     }
 
@@ -404,73 +407,8 @@ impl Replication {
         (state.replid.clone(), state.offset, 0)
     }
 
-    /// A full sync for `handle`: `+FULLRESYNC id offset` (PSYNC; not for SYNC), the snapshot
-    /// as a bulk (`$EOF:<mark>` ... `<mark>` when `eof`, the diskless format), then the
-    /// stream from that offset. The caller holds the gate exclusively, so the snapshot is
-    /// the dataset at exactly that offset.
-    pub fn attach_full(
-        &self,
-        handle: &Arc<ClientHandle>,
-        snapshot: &[u8],
-        psync: bool,
-        eof: bool,
-        backlog_size: usize,
-        now_ms: i64,
-    ) {
-        let mut state = self.state.lock();
-        let conf = Self::take_conf(&mut state, handle.id);
-        self.attach_locked(&mut state, handle.clone(), conf, snapshot, psync, eof, backlog_size, now_ms);
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn attach_locked(
-        &self,
-        state: &mut State,
-        handle: Arc<ClientHandle>,
-        conf: ReplicaConf,
-        snapshot: &[u8],
-        psync: bool,
-        eof: bool,
-        backlog_size: usize,
-        now_ms: i64,
-    ) {
-        Self::ensure_backlog(state, backlog_size);
-        // The stream after the snapshot must say which database it writes to.
-        state.selected_db = None;
-        let mut payload =
-            if psync { format!("+FULLRESYNC {} {}\r\n", state.replid, state.offset).into_bytes() } else { Vec::new() };
-        let eof = eof && conf.capa_eof;
-        if eof {
-            let mark = random_id();
-            payload.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
-            payload.extend_from_slice(snapshot);
-            payload.extend_from_slice(mark.as_bytes());
-        } else {
-            payload.extend_from_slice(format!("${}\r\n", snapshot.len()).as_bytes());
-            payload.extend_from_slice(snapshot);
-        }
-        handle.set_flag(flag::REPLICA, true);
-        // The replica limit bounds the stream queued after the snapshot (Redis sends the
-        // snapshot from a file, not from the output buffer).
-        handle.set_limit_exempt_bytes(payload.len());
-        handle.push_output(&payload);
-        let offset = state.offset;
-        Self::first_ping_later(state, now_ms);
-        state.replicas.push(Replica {
-            handle,
-            conf,
-            ack_offset: offset,
-            ack_ms: now_ms,
-            pre_psync: !psync,
-            online: !eof,
-            held: Vec::new(),
-        });
-        state.counts.full += 1;
-        self.refresh(state);
-    }
-
-    /// A full sync that waits `repl-diskless-sync-delay` for more replicas to share one
-    /// snapshot; `start_waiting_syncs` starts it.
+    /// A full sync waits for the transfer that serves it: `repl-diskless-sync-delay` for
+    /// more replicas to share one snapshot, or the child running now to end.
     pub fn queue_full_sync(&self, handle: &Arc<ClientHandle>, psync: bool, now_ms: i64) {
         let mut state = self.state.lock();
         let conf = Self::take_conf(&mut state, handle.id);
@@ -478,7 +416,7 @@ impl Replication {
         state.waiting.push(WaitingReplica { handle: handle.clone(), conf, psync, since_ms: now_ms });
     }
 
-    /// Whether waiting full syncs are due: the oldest waited `delay_s`, or
+    /// Whether waiting full syncs may start: the oldest waited `delay_s`, or
     /// `max_replicas` (> 0) are waiting. Sends waiting replicas their newline keepalive.
     pub fn waiting_syncs_due(&self, delay_s: i64, max_replicas: i64, now_ms: i64) -> bool {
         let mut state = self.state.lock();
@@ -493,21 +431,58 @@ impl Replication {
         now_ms - oldest >= delay_s * 1000 || (max_replicas > 0 && state.waiting.len() as i64 >= max_replicas)
     }
 
-    /// Starts every waiting full sync from one snapshot (the caller holds the gate
-    /// exclusively and built it with `prepare_full_sync`).
-    pub fn start_waiting_syncs(&self, snapshot: &[u8], backlog_size: usize, now_ms: i64) {
+    /// The replicas waiting for a full sync, taken for the transfer about to start.
+    pub fn take_waiting(&self) -> Vec<WaitingReplica> {
         let mut state = self.state.lock();
-        for waiting in std::mem::take(&mut state.waiting) {
-            self.attach_locked(
-                &mut state,
-                waiting.handle,
-                waiting.conf,
-                snapshot,
-                waiting.psync,
-                true,
-                backlog_size,
-                now_ms,
-            );
+        state.waiting.retain(|w| Arc::strong_count(&w.handle) > 1 && !w.handle.is_killed());
+        std::mem::take(&mut state.waiting)
+    }
+
+    pub fn has_waiting(&self) -> bool {
+        !self.state.lock().waiting.is_empty()
+    }
+
+    /// A waiting replica joins the transfer of a snapshot taken now (the caller holds the
+    /// gate exclusively and forks right after): `+FULLRESYNC id offset` (PSYNC; not SYNC)
+    /// and, for the EOF-marked format, `$EOF:<mark>`; the snapshot follows from the
+    /// transfer, the stream after it (held until then). Returns whether it reads the EOF
+    /// format.
+    pub fn attach_for_transfer(&self, waiting: WaitingReplica, mark: &str, eof_allowed: bool, now_ms: i64) -> bool {
+        let mut state = self.state.lock();
+        // The stream after the snapshot must say which database it writes to.
+        state.selected_db = None;
+        let eof = eof_allowed && waiting.conf.capa_eof;
+        let mut header =
+            if waiting.psync { format!("+FULLRESYNC {} {}\r\n", state.replid, state.offset) } else { String::new() };
+        if eof {
+            header.push_str(&format!("$EOF:{mark}\r\n"));
+        }
+        let handle = waiting.handle;
+        handle.set_flag(flag::REPLICA, true);
+        handle.push_output(header.as_bytes());
+        let offset = state.offset;
+        Self::first_ping_later(&mut state, now_ms);
+        state.replicas.push(Replica {
+            handle: handle.clone(),
+            conf: waiting.conf,
+            ack_offset: offset,
+            ack_ms: now_ms,
+            pre_psync: !waiting.psync,
+            online: false,
+            held: Vec::new(),
+        });
+        state.counts.full += 1;
+        self.refresh(&state);
+        eof
+    }
+
+    /// The replica has its whole snapshot: the stream held meanwhile follows, and flows.
+    pub fn set_online(&self, client_id: u64) {
+        let mut state = self.state.lock();
+        if let Some(replica) = state.replicas.iter_mut().find(|r| r.handle.id == client_id) {
+            replica.online = true;
+            let held = std::mem::take(&mut replica.held);
+            replica.handle.push_output(&held);
         }
     }
 
@@ -578,7 +553,6 @@ impl Replication {
     /// Once every ~100 ms: PINGs every `repl-ping-replica-period`, drops replicas silent
     /// for `repl-timeout`, frees the backlog after `repl-backlog-ttl` alone, follows
     /// `repl-backlog-size`, ends WAITs whose replicas answered.
-    /// Starts the full syncs that waited `repl-diskless-sync-delay`.
     pub fn cron(&self, engine: &Engine, log: &dyn Fn(&str)) {
         let now = now_ms();
         let (ping_period_s, timeout_s, ttl_s, size, delay_s, max_waiting) = {
@@ -594,20 +568,8 @@ impl Replication {
         };
         // While a command runs alone (DEBUG SLEEP, a long script) the master is as still
         // as Redis's blocked event loop: no PING, no keepalive.
-        let Some(gate) = engine.try_shared_gate() else { return };
-        if self.waiting_syncs_due(delay_s, max_waiting, now) {
-            drop(gate);
-            let _gate = engine.exclusive();
-            let repl = self.prepare_full_sync(size);
-            match build_snapshot(engine, repl) {
-                Ok(snapshot) => self.start_waiting_syncs(&snapshot, size, now),
-                Err(e) => {
-                    log(&format!("Can't build the snapshot for waiting replicas: {e}"));
-                    self.disconnect_all();
-                }
-            }
-            return;
-        }
+        let Some(_gate) = engine.try_shared_gate() else { return };
+        let _ = (delay_s, max_waiting);
         {
             let mut state = self.state.lock();
             state.replicas.retain(|r| !r.gone());
@@ -704,6 +666,44 @@ impl Replication {
             let offset = state.offset;
             state.backlog = Some(Backlog::new(1 << 20, offset + 1));
         }
+        self.refresh(&state);
+    }
+
+    /// DEBUG CHANGE-REPL-ID: a new ID, and no secondary one (Redis's changeReplicationId
+    /// and clearReplicationId2).
+    pub fn change_id(&self) {
+        let mut state = self.state.lock();
+        state.replid = random_id();
+        state.replid2 = NO_ID.to_string();
+        state.second_offset = -1;
+    }
+
+    /// A master restarted from a snapshot of its own: the history it recorded stays valid
+    /// as the secondary ID up to that offset, so its replicas continue partially; the
+    /// deletions of keys that expired meanwhile come first in the stream (Redis's
+    /// loadDataFromDisk with a valid rdbSaveInfo).
+    pub fn restore_as_master(&self, history: LoadedHistory, del: &[u8], backlog_size: usize) {
+        let mut state = self.state.lock();
+        state.backlog = Some(Backlog::new(backlog_size, 1));
+        state.offset = 0;
+        state.selected_db = None;
+        for (db, key) in &history.expired {
+            let mut effects = Effects::default();
+            effects.push(*db, &[del, &key[..]]);
+            let mut bytes = Vec::new();
+            let State { selected_db, .. } = &mut *state;
+            crate::aof::writer::encode_effects_for_replicas(&effects, selected_db, &mut bytes);
+            Self::append(&mut state, &bytes);
+        }
+        state.stream_db = state.selected_db.unwrap_or(history.db);
+        // The stream so far continues the recorded one.
+        state.offset += history.offset;
+        if let Some(backlog) = &mut state.backlog {
+            backlog.rebase(history.offset);
+        }
+        state.replid2 = history.id;
+        state.second_offset = history.offset as i64 + 1;
+        state.alone_since_ms = now_ms();
         self.refresh(&state);
     }
 
