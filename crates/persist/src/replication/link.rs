@@ -175,7 +175,13 @@ impl Reader {
                 status.last_io_ms.store(now_ms(), Ordering::Relaxed);
                 Ok(true)
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            // A signal (SIGSTOP/SIGCONT of the process, say) interrupts the read: no data yet.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) =>
+            {
                 self.buf.truncate(len);
                 Ok(false)
             }

@@ -53,6 +53,8 @@ struct Replica {
     /// replica does); until then the stream waits in `held`.
     online: bool,
     held: Vec<u8>,
+    /// Its snapshot is still being written (INFO's `state=wait_bgsave`).
+    transferring: bool,
 }
 
 /// A replica waiting for a full sync to start (`repl-diskless-sync-delay`, or a child
@@ -392,6 +394,7 @@ impl Replication {
             pre_psync: false,
             online: true,
             held: Vec::new(),
+            transferring: false,
         });
         state.counts.partial_ok += 1;
         self.refresh(&state);
@@ -470,10 +473,19 @@ impl Replication {
             pre_psync: !waiting.psync,
             online: false,
             held: Vec::new(),
+            transferring: true,
         });
         state.counts.full += 1;
         self.refresh(&state);
         eof
+    }
+
+    /// The snapshot of an EOF-format replica is all sent (the stream follows its first ACK).
+    pub fn transfer_done(&self, client_id: u64) {
+        let mut state = self.state.lock();
+        if let Some(replica) = state.replicas.iter_mut().find(|r| r.handle.id == client_id) {
+            replica.transferring = false;
+        }
     }
 
     /// The replica has its whole snapshot: the stream held meanwhile follows, and flows.
@@ -481,6 +493,7 @@ impl Replication {
         let mut state = self.state.lock();
         if let Some(replica) = state.replicas.iter_mut().find(|r| r.handle.id == client_id) {
             replica.online = true;
+            replica.transferring = false;
             let held = std::mem::take(&mut replica.held);
             replica.handle.push_output(&held);
         }
@@ -511,7 +524,7 @@ impl Replication {
 
     /// Replicas that acknowledged `offset` or later.
     pub fn acked(&self, offset: u64) -> usize {
-        self.state.lock().replicas.iter().filter(|r| !r.gone() && r.ack_offset >= offset).count()
+        self.state.lock().replicas.iter().filter(|r| !r.gone() && !r.transferring && r.ack_offset >= offset).count()
     }
 
     /// A WAIT blocked for `replicas` acknowledgements of `offset`; asks replicas to ack.
@@ -547,7 +560,11 @@ impl Replication {
     /// Replicas whose last ACK is at most `max_lag_s` seconds old.
     pub fn good_replicas(&self, max_lag_s: i64, now_ms: i64) -> usize {
         let state = self.state.lock();
-        state.replicas.iter().filter(|r| !r.gone() && !r.pre_psync && (now_ms - r.ack_ms) / 1000 <= max_lag_s).count()
+        state
+            .replicas
+            .iter()
+            .filter(|r| !r.gone() && !r.pre_psync && !r.transferring && (now_ms - r.ack_ms) / 1000 <= max_lag_s)
+            .count()
     }
 
     /// Once every ~100 ms: PINGs every `repl-ping-replica-period`, drops replicas silent
@@ -723,7 +740,7 @@ impl Replication {
         let replicas = state
             .replicas
             .iter()
-            .filter(|r| !r.gone())
+            .filter(|r| !r.gone() && !r.transferring)
             .map(|r| (r.ip(), r.conf.listening_port, r.ack_offset))
             .collect();
         (state.offset, replicas)
@@ -742,11 +759,12 @@ impl Replication {
         for (i, replica) in live.iter().enumerate() {
             let _ = write!(
                 s,
-                "slave{i}:ip={},port={},state=online,offset={},lag={}\r\n",
+                "slave{i}:ip={},port={},state={},offset={},lag={}\r\n",
                 replica.ip(),
                 replica.conf.listening_port,
-                replica.ack_offset,
-                (now - replica.ack_ms).max(0) / 1000
+                if replica.transferring { "wait_bgsave" } else { "online" },
+                if replica.transferring { 0 } else { replica.ack_offset },
+                if replica.transferring { 0 } else { (now - replica.ack_ms).max(0) / 1000 }
             );
         }
         for (i, waiting) in state.waiting.iter().enumerate() {

@@ -133,6 +133,9 @@ fn relay_pipe(
         LogLevel::Notice,
         &format!("Diskless rdb transfer, done reading from pipe, {} replicas still up.", receivers.len()),
     );
+    for r in receivers.iter().filter(|r| r.eof) {
+        replication.transfer_done(r.handle.id);
+    }
     let snapshot = &whole[..whole.len().saturating_sub(mark.len())];
     for r in receivers.iter().filter(|r| !r.eof) {
         let header = format!("${}\r\n", snapshot.len());
