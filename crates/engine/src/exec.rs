@@ -623,7 +623,7 @@ impl Engine {
             && self.script_runs_alongside(args);
         client.script_alongside = alongside;
         let mut waited = false;
-        let Some(gate) = self.enter_gate(resolved, alongside, out, &mut waited) else {
+        let Some(gate) = self.enter_gate(resolved, alongside, client.must_obey, out, &mut waited) else {
             client.script_alongside = false;
             return;
         };
@@ -643,7 +643,7 @@ impl Engine {
         if std::mem::take(&mut client.script_escalated) {
             // It reached beyond its keys before writing: run it again alone.
             drop(gate);
-            let Some(_gate) = self.wait_gate(true, || false, &mut waited) else {
+            let Some(_gate) = self.wait_gate(true, client.must_obey, || false, &mut waited) else {
                 self.reject(None, out, self.scripting.busy_error());
                 return;
             };
@@ -754,6 +754,7 @@ impl Engine {
         &self,
         resolved: Resolved<'_>,
         script_alongside: bool,
+        obey: bool,
         out: &mut dyn ReplySink,
         waited: &mut bool,
     ) -> Option<Gate<'_>> {
@@ -764,6 +765,7 @@ impl Engine {
         };
         let gate = self.wait_gate(
             exclusive,
+            obey,
             || spec.is_some_and(|spec| spec.has_flag(crate::command::flags::ALLOW_BUSY)),
             waited,
         );
@@ -780,11 +782,19 @@ impl Engine {
 
     /// Waits for the transaction gate in 5 ms slices. Once a script has run longer than
     /// `busy-reply-threshold`: Bypass if `allow_busy()`, else None (the caller replies BUSY).
-    /// `waited` is set when the gate was not free at once.
-    fn wait_gate(&self, exclusive: bool, allow_busy: impl Fn() -> bool, waited: &mut bool) -> Option<Gate<'_>> {
+    /// `waited` is set when the gate was not free at once. An obeying client (a master's
+    /// stream) never gets BUSY: it waits for the script, as Redis leaves the master's stream
+    /// unread during a busy script.
+    fn wait_gate(
+        &self,
+        exclusive: bool,
+        obey: bool,
+        allow_busy: impl Fn() -> bool,
+        waited: &mut bool,
+    ) -> Option<Gate<'_>> {
         // A busy script may hold only the shared gate (and its shards): everyone else gets
         // BUSY all the same, as in Redis.
-        if self.scripting.busy(&*self.clock) {
+        if !obey && self.scripting.busy(&*self.clock) {
             return if allow_busy() { Some(Gate::Bypass) } else { None };
         }
         let free = if exclusive {
@@ -800,7 +810,7 @@ impl Engine {
         loop {
             // Checked before waiting: a command served from inside a busy script's hook (on
             // the script's own thread) must not wait for the gate that thread holds.
-            if self.scripting.busy(&*self.clock) {
+            if !obey && self.scripting.busy(&*self.clock) {
                 return if allow_busy() { Some(Gate::Bypass) } else { None };
             }
             // (parking_lot's timed attempts try the uncontended fast path before any clock read.)
@@ -986,7 +996,7 @@ impl Engine {
         // transactions on other shards run meanwhile; any other takes the gate exclusively.
         let plan = self.transaction_shards(client, &queued);
         let mut waited = false;
-        let Some(gate) = self.wait_gate(plan.is_none(), || false, &mut waited) else {
+        let Some(gate) = self.wait_gate(plan.is_none(), client.must_obey, || false, &mut waited) else {
             client.multi_error = false;
             self.unwatch_all(client);
             let busy = self.scripting.busy_error();
