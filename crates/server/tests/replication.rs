@@ -384,3 +384,125 @@ fn replication_commands_answer_as_redis() {
     ]);
     d.run("replication commands", &steps);
 }
+
+/// A master that speaks the handshake and then sends what the test gives it.
+struct FakeMaster {
+    listener: std::net::TcpListener,
+}
+
+impl FakeMaster {
+    fn new() -> FakeMaster {
+        FakeMaster { listener: std::net::TcpListener::bind("127.0.0.1:0").unwrap() }
+    }
+
+    fn port(&self) -> u16 {
+        self.listener.local_addr().unwrap().port()
+    }
+
+    /// Accepts the replica, answers PING, REPLCONF and PSYNC (with `psync_reply`), then
+    /// writes `then`; returns the connection.
+    fn serve(&self, psync_reply: &[u8], then: &[u8]) -> std::net::TcpStream {
+        use std::io::{BufRead, BufReader, Write};
+        let (mut stream, _) = self.listener.accept().unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header).unwrap();
+            let argc: usize = header.trim()[1..].parse().unwrap();
+            let mut args = Vec::new();
+            for _ in 0..argc {
+                let mut len = String::new();
+                reader.read_line(&mut len).unwrap();
+                let mut arg = String::new();
+                reader.read_line(&mut arg).unwrap();
+                args.push(arg.trim().to_ascii_uppercase());
+            }
+            match args[0].as_str() {
+                "PING" => stream.write_all(b"+PONG\r\n").unwrap(),
+                "REPLCONF" => stream.write_all(b"+OK\r\n").unwrap(),
+                "PSYNC" => {
+                    stream.write_all(psync_reply).unwrap();
+                    stream.write_all(then).unwrap();
+                    return stream;
+                }
+                other => panic!("unexpected {other}"),
+            }
+        }
+    }
+}
+
+/// A snapshot of a real server holding `key` = `value` (from SYNC).
+fn snapshot_with(key: &str, value: &str) -> Vec<u8> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let server = start_quince(env!("CARGO_BIN_EXE_quince-server"), &[]);
+    server.client().call(&["SET", key, value]);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream.write_all(b"SYNC\r\n").unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut header = String::new();
+    while header.trim().is_empty() {
+        header.clear();
+        reader.read_line(&mut header).unwrap();
+    }
+    let len: usize = header.trim()[1..].parse().unwrap();
+    let mut rdb = vec![0; len];
+    reader.read_exact(&mut rdb).unwrap();
+    rdb
+}
+
+#[test]
+fn a_malformed_snapshot_or_stream_from_the_master_is_refused_and_retried() {
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &[]);
+    let mut r = replica.client();
+    r.call(&["SET", "old", "data"]);
+    let fake = FakeMaster::new();
+    let id = "a".repeat(40);
+    r.call(&["REPLICAOF", "127.0.0.1", &fake.port().to_string()]);
+
+    // A corrupt snapshot: refused, nothing half loaded, and the replica tries again.
+    let full = format!("+FULLRESYNC {id} 0\r\n");
+    let _first = fake.serve(full.as_bytes(), b"$12\r\nREDIS0010xyz");
+    let good = snapshot_with("k", "v");
+    let mut payload = format!("${}\r\n", good.len()).into_bytes();
+    payload.extend_from_slice(&good);
+    // The retry: a good snapshot, one command, then garbage in the stream.
+    let set: &[u8] = b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\n1\r\n";
+    let mut then = payload.clone();
+    then.extend_from_slice(set);
+    then.extend_from_slice(b"*2\r\n$3\r\nSET\r\n$-7\r\n");
+    let _second = fake.serve(full.as_bytes(), &then);
+    eventually("the good snapshot and the command before the garbage", || {
+        r.call(&["GET", "k"]) == b"$1\r\nv\r\n" && r.call(&["GET", "x"]) == b"$1\r\n1\r\n"
+    });
+    assert_eq!(text(r.call(&["EXISTS", "old"])), ":0\r\n");
+    // The protocol error drops the link; the replica connects again and asks to continue
+    // from the bytes it applied (the snapshot's offset 0, then the SET's bytes).
+    let third = std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader};
+        let (stream, _) = fake.listener.accept().unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut lines = Vec::new();
+        let mut reader = BufReader::new(stream);
+        while !lines.iter().any(|l: &String| l.starts_with("PSYNC")) {
+            let mut header = String::new();
+            reader.read_line(&mut header).unwrap();
+            let argc: usize = header.trim()[1..].parse().unwrap();
+            let mut args = Vec::new();
+            for _ in 0..argc {
+                let mut len = String::new();
+                reader.read_line(&mut len).unwrap();
+                let mut arg = String::new();
+                reader.read_line(&mut arg).unwrap();
+                args.push(arg.trim().to_string());
+            }
+            let reply: &[u8] = if args[0] == "PING" { b"+PONG\r\n" } else { b"+OK\r\n" };
+            std::io::Write::write_all(reader.get_mut(), reply).unwrap();
+            lines.push(args.join(" "));
+        }
+        lines
+    });
+    let lines = third.join().unwrap();
+    assert_eq!(lines.last().unwrap(), &format!("PSYNC {id} {}", set.len() + 1), "{lines:?}");
+    assert_eq!(text(r.call(&["PING"])), "+PONG\r\n");
+}
