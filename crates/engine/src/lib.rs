@@ -192,6 +192,8 @@ pub struct Engine {
     pub output_limits: clients::OutputLimits,
     /// CLIENT PAUSE: until when (Unix ms, 0: not paused) and whether reads pause too.
     pause_end_ms: std::sync::atomic::AtomicI64,
+    /// A FAILOVER holds writes until it ends.
+    failover_pause: AtomicBool,
     pause_all: AtomicBool,
     memory_probe: RwLock<Option<fn() -> usize>>,
     /// Used memory once the server was ready, before any client (MEMORY STATS'
@@ -310,6 +312,7 @@ impl Engine {
             pubsub: pubsub::PubSub::default(),
             output_limits: clients::OutputLimits::default(),
             pause_end_ms: std::sync::atomic::AtomicI64::new(0),
+            failover_pause: AtomicBool::new(false),
             pause_all: AtomicBool::new(false),
             memory_probe: RwLock::new(None),
             startup_memory: AtomicU64::new(0),
@@ -506,6 +509,22 @@ impl Engine {
         self.pause_end_ms.fetch_max(end_ms, Ordering::SeqCst);
     }
 
+    /// A CLIENT PAUSE or a FAILOVER holds clients now: the master adds nothing of its own
+    /// (PING, GETACK) to the replication stream, whose offset must stay still.
+    pub fn clients_paused(&self) -> bool {
+        self.pause_in_force() || self.failover_pause.load(Ordering::Relaxed)
+    }
+
+    /// FAILOVER pauses writes until it ends (its own pause: CLIENT UNPAUSE does not lift it).
+    pub fn set_failover_pause(&self, on: bool) {
+        self.failover_pause.store(on, Ordering::SeqCst);
+        if !on {
+            for client in self.clients.all() {
+                client.wake();
+            }
+        }
+    }
+
     /// CLIENT UNPAUSE: lifts the pause and wakes every worker so held clients resume.
     pub fn unpause_clients(&self) {
         self.pause_end_ms.store(0, Ordering::SeqCst);
@@ -532,7 +551,8 @@ impl Engine {
     /// arity errors are never held, so such clients get their error at once (as in Redis).
     pub fn postponed_until(&self, client: &Client, args: &[&[u8]]) -> Option<i64> {
         let end = self.pause_end_ms.load(Ordering::Relaxed);
-        if end == 0 || args.is_empty() || end <= self.clock.now_ms() {
+        let failover = self.failover_pause.load(Ordering::Relaxed);
+        if args.is_empty() || ((end == 0 || end <= self.clock.now_ms()) && !failover) {
             return None;
         }
         let command::Resolved::Found(spec) = self.table.resolve(args) else { return None };
@@ -551,6 +571,12 @@ impl Engine {
             })
         };
         let writes = self.may_replicate(spec, args) || (spec.name == "exec" && queued_writes());
+        if failover && writes {
+            return Some(i64::MAX);
+        }
+        if end == 0 || end <= self.clock.now_ms() {
+            return None;
+        }
         (self.pause_all.load(Ordering::Relaxed) || writes).then_some(end)
     }
 

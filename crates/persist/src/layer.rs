@@ -99,6 +99,8 @@ pub struct Layer {
     pub replication: Arc<crate::replication::Replication>,
     /// The link to our master when we are a replica (REPLICAOF).
     master: Mutex<Option<crate::replication::link::MasterLink>>,
+    /// A FAILOVER under way.
+    pub(crate) failover: Mutex<Option<crate::replication::failover::Failover>>,
     /// `master` is set: checked on every command before taking its lock.
     is_replica: AtomicBool,
     /// The engine, for threads the layer starts (the link to a master).
@@ -175,6 +177,7 @@ impl Layer {
             refusing: AtomicBool::new(false),
             replication: Arc::default(),
             master: Mutex::new(None),
+            failover: Mutex::new(None),
             is_replica: AtomicBool::new(false),
             engine: std::sync::OnceLock::new(),
             logger,
@@ -202,6 +205,19 @@ impl Layer {
     /// (`None`): become a master again. The `replicaof` configuration follows, so CONFIG
     /// GET and CONFIG REWRITE show the role.
     pub fn replicaof(&self, target: Option<(String, u16)>) -> Result<&'static str, String> {
+        if let Some(engine) = self.engine.get().and_then(std::sync::Weak::upgrade) {
+            // REPLICAOF during a FAILOVER ends it (Redis's replicaofCommand aborts it).
+            crate::replication::failover::abort(self, &engine, "Replica of command received");
+        }
+        self.follow(target, false)
+    }
+
+    /// FAILOVER hands over to `host:port`: follow it, asking it to take over.
+    pub(crate) fn replicaof_failover(&self, host: String, port: u16) -> Result<&'static str, String> {
+        self.follow(Some((host, port)), true)
+    }
+
+    fn follow(&self, target: Option<(String, u16)>, failover: bool) -> Result<&'static str, String> {
         let mut master = self.master.lock();
         let engine = self.engine.get().and_then(std::sync::Weak::upgrade);
         let Some((host, port)) = target else {
@@ -241,7 +257,8 @@ impl Layer {
         // disconnectSlaves), and continue from us partially when they can.
         self.replication.start_relaying();
         self.replication.disconnect_all();
-        *master = Some(crate::replication::link::MasterLink::start(weak, host.clone(), port, self.logger.clone()));
+        *master =
+            Some(crate::replication::link::MasterLink::start(weak, host.clone(), port, self.logger.clone(), failover));
         self.is_replica.store(true, Ordering::SeqCst);
         if let Some(engine) = &engine {
             self.apply_oom_score(engine);
@@ -383,7 +400,7 @@ impl Layer {
         engine.persistence()?.as_any().downcast_ref::<Layer>()
     }
 
-    fn log(&self, level: LogLevel, message: &str) {
+    pub(crate) fn log(&self, level: LogLevel, message: &str) {
         (self.logger)(level, message);
     }
 
@@ -942,6 +959,7 @@ impl Layer {
     pub fn cron(&self, engine: &Engine) {
         crate::migrate::close_idle_sockets();
         self.replication.cron(engine, &|line| self.log(LogLevel::Notice, line));
+        crate::replication::failover::cron(self, engine);
         self.start_due_full_syncs(engine);
         if let Some(writer) = self.aof.read().clone() {
             writer.tick();
@@ -1372,7 +1390,8 @@ impl Persistence for Layer {
         } else {
             s.push_str("role:master\r\n");
         }
-        s.push_str(&self.replication.info(good, backlog_size));
+        let failover = crate::replication::failover::Failover::state_word(self.failover.lock().as_ref());
+        s.push_str(&self.replication.info(good, backlog_size, failover));
         Some(s)
     }
 

@@ -357,7 +357,7 @@ fn replication_commands_answer_as_redis() {
     let Some(mut d) = quince_test_util::Differential::start(env!("CARGO_BIN_EXE_quince-server")) else { return };
     use quince_test_util::Step;
     let mut steps = Vec::new();
-    for name in ["psync", "replconf", "wait", "role", "sync", "replicaof", "slaveof"] {
+    for name in ["psync", "replconf", "wait", "role", "sync", "replicaof", "slaveof", "failover"] {
         steps.push(Step::cmd(&["COMMAND", "INFO", name]));
         steps.push(Step::cmd(&["COMMAND", "DOCS", name]));
     }
@@ -378,6 +378,16 @@ fn replication_commands_answer_as_redis() {
         Step::Raw(b"REPLCONF ack 10\r\nREPLCONF getack *\r\nPING\r\n".to_vec()),
         Step::cmd(&["REPLCONF", "ip-address", &"1".repeat(255)]),
         Step::cmd(&["REPLCONF", "ip-address", &"1".repeat(256)]),
+        Step::cmd(&["FAILOVER"]),
+        Step::cmd(&["FAILOVER", "ABORT"]),
+        Step::cmd(&["FAILOVER", "TIMEOUT", "0"]),
+        Step::cmd(&["FAILOVER", "TIMEOUT", "x"]),
+        Step::cmd(&["FAILOVER", "TO", "127.0.0.1"]),
+        Step::cmd(&["FAILOVER", "TO", "127.0.0.1", "x"]),
+        Step::cmd(&["FAILOVER", "FORCE"]),
+        Step::cmd(&["FAILOVER", "FORCE", "FORCE"]),
+        Step::cmd(&["FAILOVER", "nosuch"]),
+        Step::cmd(&["PSYNC", "x", "1", "FAILOVER"]),
         Step::cmd(&["PSYNC", "x"]),
         Step::cmd(&["PSYNC", "?", "x"]),
         Step::cmd(&["SET", "after", "all"]),
@@ -505,4 +515,57 @@ fn a_malformed_snapshot_or_stream_from_the_master_is_refused_and_retried() {
     let lines = third.join().unwrap();
     assert_eq!(lines.last().unwrap(), &format!("PSYNC {id} {}", set.len() + 1), "{lines:?}");
     assert_eq!(text(r.call(&["PING"])), "+PONG\r\n");
+}
+
+#[test]
+fn failover_hands_the_master_role_to_a_replica() {
+    let a = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let b = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let c = start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG);
+    let (mut ca, mut cb, mut cc) = (a.client(), b.client(), c.client());
+    cb.call(&["REPLICAOF", "127.0.0.1", &a.port.to_string()]);
+    cc.call(&["REPLICAOF", "127.0.0.1", &a.port.to_string()]);
+    write_every_type(a.port, 2_000, 10);
+    assert_in_sync(&mut ca, &mut cb);
+    assert_in_sync(&mut ca, &mut cc);
+    // Errors first, as Redis's.
+    assert_eq!(text(cb.call(&["FAILOVER"])), "-ERR FAILOVER is not valid when server is a replica.\r\n");
+    assert_eq!(
+        text(ca.call(&["FAILOVER", "TO", "127.0.0.1", "1"])),
+        "-ERR FAILOVER target HOST and PORT is not a replica.\r\n"
+    );
+    assert_eq!(
+        text(ca.call(&["FAILOVER", "TO", "127.0.0.1", &b.port.to_string(), "FORCE"])),
+        "-ERR FAILOVER with force option requires both a timeout and target HOST and IP.\r\n"
+    );
+    // A failover to B: writes pause, B catches up and takes over, A follows B.
+    assert_eq!(text(ca.call(&["FAILOVER", "TO", "127.0.0.1", &b.port.to_string(), "TIMEOUT", "5000"])), "+OK\r\n");
+    eventually("B to be the master", || {
+        info_field(&mut cb, "replication", "role").as_deref() == Some("master")
+            && info_field(&mut ca, "replication", "master_link_status").as_deref() == Some("up")
+    });
+    assert_eq!(info_field(&mut ca, "replication", "master_port"), Some(b.port.to_string()));
+    assert_eq!(info_field(&mut ca, "replication", "master_failover_state").as_deref(), Some("no-failover"));
+    assert_eq!(info_int(&mut cb, "stats", "sync_partial_ok"), 1, "A continued from B partially");
+    assert_eq!(text(ca.call(&["SET", "k", "v"])), "-READONLY You can't write against a read only replica.\r\n");
+    write_every_type(b.port, 1_000, 11);
+    assert_in_sync(&mut cb, &mut ca);
+    // C, A's replica, follows the chain.
+    assert_in_sync(&mut ca, &mut cc);
+    // FAILOVER ABORT ends one that waits (a replica that never catches up: stopped).
+    kill_signal(a.pid(), "-STOP");
+    cb.call(&["SET", "x", "1"]);
+    assert_eq!(text(cb.call(&["FAILOVER", "TIMEOUT", "10000"])), "+OK\r\n");
+    assert_eq!(info_field(&mut cb, "replication", "master_failover_state").as_deref(), Some("waiting-for-sync"));
+    assert_eq!(text(cb.call(&["FAILOVER", "TIMEOUT", "10"])), "-ERR FAILOVER already in progress.\r\n");
+    assert_eq!(text(cb.call(&["FAILOVER", "ABORT"])), "+OK\r\n");
+    assert_eq!(info_field(&mut cb, "replication", "master_failover_state").as_deref(), Some("no-failover"));
+    assert_eq!(text(cb.call(&["SET", "y", "1"])), "+OK\r\n", "writes resume after the abort");
+    // A timeout without FORCE gives up; the master stays the master.
+    assert_eq!(text(cb.call(&["FAILOVER", "TIMEOUT", "300"])), "+OK\r\n");
+    eventually("the failover to time out", || {
+        info_field(&mut cb, "replication", "master_failover_state").as_deref() == Some("no-failover")
+    });
+    assert_eq!(info_field(&mut cb, "replication", "role").as_deref(), Some("master"));
+    kill_signal(a.pid(), "-CONT");
 }

@@ -32,6 +32,7 @@ pub fn register() -> Vec<CommandSpec> {
             )
             .tips(&["request_policy:all_shards", "response_policy:agg_min"])
             .args(vec![ArgDoc::new("numreplicas", ArgType::Integer), ArgDoc::new("timeout", ArgType::Integer)]),
+        super::failover::register(),
         CommandSpec::new("role", 1, "noscript loading stale fast", "@admin @dangerous", role).doc(
             "server",
             "2.8.12",
@@ -95,10 +96,23 @@ fn psync(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResu
     if ctx.client.handle.has_flag(quince_engine::clients::flag::REPLICA) {
         return Ok(());
     }
+    let replid = String::from_utf8_lossy(args[1]).into_owned();
+    if args.len() > 3 && args[3].eq_ignore_ascii_case(b"failover") {
+        // Our master hands over to us (its FAILOVER): we share its ID, so we promote
+        // ourselves and it continues from our history.
+        layer.log(crate::layer::LogLevel::Warning, &format!("Failover request received for replid {replid}."));
+        if !layer.is_replica() {
+            return Err(CmdError::msg("ERR PSYNC FAILOVER can't be sent to a master."));
+        }
+        if !replid.eq_ignore_ascii_case(&layer.replication.position().0) {
+            return Err(CmdError::msg("ERR PSYNC FAILOVER replid must match my replid."));
+        }
+        layer.replicaof(None).map_err(CmdError::msg)?;
+        layer.log_notice(&format!("MASTER MODE enabled (failover request from '{}')", ctx.client.handle.conn.addr));
+    }
     if let Some(refusal) = sync_refusal(ctx, layer) {
         return Err(refusal);
     }
-    let replid = String::from_utf8_lossy(args[1]).into_owned();
     // Redis reads the offset with getLongLongFromObjectOrReply.
     let from = quince_resp::parse_i64_strict(args[2]).ok_or(CmdError::NotInteger)?;
     let addr = ctx.client.handle.conn.addr.clone();
@@ -202,7 +216,7 @@ fn wait(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     let replication = layer.replication_handle();
     let count = Box::new(move || replication.upgrade().map_or(0, |r| r.acked(offset) as i64));
     let waiter = ctx.block_counting(args, deadline, count);
-    layer.replication.add_wait(waiter, offset, wanted.max(0) as usize);
+    layer.replication.add_wait(waiter, offset, wanted.max(0) as usize, ctx.engine.clients_paused());
     Ok(())
 }
 

@@ -100,17 +100,26 @@ fn now_ms() -> i64 {
 
 impl MasterLink {
     /// Starts following `host:port`.
-    pub fn start(engine: Weak<Engine>, host: String, port: u16, log: Logger) -> MasterLink {
+    /// Starts following `host:port`; with `failover`, the first PSYNC carries FAILOVER (the
+    /// target takes over from us).
+    pub fn start(engine: Weak<Engine>, host: String, port: u16, log: Logger, failover: bool) -> MasterLink {
         let status = Arc::new(LinkStatus::default());
         let stop = Arc::new(AtomicBool::new(false));
+        let failover = Arc::new(AtomicBool::new(failover));
         let (thread_status, thread_stop, address) = (status.clone(), stop.clone(), format!("{host}:{port}"));
         let _ = std::thread::Builder::new().name("quince-replica".into()).spawn(move || {
             while !thread_stop.load(Ordering::SeqCst) {
                 let Some(engine) = engine.upgrade() else { return };
                 let Some(layer) = Layer::of(&engine) else { return };
                 log(LogLevel::Notice, &format!("Connecting to MASTER {address}"));
-                let session =
-                    Session { engine: &engine, layer, status: &thread_status, stop: &thread_stop, log: &*log };
+                let session = Session {
+                    engine: &engine,
+                    layer,
+                    status: &thread_status,
+                    stop: &thread_stop,
+                    log: &*log,
+                    failover: failover.swap(false, Ordering::SeqCst),
+                };
                 match session.run(&address) {
                     Ok(()) => return,
                     Err(e) => {
@@ -199,6 +208,8 @@ struct Session<'a> {
     status: &'a LinkStatus,
     stop: &'a AtomicBool,
     log: &'a dyn Fn(LogLevel, &str),
+    /// This session's PSYNC carries FAILOVER.
+    failover: bool,
 }
 
 /// The replies to handshake commands and to PSYNC are single lines.
@@ -325,7 +336,19 @@ impl Session<'_> {
         let (replid, offset) = replication.position();
         let from = (offset + 1).to_string();
         (self.log)(LogLevel::Notice, &format!("Trying a partial resynchronization (request {replid}:{from})."));
-        let reply = self.command(&mut reader, &[b"PSYNC", replid.as_bytes(), from.as_bytes()], deadline())?;
+        let mut psync: Vec<&[u8]> = vec![b"PSYNC", replid.as_bytes(), from.as_bytes()];
+        if self.failover {
+            psync.push(b"FAILOVER");
+        }
+        let reply = self.command(&mut reader, &psync, deadline())?;
+        if self.failover {
+            if reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE") {
+                super::failover::finish(self.layer, self.engine);
+            } else {
+                super::failover::abort(self.layer, self.engine, "Failover target rejected psync request");
+                return Ok(());
+            }
+        }
         if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
             let mut words = rest.split(' ');
             let (Some(id), Some(Ok(master_offset))) = (words.next(), words.next().map(str::parse::<u64>)) else {

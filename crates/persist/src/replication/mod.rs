@@ -14,6 +14,7 @@
 
 pub mod backlog;
 pub mod commands;
+pub mod failover;
 pub mod link;
 pub mod transfer;
 
@@ -528,9 +529,13 @@ impl Replication {
     }
 
     /// A WAIT blocked for `replicas` acknowledgements of `offset`; asks replicas to ack.
-    pub fn add_wait(&self, waiter: WaiterRef, offset: u64, replicas: usize) {
+    /// While clients are paused no GETACK is sent (the offset stays still); replicas
+    /// acknowledge every second anyway.
+    pub fn add_wait(&self, waiter: WaiterRef, offset: u64, replicas: usize, paused: bool) {
         self.waits.lock().push(PendingWait { waiter, offset, replicas });
-        self.request_acks();
+        if !paused {
+            self.request_acks();
+        }
     }
 
     /// Feeds `REPLCONF GETACK *`: every replica answers with its offset at once.
@@ -607,7 +612,8 @@ impl Replication {
             }
             if !state.replicas.is_empty() {
                 state.alone_since_ms = now;
-                if !state.relaying && now - state.last_ping_ms >= ping_period_s * 1000 {
+                // Not while clients are paused (a FAILOVER waits for the offsets to meet).
+                if !state.relaying && now - state.last_ping_ms >= ping_period_s * 1000 && !engine.clients_paused() {
                     state.last_ping_ms = now;
                     self.feed_own_command(&mut state, &[b"PING"]);
                 }
@@ -734,6 +740,32 @@ impl Replication {
         self.refresh(&state);
     }
 
+    fn find<'s>(state: &'s State, host: &str, port: i64) -> Option<&'s Replica> {
+        state.replicas.iter().find(|r| !r.gone() && r.ip() == host && i64::from(r.conf.listening_port) == port)
+    }
+
+    /// Whether `host:port` is a replica, and if so whether it is online.
+    pub fn replica_state(&self, host: &str, port: i64) -> Option<bool> {
+        let state = self.state.lock();
+        Self::find(&state, host, port).map(|r| !r.transferring)
+    }
+
+    /// The offset `host:port` acknowledged, if it is an online replica.
+    pub fn acked_by(&self, host: &str, port: u16) -> Option<u64> {
+        let state = self.state.lock();
+        Self::find(&state, host, i64::from(port)).filter(|r| !r.transferring).map(|r| r.ack_offset)
+    }
+
+    /// An online replica that acknowledged exactly `offset`: (address, listening port).
+    pub fn replica_with_offset(&self, offset: u64) -> Option<(String, u16)> {
+        let state = self.state.lock();
+        state
+            .replicas
+            .iter()
+            .find(|r| !r.gone() && !r.transferring && r.ack_offset == offset)
+            .map(|r| (r.ip(), r.conf.listening_port))
+    }
+
     /// ROLE's master reply: (offset, [(ip, port, acked offset)]).
     pub fn role(&self) -> (u64, Vec<(String, u16, u64)>) {
         let state = self.state.lock();
@@ -747,7 +779,7 @@ impl Replication {
     }
 
     /// The common part of INFO's replication section, from `connected_slaves` on.
-    pub fn info(&self, good_replicas: Option<usize>, backlog_size: usize) -> String {
+    pub fn info(&self, good_replicas: Option<usize>, backlog_size: usize, failover_state: &str) -> String {
         use std::fmt::Write;
         let now = now_ms();
         let state = self.state.lock();
@@ -783,7 +815,7 @@ impl Replication {
         }
         let _ = write!(
             s,
-            "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\n\
+            "master_failover_state:{failover_state}\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\n\
              second_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\n\
              repl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
             state.replid,
