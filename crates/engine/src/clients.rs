@@ -105,6 +105,8 @@ pub struct ClientHandle {
     pub flags: AtomicU32,
     /// Set by CLIENT KILL; the owning worker closes the connection when it sees it.
     pub killed: AtomicBool,
+    /// The connection is gone (its server unregistered it).
+    closed: AtomicBool,
     /// Output queued by other threads (MONITOR lines), written by the owning worker.
     pushed: Mutex<Vec<u8>>,
     /// The wait this client is blocked in (for CLIENT UNBLOCK from other clients).
@@ -143,6 +145,7 @@ impl ClientHandle {
             watched_bytes: AtomicUsize::new(0),
             flags: AtomicU32::new(0),
             killed: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             pushed: Mutex::new(Vec::new()),
             blocked_on: Mutex::new(None),
             waker: Mutex::new(None),
@@ -189,6 +192,15 @@ impl ClientHandle {
 
     pub fn set_limit_exempt_bytes(&self, bytes: usize) {
         self.limit_exempt.store(bytes, Ordering::Relaxed);
+    }
+
+    /// The connection is gone, or asked to close: nothing more reaches its peer.
+    pub fn is_gone(&self) -> bool {
+        self.closed.load(Ordering::Relaxed) || self.is_killed()
+    }
+
+    pub fn mark_closed(&self) {
+        self.closed.store(true, Ordering::SeqCst);
     }
 
     pub fn is_killed(&self) -> bool {

@@ -1250,6 +1250,17 @@ impl Engine {
                 self.reject(Some(spec), out, &line);
                 return;
             }
+            // A replica's connection carries the stream; it reads nor writes keys (Redis's
+            // processCommand for CLIENT_SLAVE).
+            if client.handle.has_flag(crate::clients::flag::REPLICA)
+                && !client.handle.has_flag(crate::clients::flag::MONITOR)
+                && (spec.has_flag(crate::command::flags::WRITE)
+                    || spec.has_flag(crate::command::flags::READONLY)
+                    || self.may_replicate(spec, args))
+            {
+                self.reject(Some(spec), out, "ERR Replica can't interact with the keyspace");
+                return;
+            }
         }
         let Some(handler) = spec.handler else {
             self.reject(Some(spec), out, &CmdError::UnknownSubcommand(args[1].to_vec()).render(&spec.name));

@@ -453,6 +453,7 @@ impl Engine {
     }
 
     pub fn unregister_client(&self, client: &Client) {
+        client.handle.mark_closed();
         self.pubsub.unsubscribe_all(&client.handle);
         if let Some(waiter) = &client.blocked {
             self.end_wait(waiter, blocking::Unblock::Disconnect);

@@ -93,6 +93,9 @@ pub struct Layer {
     /// Effects are wanted: the AOF is on and nothing is loading.
     logging: AtomicBool,
     loading: AtomicBool,
+    /// A replica receives a snapshot with `repl-diskless-load swapdb` while serving the
+    /// dataset it had (INFO's `async_loading`).
+    pub(crate) async_loading: AtomicBool,
     /// Writes are refused (MISCONF); the reason is in `State`.
     refusing: AtomicBool,
     /// Connections that asked for the replication stream (SYNC).
@@ -174,6 +177,7 @@ impl Layer {
             aof: RwLock::new(None),
             logging: AtomicBool::new(false),
             loading: AtomicBool::new(false),
+            async_loading: AtomicBool::new(false),
             refusing: AtomicBool::new(false),
             replication: Arc::default(),
             master: Mutex::new(None),
@@ -382,6 +386,35 @@ impl Layer {
 
     pub(crate) fn log_notice(&self, message: &str) {
         self.log(LogLevel::Notice, message);
+    }
+
+    /// A replica starts receiving its master's snapshot: with `repl-diskless-load swapdb`
+    /// (or `on-empty-db` and no keys) Redis loads as it reads, reporting `loading:1` and
+    /// answering -LOADING meanwhile, or, when the snapshot continues the history the
+    /// replica already has (swapdb), serving its dataset with `async_loading:1`. With
+    /// `disabled` it receives first (to a file, in Redis) and is loading only while it loads.
+    pub(crate) fn begin_replica_transfer(&self, engine: &Engine, same_history: bool) {
+        let mode = engine.config.read().get("repl-diskless-load").unwrap_or("disabled").to_string();
+        let empty = || (0..engine.keyspace.databases()).all(|db| engine.keyspace.db_len(db) == 0);
+        match mode.as_str() {
+            "swapdb" if same_history => self.async_loading.store(true, Ordering::SeqCst),
+            "swapdb" => self.set_replica_loading(engine, true),
+            "on-empty-db" if empty() => self.set_replica_loading(engine, true),
+            _ => {}
+        }
+    }
+
+    /// The snapshot is loaded (or the transfer failed): loading states end.
+    pub(crate) fn end_replica_transfer(&self, engine: &Engine) {
+        self.async_loading.store(false, Ordering::SeqCst);
+        if self.loading.load(Ordering::SeqCst) {
+            self.set_replica_loading(engine, false);
+        }
+    }
+
+    pub(crate) fn set_replica_loading(&self, engine: &Engine, on: bool) {
+        self.loading.store(on, Ordering::SeqCst);
+        engine.set_loading(on);
     }
 
     /// A replica loaded its master's snapshot: the append-only file, if on, must start
@@ -1273,7 +1306,7 @@ impl Persistence for Layer {
         let aof_child = child_of(ChildKind::Aof);
         let status = |ok: bool| if ok { "ok" } else { "err" };
         let mut s = format!(
-            "loading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n\
+            "loading:{}\r\nasync_loading:{}\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n\
              current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n\
              rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\n\
              rdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\n\
@@ -1283,6 +1316,7 @@ impl Persistence for Layer {
              aof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\n\
              aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
             u8::from(self.loading.load(Ordering::SeqCst)),
+            u8::from(self.async_loading.load(Ordering::SeqCst)),
             engine.dirty().saturating_sub(state.dirty_at_last_save),
             u8::from(rdb_child.is_some()),
             state.lastsave_s,

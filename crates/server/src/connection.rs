@@ -290,9 +290,18 @@ impl Connection {
                         self.client.end_batch();
                         break;
                     }
+                    let replied_before = self.write_buf.len();
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
                     engine.execute(&mut self.client, &args, &mut out);
                     self.read_start += len;
+                    if self.write_buf.len() > replied_before && self.is_replica_link() {
+                        // The reply would land in the middle of the replication stream: as
+                        // Redis, it is dropped and logged, and the replica disconnected.
+                        log_replica_reply(engine, &args, &self.write_buf[replied_before..]);
+                        self.write_buf.truncate(replied_before);
+                        self.closing = true;
+                        break;
+                    }
                     if self.client.blocked.is_some() {
                         // BLPOP & co: the rest of the pipeline waits for the wait to end.
                         break;
@@ -339,6 +348,13 @@ impl Connection {
     /// For a blocked client: ends the wait if its deadline passed, and once the wait is
     /// over sends its reply and goes on with the buffered requests. Returns the deadline
     /// still ahead while it keeps waiting.
+    /// The connection of one of our replicas (after SYNC/PSYNC; not MONITOR).
+    fn is_replica_link(&self) -> bool {
+        let handle = &self.client.handle;
+        handle.has_flag(quince_engine::clients::flag::REPLICA)
+            && !handle.has_flag(quince_engine::clients::flag::MONITOR)
+    }
+
     pub fn poll_blocked(&mut self, engine: &Engine, now_ms: i64) -> (Next, Option<i64>) {
         let deadline = engine.check_block_timeout(&self.client, now_ms);
         let Some(reply) = engine.blocked_reply(&mut self.client) else { return (Next::Keep, deadline) };
@@ -598,4 +614,29 @@ impl Connection {
             Io::Ready(_) => self.write_pos < self.write_buf.len(),
         }
     }
+}
+
+/// A command from one of our replicas' connections produced `reply` (Redis's
+/// "Replica generated a reply" and, for an error, its CRITICAL line).
+fn log_replica_reply(engine: &Engine, args: &[&[u8]], reply: &[u8]) {
+    let name = match engine.table.resolve(args) {
+        quince_engine::command::Resolved::Found(spec) | quince_engine::command::Resolved::UnknownSubcommand(spec) => {
+            spec.name.clone()
+        }
+        quince_engine::command::Resolved::Unknown => String::from_utf8_lossy(args[0]).into_owned(),
+    };
+    if reply.first() == Some(&b'-') {
+        let text = String::from_utf8_lossy(&reply[1..]).trim_end().to_string();
+        crate::log::log(
+            crate::log::Level::Warning,
+            &format!(
+                "== CRITICAL == This master is sending an error to its replica: '{text}' after processing the command '{name}'"
+            ),
+        );
+    }
+    let shown: String = String::from_utf8_lossy(&reply[..reply.len().min(128)]).escape_debug().collect();
+    crate::log::log(
+        crate::log::Level::Warning,
+        &format!("Replica generated a reply to command '{name}', disconnecting it: {shown}"),
+    );
 }

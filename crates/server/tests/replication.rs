@@ -569,3 +569,29 @@ fn failover_hands_the_master_role_to_a_replica() {
     assert_eq!(info_field(&mut cb, "replication", "role").as_deref(), Some("master"));
     kill_signal(a.pid(), "-CONT");
 }
+
+#[test]
+fn a_replica_connection_gets_no_replies_only_the_stream() {
+    let quince = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let redis = start_redis(&["--repl-diskless-sync-delay", "0"]);
+    for server in std::iter::once(&quince).chain(redis.as_ref()) {
+        let mut c = server.client();
+        let full = text(c.call(&["PSYNC", "?", "-1"]));
+        assert!(full.starts_with("+FULLRESYNC "), "{}: {full:?}", server.name);
+        c.send(&["GET", "foo"]);
+        // The server drops the reply (it would corrupt the stream) and the connection.
+        c.shutdown_write();
+        let got = c.read_to_close();
+        // Keepalive newlines, then at most the snapshot (`$len` and up to len bytes: the
+        // connection may close before it is all sent), never a reply to GET.
+        let start = got.iter().position(|&b| b != b'\n').unwrap_or(got.len());
+        let got = &got[start..];
+        if !got.is_empty() {
+            let header_end = got.windows(2).position(|w| w == b"\r\n").expect("a bulk header");
+            let len: i64 = std::str::from_utf8(&got[1..header_end]).unwrap().parse().unwrap();
+            assert!(got[0] == b'$' && len > 0, "{}: a reply on the replica link: {got:?}", server.name);
+            assert!(got.len() <= header_end + 2 + len as usize, "{}: bytes after the snapshot", server.name);
+        }
+        assert_eq!(text(server.client().call(&["PING"])), "+PONG\r\n");
+    }
+}

@@ -400,6 +400,20 @@ impl Session<'_> {
     ) -> Result<(), String> {
         self.status.set(LinkState::Sync);
         let timeout = Duration::from_secs(self.engine.config.read().get_int("repl-timeout").max(1) as u64);
+        let same_history = history.as_ref().is_some_and(|(id, _)| *id == self.layer.replication.position().0);
+        self.layer.begin_replica_transfer(self.engine, same_history);
+        let result = self.receive_and_load(reader, history, backlog_size, timeout);
+        self.layer.end_replica_transfer(self.engine);
+        result
+    }
+
+    fn receive_and_load(
+        &self,
+        reader: &mut Reader,
+        history: Option<(String, u64)>,
+        backlog_size: usize,
+        timeout: Duration,
+    ) -> Result<(), String> {
         let header = self.read_line(reader, true, timeout)?;
         let Some(size) = header.strip_prefix('$') else {
             return Err(format!("Bad protocol from MASTER, the first byte is not '$' (we received '{header}')"));
@@ -427,6 +441,9 @@ impl Session<'_> {
             (self.log)(LogLevel::Notice, "MASTER <-> REPLICA sync: Flushing old data");
             Layer::empty_dataset(self.engine);
             (self.log)(LogLevel::Notice, "MASTER <-> REPLICA sync: Loading DB in memory");
+            if !self.layer.async_loading.load(Ordering::SeqCst) {
+                self.layer.set_replica_loading(self.engine, true);
+            }
             let options = crate::rdb::LoadOptions { skip_expired: false, ..crate::rdb::LoadOptions::default() };
             if let Err(e) = crate::rdb::load_snapshot(self.engine, &snapshot[..], &options, &mut |_, _| {}) {
                 Layer::empty_dataset(self.engine);

@@ -76,8 +76,7 @@ impl Replica {
     }
 
     fn gone(&self) -> bool {
-        // Only this list holds the handle once its connection closed.
-        Arc::strong_count(&self.handle) == 1 || self.handle.is_killed()
+        self.handle.is_gone()
     }
 }
 
@@ -424,7 +423,7 @@ impl Replication {
     /// `max_replicas` (> 0) are waiting. Sends waiting replicas their newline keepalive.
     pub fn waiting_syncs_due(&self, delay_s: i64, max_replicas: i64, now_ms: i64) -> bool {
         let mut state = self.state.lock();
-        state.waiting.retain(|w| Arc::strong_count(&w.handle) > 1 && !w.handle.is_killed());
+        state.waiting.retain(|w| !w.handle.is_gone());
         let Some(oldest) = state.waiting.iter().map(|w| w.since_ms).min() else { return false };
         if now_ms - state.last_newline_ms >= 1000 {
             state.last_newline_ms = now_ms;
@@ -438,7 +437,7 @@ impl Replication {
     /// The replicas waiting for a full sync, taken for the transfer about to start.
     pub fn take_waiting(&self) -> Vec<WaitingReplica> {
         let mut state = self.state.lock();
-        state.waiting.retain(|w| Arc::strong_count(&w.handle) > 1 && !w.handle.is_killed());
+        state.waiting.retain(|w| !w.handle.is_gone());
         std::mem::take(&mut state.waiting)
     }
 

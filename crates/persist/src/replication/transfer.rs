@@ -79,7 +79,7 @@ fn relay_pipe(
     let mut chunk = vec![0u8; 1 << 16];
     let mut last_keepalive = std::time::Instant::now();
     loop {
-        receivers.retain(|r| Arc::strong_count(&r.handle) > 1 && !r.handle.is_killed());
+        receivers.retain(|r| !r.handle.is_gone());
         if receivers.is_empty() {
             log(LogLevel::Warning, "Diskless rdb transfer, last replica dropped, killing fork child.");
             // SAFETY: signals our own child; the layer's cron reaps it.
