@@ -280,12 +280,15 @@ impl<'a> Ctx<'a> {
         db.expiry_suspended = suspend;
         // While a pause keeps the dataset still, read commands leave expired keys in place
         // (writes are held by the pause, or run inside a transaction that started before).
-        // On a replica only the master's stream deletes keys (Redis's expireIfNeeded).
-        let defer = !suspend
-            && ((self.engine.pause_in_force_at(self.now_ms) && !self.spec.has_flag(crate::command::flags::WRITE))
-                || self.engine.hot.replica_keeps_expired.load(Ordering::Relaxed));
-        self.expiry_suspended |= defer;
+        // On a replica only the master's stream deletes keys (Redis's expireIfNeeded); a
+        // write on a writable replica deletes them locally (EXPIRE_FORCE_DELETE_EXPIRED),
+        // and the TTLs its clients set are tracked for the replica to expire itself.
+        let write = self.spec.has_flag(crate::command::flags::WRITE);
+        let replica = self.engine.hot.replica_keeps_expired.load(Ordering::Relaxed);
+        let defer = !suspend && !write && (self.engine.pause_in_force_at(self.now_ms) || replica);
+        self.expiry_suspended |= defer || (replica && !suspend);
         db.expiry_deferred = defer;
+        db.track_local_ttls = replica && !suspend && write;
         db
     }
 
@@ -580,14 +583,21 @@ impl<'a> Ctx<'a> {
 
 impl Ctx<'_> {
     /// Keys expire again for whoever next uses the tables (commands that lock shards
-    /// themselves, KEYS, SCAN, the expiry cycle, never set `expiry_suspended`).
+    /// themselves, KEYS, SCAN, the expiry cycle, never set `expiry_suspended`). On a
+    /// replica, the TTLs this command's client set are handed to the replica's tracking.
     fn release_expiry_suspension(&mut self) {
         if std::mem::take(&mut self.expiry_suspended) {
+            let mut local = Vec::new();
             for (_, guard) in self.locked.iter_mut() {
-                for db in guard.dbs.iter_mut() {
+                for (index, db) in guard.dbs.iter_mut().enumerate() {
                     db.expiry_suspended = false;
                     db.expiry_deferred = false;
+                    db.track_local_ttls = false;
+                    local.extend(db.take_local_ttls().into_iter().map(|k| (index, k)));
                 }
+            }
+            if !local.is_empty() {
+                self.engine.replica_local_ttls.lock().extend(local);
             }
         }
     }

@@ -22,6 +22,50 @@ pub struct CycleReport {
 }
 
 impl Engine {
+    /// On a writable replica: deletes the tracked keys (set with a TTL by the replica's own
+    /// clients) whose TTL passed, and stops tracking keys that lost their TTL or are gone
+    /// (Redis's expireSlaveKeys).
+    fn expire_replica_local_keys(&self, report: &mut CycleReport) {
+        let tracked: Vec<(usize, crate::keyspace::Key)> = {
+            let set = self.replica_local_ttls.lock();
+            if set.is_empty() {
+                return;
+            }
+            set.iter().cloned().collect()
+        };
+        let Some(_gate) = self.exec_gate.try_read() else { return };
+        let now_ms = self.clock.now_ms();
+        let mut done = Vec::new();
+        for (db, key) in tracked {
+            let Some(mut guard) = self.keyspace.try_lock(self.keyspace.shard_of(&key)) else { continue };
+            let table = &mut guard.dbs[db];
+            report.sampled += 1;
+            match table.peek_expire_at_ms(&key) {
+                Some(at) if at <= now_ms => {
+                    table.remove_expired(&key);
+                    report.expired += 1;
+                    done.push((db, key));
+                }
+                Some(_) => {}
+                None => done.push((db, key)),
+            }
+        }
+        let mut set = self.replica_local_ttls.lock();
+        for entry in done {
+            set.remove(&entry);
+        }
+    }
+
+    /// INFO's `slave_expires_tracked_keys`.
+    pub fn replica_tracked_keys(&self) -> usize {
+        self.replica_local_ttls.lock().len()
+    }
+
+    /// A replica became a master: its own expiry covers every key again.
+    pub fn forget_replica_local_keys(&self) {
+        self.replica_local_ttls.lock().clear();
+    }
+
     /// Runs one active expiry cycle for at most `budget_us` microseconds. The server calls
     /// it `hz` times a second with 25% of the period as budget, as Redis does. Each shard
     /// lock is held for one sampling round at a time, so clients are never stalled long.
@@ -29,10 +73,12 @@ impl Engine {
         let start = Instant::now();
         let mut report = CycleReport::default();
         // DEBUG SET-ACTIVE-EXPIRE 0 turns the cycle off (Redis's tests rely on it).
-        if !self.hot.active_expire.load(Ordering::Relaxed)
-            || self.pause_in_force()
-            || self.hot.replica_keeps_expired.load(Ordering::Relaxed)
-        {
+        if !self.hot.active_expire.load(Ordering::Relaxed) || self.pause_in_force() {
+            return report;
+        }
+        if self.hot.replica_keeps_expired.load(Ordering::Relaxed) {
+            // A replica leaves expiry to its master, except for keys its own clients set.
+            self.expire_replica_local_keys(&mut report);
             return report;
         }
         // Not while a script or transaction runs alone (it holds the gate exclusively), nor

@@ -305,6 +305,10 @@ pub struct Db {
     /// Reads see keys whose TTL passed as gone but leave them in place (set by the executor
     /// for read commands while a CLIENT PAUSE is in force).
     pub expiry_deferred: bool,
+    /// A writable replica's client writes: keys given a TTL are recorded in `local_ttls`
+    /// (the replica expires them itself; the master knows nothing of them).
+    pub track_local_ttls: bool,
+    local_ttls: Vec<Key>,
 }
 
 /// Orders events recorded in different tables during one command.
@@ -500,6 +504,19 @@ impl Db {
         self.expiry_deferred && self.is_stale(key, now_ms)
     }
 
+    /// The key's absolute expiry, if it exists and has one (expired or not).
+    pub fn peek_expire_at_ms(&self, key: &[u8]) -> Option<i64> {
+        self.map.get(key).and_then(|e| e.expire_at_ms())
+    }
+
+    /// Deletes a key whose TTL passed, counting it as expired (a writable replica's own
+    /// keys: nothing is logged, the master never knew them).
+    pub fn remove_expired(&mut self, key: &[u8]) {
+        if self.remove_entry(key).is_some() {
+            self.expired_keys += 1;
+        }
+    }
+
     /// The key is present but its TTL has passed (not yet deleted).
     pub fn is_stale(&self, key: &[u8], now_ms: i64) -> bool {
         self.map.get(key).and_then(|e| e.expire_at_ms()).is_some_and(|at| at <= now_ms)
@@ -552,7 +569,15 @@ impl Db {
         }
         self.dirty += 1;
         self.track_expire(key, old_expire.is_some(), expire_at_ms.is_some());
+        if self.track_local_ttls && expire_at_ms.is_some() {
+            self.local_ttls.push(key.into());
+        }
         self.signal_ready(key);
+    }
+
+    /// Keys a writable replica's client gave a TTL in this command.
+    pub fn take_local_ttls(&mut self) -> Vec<Key> {
+        std::mem::take(&mut self.local_ttls)
     }
 
     /// Inserts a whole entry (value, TTL, access data) for RENAME, MOVE, COPY and SWAPDB-like
@@ -612,6 +637,9 @@ impl Db {
         let Some(entry) = self.map.get_mut(key) else { return false };
         if entry.set_expire_at_ms(Some(at_ms)).is_none() {
             self.expires.insert(key.into());
+        }
+        if self.track_local_ttls {
+            self.local_ttls.push(key.into());
         }
         self.dirty += 1;
         true

@@ -194,6 +194,9 @@ pub struct Engine {
     pause_end_ms: std::sync::atomic::AtomicI64,
     /// A FAILOVER holds writes until it ends.
     failover_pause: AtomicBool,
+    /// Keys a writable replica's clients gave a TTL: the replica expires them itself (the
+    /// master's stream never will). INFO's `slave_expires_tracked_keys`.
+    pub(crate) replica_local_ttls: parking_lot::Mutex<hashbrown::HashSet<(usize, keyspace::Key)>>,
     pause_all: AtomicBool,
     memory_probe: RwLock<Option<fn() -> usize>>,
     /// Used memory once the server was ready, before any client (MEMORY STATS'
@@ -313,6 +316,7 @@ impl Engine {
             output_limits: clients::OutputLimits::default(),
             pause_end_ms: std::sync::atomic::AtomicI64::new(0),
             failover_pause: AtomicBool::new(false),
+            replica_local_ttls: parking_lot::Mutex::new(hashbrown::HashSet::new()),
             pause_all: AtomicBool::new(false),
             memory_probe: RwLock::new(None),
             startup_memory: AtomicU64::new(0),

@@ -236,6 +236,7 @@ impl Layer {
             }
             if let Some(engine) = &engine {
                 engine.hot.replica_keeps_expired.store(false, Ordering::SeqCst);
+                engine.forget_replica_local_keys();
                 let _ = engine.config.write().set("replicaof", &["no".to_string(), "one".to_string()]);
                 self.apply_oom_score(engine);
             }

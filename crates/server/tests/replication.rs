@@ -595,3 +595,49 @@ fn a_replica_connection_gets_no_replies_only_the_stream() {
         assert_eq!(text(server.client().call(&["PING"])), "+PONG\r\n");
     }
 }
+
+/// What a replica answers about keys whose TTL passed, and what a writable replica does
+/// with its own clients' TTLs.
+fn replica_expiry_replies(master: &ServerProcess, replica: &ServerProcess) -> Vec<String> {
+    let (mut m, mut r) = (master.client(), replica.client());
+    r.call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    m.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    m.call(&["SET", "k", "v", "PX", "50"]);
+    m.call(&["SET", "k2", "v", "PX", "50"]);
+    eventually("the keys on the replica", || r.call(&["DBSIZE"]) == b":2\r\n");
+    std::thread::sleep(Duration::from_millis(120));
+    let mut replies = Vec::new();
+    for command in [
+        &["DBSIZE"][..],
+        &["EXISTS", "k", "k2"],
+        &["GET", "k"],
+        &["TTL", "k"],
+        &["DBSIZE"],
+        &["CONFIG", "SET", "replica-read-only", "no"],
+        &["INCR", "k"],
+        &["TTL", "k"],
+        &["GET", "k2"],
+        &["DBSIZE"],
+        &["SET", "local", "1", "PX", "300"],
+        &["SET", "local2", "1"],
+        &["PEXPIRE", "local2", "300"],
+    ] {
+        replies.push(text(r.call(command)));
+    }
+    replies.push(info_field(&mut r, "stats", "slave_expires_tracked_keys").unwrap_or_default());
+    eventually("the replica to expire its own keys", || r.call(&["EXISTS", "local", "local2"]) == b":0\r\n");
+    std::thread::sleep(Duration::from_millis(300));
+    replies.push(info_field(&mut r, "stats", "slave_expires_tracked_keys").unwrap_or_default());
+    replies.push(text(r.call(&["DBSIZE"])));
+    replies
+}
+
+#[test]
+fn a_replica_leaves_expiry_to_its_master_as_redis() {
+    let Some(redis_master) = start_redis(&["--enable-debug-command", "yes"]) else { return };
+    let Some(redis_replica) = start_redis(&[]) else { return };
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &[]);
+    let want = replica_expiry_replies(&redis_master, &redis_replica);
+    assert_eq!(replica_expiry_replies(&master, &replica), want);
+}
