@@ -103,6 +103,7 @@ pub fn load_file_stats(
         allow_duplicates: merge,
         verify_checksum: !crate::Layer::of(engine).is_some_and(|l| l.skip_checksum()),
         collect_expired: !aof_base,
+        key_load_delay_us: engine.config.read().get_int("key-load-delay"),
     };
     let stats = rdb::load_snapshot(engine, &mut input, &options, &mut progress).map_err(|e| {
         // As Redis's rdbReportCorruptRDB after its checksum line: the failure named.

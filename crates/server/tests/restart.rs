@@ -225,3 +225,22 @@ fn port_zero_means_no_tcp() {
     kill9(&mut child);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn key_load_delay_slows_loading_as_redis_test_knob() {
+    let server =
+        quince_test_util::start_quince(env!("CARGO_BIN_EXE_quince-server"), &["--enable-debug-command", "yes"]);
+    let mut c = server.client();
+    c.call(&["DEBUG", "POPULATE", "200"]);
+    let timed_reload = |c: &mut quince_test_util::RawClient| {
+        let started = std::time::Instant::now();
+        assert_eq!(c.call(&["DEBUG", "RELOAD"]), b"+OK\r\n");
+        started.elapsed()
+    };
+    let quick = timed_reload(&mut c);
+    // 5 ms per key loaded: 200 keys take a second.
+    assert_eq!(c.call(&["CONFIG", "SET", "key-load-delay", "5000"]), b"+OK\r\n");
+    let slow = timed_reload(&mut c);
+    assert!(slow >= std::time::Duration::from_millis(900), "{slow:?} (without the delay: {quick:?})");
+    assert_eq!(c.call(&["DBSIZE"]), b":200\r\n");
+}

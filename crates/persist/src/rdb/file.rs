@@ -186,7 +186,8 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
     Ok(SaveStats { keys, bytes: sink.bytes })
 }
 
-/// Redis's debugDelay after the `nth` key saved (see `SaveOptions::key_save_delay_us`).
+/// Redis's debugDelay after the `nth` key saved or loaded (`rdb-key-save-delay`,
+/// `key-load-delay`).
 fn key_save_delay(delay_us: i64, nth: u64) {
     let sleep_us = match delay_us {
         0 => 0,
@@ -240,11 +241,20 @@ pub struct LoadOptions {
     /// replication history feeds their deletions to its replicas, as Redis's
     /// RDBFLAGS_FEED_REPL).
     pub collect_expired: bool,
+    /// `key-load-delay` (a testing aid, as in Redis): microseconds to sleep after each key
+    /// loaded; negative: 1 µs after one key in that many.
+    pub key_load_delay_us: i64,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { skip_expired: true, allow_duplicates: false, verify_checksum: true, collect_expired: false }
+        Self {
+            skip_expired: true,
+            allow_duplicates: false,
+            verify_checksum: true,
+            collect_expired: false,
+            key_load_delay_us: 0,
+        }
     }
 }
 
@@ -398,6 +408,8 @@ pub fn load_snapshot<R: Read>(
         // Loading is not a change of the dataset: it does not count in `dirty`.
         table.dirty = table.dirty.saturating_sub(1);
         stats.keys_loaded += 1;
+        drop(guard);
+        key_save_delay(options.key_load_delay_us, stats.keys_loaded);
     }
     if version >= 5 {
         let expected = input.crc();

@@ -444,7 +444,11 @@ impl Session<'_> {
             if !self.layer.async_loading.load(Ordering::SeqCst) {
                 self.layer.set_replica_loading(self.engine, true);
             }
-            let options = crate::rdb::LoadOptions { skip_expired: false, ..crate::rdb::LoadOptions::default() };
+            let options = crate::rdb::LoadOptions {
+                skip_expired: false,
+                key_load_delay_us: self.engine.config.read().get_int("key-load-delay"),
+                ..crate::rdb::LoadOptions::default()
+            };
             if let Err(e) = crate::rdb::load_snapshot(self.engine, &snapshot[..], &options, &mut |_, _| {}) {
                 Layer::empty_dataset(self.engine);
                 replication.forget_history();
