@@ -339,10 +339,15 @@ impl Layer {
         let mark = crate::replication::random_id();
         let now = engine.clock.now_ms();
         let mut receivers = Vec::new();
+        let (id, offset) = (repl.0.clone(), repl.1);
         for waiting in self.replication.take_waiting() {
             let handle = waiting.handle.clone();
             let eof = self.replication.attach_for_transfer(waiting, &mark, diskless, now);
             receivers.push(crate::replication::transfer::Receiver { handle, eof });
+        }
+        let receivers = std::sync::Arc::new(parking_lot::Mutex::new(receivers));
+        if !diskless {
+            self.replication.transfer_started(receivers.clone(), id, offset);
         }
         let child_mark = mark.clone();
         let forked = fork::spawn_child(engine, move |engine| {
@@ -352,7 +357,8 @@ impl Layer {
             Ok(pid) => pid,
             Err(e) => {
                 self.log(LogLevel::Warning, &format!("Can't fork for a replica's sync: {e}"));
-                for r in &receivers {
+                self.replication.transfer_finished();
+                for r in receivers.lock().iter() {
                     r.handle.kill();
                 }
                 return;

@@ -641,3 +641,36 @@ fn a_replica_leaves_expiry_to_its_master_as_redis() {
     let want = replica_expiry_replies(&redis_master, &redis_replica);
     assert_eq!(replica_expiry_replies(&master, &replica), want);
 }
+
+#[test]
+fn a_replica_arriving_during_a_disk_sync_joins_its_snapshot() {
+    let master = start_quince(
+        env!("CARGO_BIN_EXE_quince-server"),
+        &["--repl-diskless-sync", "no", "--enable-debug-command", "yes"],
+    );
+    let replicas = [
+        start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG),
+        start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG),
+    ];
+    let mut m = master.client();
+    for i in 0..10 {
+        m.call(&["SET", &format!("k{i}"), "v"]);
+    }
+    // 150 ms per key: the snapshot takes 1.5 s to write.
+    m.call(&["CONFIG", "SET", "rdb-key-save-delay", "150000"]);
+    let forks_before = info_int(&mut m, "stats", "total_forks");
+    replicas[0].client().call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    eventually("the first sync to start", || info_int(&mut m, "persistence", "rdb_bgsave_in_progress") == 1);
+    replicas[1].client().call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    eventually("both replicas waiting for the snapshot", || {
+        let info = text(m.call(&["INFO", "replication"]));
+        info.matches("state=wait_bgsave").count() == 2
+    });
+    m.call(&["SET", "during", "the transfer"]);
+    m.call(&["CONFIG", "SET", "rdb-key-save-delay", "0"]);
+    for replica in &replicas {
+        assert_in_sync(&mut m, &mut replica.client());
+    }
+    assert_eq!(info_int(&mut m, "stats", "total_forks"), forks_before + 1, "one snapshot for both");
+    assert_eq!(info_int(&mut m, "stats", "sync_full"), 2);
+}

@@ -66,6 +66,10 @@ fn full_sync(ctx: &Ctx<'_>, layer: &Layer, psync: bool) -> CmdResult {
         (config.get_bool("repl-diskless-sync"), config.get_int("repl-diskless-sync-delay"))
     };
     let capa_eof = psync && layer.replication.pending_capa_eof(ctx.client.id);
+    if !(diskless && capa_eof) && layer.replication.join_transfer(&ctx.client.handle, psync, ctx.now_ms) {
+        layer.log_notice("Waiting for end of BGSAVE for SYNC");
+        return Ok(());
+    }
     layer.replication.queue_full_sync(&ctx.client.handle, psync, ctx.now_ms);
     if diskless && capa_eof && delay > 0 {
         layer.log_notice("Delay next BGSAVE for diskless SYNC");

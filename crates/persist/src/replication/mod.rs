@@ -105,6 +105,9 @@ struct State {
     waiting: Vec<WaitingReplica>,
     /// Unix ms of the last newline sent to waiting replicas (their keepalive).
     last_newline_ms: i64,
+    /// The running transfer that late replicas may join (a snapshot sent with its length):
+    /// its receivers, and the ID and offset it is the dataset of.
+    transfer: Option<(transfer::Receivers, String, u64)>,
     /// REPLCONF settings of connections that have not sent PSYNC yet, by client id.
     pending: Vec<(u64, ReplicaConf)>,
     /// Unix ms since when no replica is connected (for `repl-backlog-ttl`).
@@ -177,6 +180,7 @@ impl Default for Replication {
                 replicas: Vec::new(),
                 waiting: Vec::new(),
                 last_newline_ms: 0,
+                transfer: None,
                 pending: Vec::new(),
                 alone_since_ms: now_ms(),
                 last_ping_ms: 0,
@@ -486,6 +490,52 @@ impl Replication {
         if let Some(replica) = state.replicas.iter_mut().find(|r| r.handle.id == client_id) {
             replica.transferring = false;
         }
+    }
+
+    /// A transfer sending its snapshot with its length started: replicas asking for a full
+    /// sync meanwhile join it (Redis attaches them to the BGSAVE in progress).
+    pub fn transfer_started(&self, receivers: transfer::Receivers, id: String, offset: u64) {
+        self.state.lock().transfer = Some((receivers, id, offset));
+    }
+
+    pub fn transfer_finished(&self) {
+        self.state.lock().transfer = None;
+    }
+
+    /// Joins the running transfer if there is one: the replica gets `+FULLRESYNC` with the
+    /// transfer's ID and offset, and the stream a replica of it holds since then.
+    pub fn join_transfer(&self, handle: &Arc<ClientHandle>, psync: bool, now_ms: i64) -> bool {
+        let mut state = self.state.lock();
+        let Some((receivers, id, offset)) = state.transfer.clone() else { return false };
+        let mut list = receivers.lock();
+        let Some(held) = state
+            .replicas
+            .iter()
+            .find(|r| r.transferring && !r.gone() && list.iter().any(|x| x.handle.id == r.handle.id))
+            .map(|r| r.held.clone())
+        else {
+            return false;
+        };
+        let conf = Self::take_conf(&mut state, handle.id);
+        handle.set_flag(flag::REPLICA, true);
+        if psync {
+            handle.push_output(format!("+FULLRESYNC {id} {offset}\r\n").as_bytes());
+        }
+        state.replicas.push(Replica {
+            handle: handle.clone(),
+            conf,
+            ack_offset: offset,
+            ack_ms: now_ms,
+            pre_psync: !psync,
+            online: false,
+            held,
+            transferring: true,
+        });
+        state.counts.full += 1;
+        list.push(transfer::Receiver { handle: handle.clone(), eof: false });
+        drop(list);
+        self.refresh(&state);
+        true
     }
 
     /// The replica has its whole snapshot: the stream held meanwhile follows, and flows.

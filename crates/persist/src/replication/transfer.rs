@@ -23,6 +23,9 @@ pub struct Receiver {
     pub eof: bool,
 }
 
+/// The replicas of a running transfer; a disk-format transfer takes late joiners.
+pub type Receivers = Arc<parking_lot::Mutex<Vec<Receiver>>>;
+
 /// Creates the pipe: (read end, write end).
 pub fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
@@ -48,7 +51,7 @@ pub fn write_snapshot(engine: &quince_engine::Engine, out: OwnedFd, repl: (Strin
 /// `child` is the writer, stopped (SIGUSR1) when every receiver is gone.
 pub fn relay(
     input: OwnedFd,
-    receivers: Vec<Receiver>,
+    receivers: Receivers,
     mark: String,
     replication: Arc<Replication>,
     log: Logger,
@@ -65,7 +68,7 @@ pub fn relay(
 
 fn relay_pipe(
     input: OwnedFd,
-    mut receivers: Vec<Receiver>,
+    shared: Receivers,
     mark: &str,
     replication: &Replication,
     log: &dyn Fn(LogLevel, &str),
@@ -78,9 +81,15 @@ fn relay_pipe(
     let mut sent = 0usize;
     let mut chunk = vec![0u8; 1 << 16];
     let mut last_keepalive = std::time::Instant::now();
+    let mut receivers: Vec<(Arc<ClientHandle>, bool)>;
     loop {
-        receivers.retain(|r| !r.handle.is_gone());
+        {
+            let mut list = shared.lock();
+            list.retain(|r| !r.handle.is_gone());
+            receivers = list.iter().map(|r| (r.handle.clone(), r.eof)).collect();
+        }
         if receivers.is_empty() {
+            replication.transfer_finished();
             log(LogLevel::Warning, "Diskless rdb transfer, last replica dropped, killing fork child.");
             // SAFETY: signals our own child; the layer's cron reaps it.
             unsafe { libc::kill(child, libc::SIGUSR1) };
@@ -89,8 +98,8 @@ fn relay_pipe(
         // Keepalives for replicas that wait for the length.
         if last_keepalive.elapsed() >= std::time::Duration::from_secs(1) {
             last_keepalive = std::time::Instant::now();
-            for r in receivers.iter().filter(|r| !r.eof) {
-                r.handle.push_output(b"\n");
+            for (handle, _) in receivers.iter().filter(|r| !r.1) {
+                handle.push_output(b"\n");
             }
         }
         let mut poll = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
@@ -110,11 +119,12 @@ fn relay_pipe(
         };
         let bytes = &chunk[..n];
         sent += n;
-        for r in receivers.iter().filter(|r| r.eof) {
-            r.handle.set_limit_exempt_bytes(sent + 64);
-            r.handle.push_output(bytes);
+        for (handle, _) in receivers.iter().filter(|r| r.1) {
+            handle.set_limit_exempt_bytes(sent + 64);
+            handle.push_output(bytes);
         }
-        if receivers.iter().any(|r| !r.eof) {
+        // Kept whole for the replicas that get it with its length (they may still join).
+        if receivers.iter().any(|r| !r.1) {
             whole.extend_from_slice(bytes);
         }
         tail.extend_from_slice(bytes);
@@ -122,6 +132,9 @@ fn relay_pipe(
             tail.drain(..tail.len() - mark.len());
         }
     }
+    // No one joins from here on.
+    replication.transfer_finished();
+    let receivers: Vec<Receiver> = std::mem::take(&mut *shared.lock());
     if tail != mark.as_bytes() {
         log(LogLevel::Warning, "Diskless rdb transfer: the child did not finish the snapshot; dropping its replicas.");
         for r in &receivers {
