@@ -48,6 +48,18 @@ pub enum Level {
     Warning,
 }
 
+/// The role letter of log lines: `M` for a master, `S` for a replica (as Redis).
+static ROLE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(b'M');
+
+/// The server's replication role changed (its cron keeps this up to date).
+pub fn set_replica(replica: bool) {
+    ROLE.store(if replica { b'S' } else { b'M' }, Ordering::Relaxed);
+}
+
+fn role() -> char {
+    ROLE.load(Ordering::Relaxed) as char
+}
+
 pub fn log(level: Level, message: &str) {
     if (level as u8) < MIN_LEVEL.load(Ordering::Relaxed) {
         return;
@@ -57,7 +69,7 @@ pub fn log(level: Level, message: &str) {
         Level::Notice => '*',
         Level::Warning => '#',
     };
-    raw(&format!("{}:M {} {} {}\n", std::process::id(), timestamp(), mark, message));
+    raw(&format!("{}:{} {} {} {}\n", std::process::id(), role(), timestamp(), mark, message));
 }
 
 /// Writes `text` as is (the start-up banner), where log lines go.
@@ -76,7 +88,7 @@ pub fn raw(text: &str) {
 /// A log line's prefix (`pid:M dd Mon yyyy hh:mm:ss.mmm # `) written into `out` without
 /// allocating (for the crash report).
 pub fn write_prefix(out: &mut dyn std::fmt::Write) {
-    let _ = write!(out, "{}:M ", std::process::id());
+    let _ = write!(out, "{}:{} ", std::process::id(), role());
     write_timestamp(out);
     let _ = out.write_str(" # ");
 }

@@ -294,6 +294,7 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         if last_persistence_cron.elapsed() >= Duration::from_millis(100) {
             last_persistence_cron = Instant::now();
             layer.cron(&engine);
+            log::set_replica(layer.is_replica());
             // (CONFIG SET crash-log-enabled takes effect here.)
             crash::set_enabled(engine.config.read().get_bool("crash-log-enabled"));
             // Over maxmemory (after CONFIG SET maxmemory, or eviction cut short by its time
