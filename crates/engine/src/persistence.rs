@@ -35,6 +35,11 @@ pub trait Persistence: Send + Sync + 'static {
         0
     }
 
+    /// Bytes the replication backlog holds allocated (INFO's `mem_replication_backlog`).
+    fn replication_backlog_bytes(&self) -> usize {
+        0
+    }
+
     /// INFO's `migrate_cached_sockets`: connections MIGRATE keeps to its targets.
     fn migrate_cached_sockets(&self) -> usize {
         0

@@ -1281,6 +1281,10 @@ impl Persistence for Layer {
         self.aof.read().as_ref().map_or(0, |w| w.buffered() as usize)
     }
 
+    fn replication_backlog_bytes(&self) -> usize {
+        self.replication.backlog_bytes()
+    }
+
     fn migrate_cached_sockets(&self) -> usize {
         crate::migrate::cached_sockets()
     }

@@ -257,6 +257,10 @@ fn wait_counts_the_replicas_that_acknowledged() {
         replica.client().call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
     }
     eventually("two replicas online", || info_int(&mut m, "replication", "connected_slaves") == 2);
+    // The backlog's memory shows in INFO memory (and counts toward the replication buffers).
+    assert_eq!(info_int(&mut m, "memory", "mem_replication_backlog"), 1 << 20);
+    assert!(info_int(&mut m, "memory", "mem_total_replication_buffers") >= 1 << 20);
+    assert!(info_int(&mut m, "memory", "mem_clients_normal") >= 0);
     m.call(&["SET", "k", "v"]);
     assert_eq!(text(m.call(&["WAIT", "2", "1000"])), ":2\r\n");
     assert_eq!(text(m.call(&["WAIT", "0", "0"])), ":2\r\n");

@@ -161,6 +161,17 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             let frag = if used > 0 { rss as f64 / used as f64 } else { 0.0 };
             let m = engine.scripting.memory();
             let vm_total = m.vm_eval + m.vm_functions;
+            // Output waiting for clients: replicas' (the stream) and the others'.
+            let (mut replica_output, mut normal_output) = (0usize, 0usize);
+            for client in engine.clients.all() {
+                if client.has_flag(crate::clients::flag::REPLICA) && !client.has_flag(crate::clients::flag::MONITOR) {
+                    replica_output += client.pending_output();
+                } else {
+                    normal_output += client.pending_output();
+                }
+            }
+            let backlog = engine.persistence().map_or(0, |p| p.replication_backlog_bytes());
+            let aof_buffer = engine.persistence().map_or(0, |p| p.aof_buffer_bytes());
             write!(
                 s,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
@@ -172,6 +183,9 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                  used_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\nused_memory_scripts:{}\r\n\
                  used_memory_scripts_human:{}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\n\
                  maxmemory_policy:{}\r\nmem_fragmentation_ratio:{frag:.2}\r\nmem_fragmentation_bytes:{}\r\n\
+                 mem_not_counted_for_evict:{}\r\nmem_replication_backlog:{backlog}\r\n\
+                 mem_total_replication_buffers:{}\r\nmem_clients_slaves:{replica_output}\r\n\
+                 mem_clients_normal:{normal_output}\r\nmem_cluster_links:0\r\nmem_aof_buffer:{aof_buffer}\r\n\
                  mem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
                 bytes_to_human(used),
                 bytes_to_human(rss),
@@ -193,6 +207,8 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 bytes_to_human(maxmemory),
                 config("maxmemory-policy"),
                 rss as i64 - used as i64,
+                replica_output + aof_buffer,
+                backlog + replica_output,
                 if facts.mem_allocator.is_empty() { "libc" } else { &facts.mem_allocator },
                 engine.lazyfree.pending(),
                 engine.lazyfree.freed(),

@@ -220,6 +220,11 @@ impl Replication {
         self.state.lock().counts
     }
 
+    /// The backlog's allocated bytes (0 without one).
+    pub fn backlog_bytes(&self) -> usize {
+        self.state.lock().backlog.as_ref().map_or(0, |b| b.size())
+    }
+
     pub fn reset_counts(&self) {
         self.state.lock().counts = SyncCounts::default();
     }
