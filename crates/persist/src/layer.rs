@@ -336,6 +336,7 @@ impl Layer {
             }
         };
         let repl = self.replication.prepare_full_sync(size);
+        let functions_only = self.replication.waiting_functions_only();
         let mark = crate::replication::random_id();
         let now = engine.clock.now_ms();
         let mut receivers = Vec::new();
@@ -346,12 +347,12 @@ impl Layer {
             receivers.push(crate::replication::transfer::Receiver { handle, eof });
         }
         let receivers = std::sync::Arc::new(parking_lot::Mutex::new(receivers));
-        if !diskless {
+        if !diskless && !functions_only {
             self.replication.transfer_started(receivers.clone(), id, offset);
         }
         let child_mark = mark.clone();
         let forked = fork::spawn_child(engine, move |engine| {
-            crate::replication::transfer::write_snapshot(engine, output, repl, &child_mark)
+            crate::replication::transfer::write_snapshot(engine, output, repl, &child_mark, functions_only)
         });
         let pid = match forked {
             Ok(pid) => pid,
@@ -1399,13 +1400,14 @@ impl Persistence for Layer {
             let last_io = status.last_io_ms.load(Ordering::Relaxed);
             s.push_str(&format!(
                 "role:slave\r\nmaster_host:{}\r\nmaster_port:{}\r\nmaster_link_status:{}\r\n\
-                 master_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:{}\r\nslave_read_repl_offset:{offset}\r\n\
+                 master_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:{}\r\nslave_read_repl_offset:{}\r\n\
                  slave_repl_offset:{offset}\r\n",
                 link.host,
                 link.port,
                 if status.is_up() { "up" } else { "down" },
                 if status.is_up() && last_io > 0 { (now - last_io).max(0) / 1000 } else { -1 },
                 u8::from(state == crate::replication::link::LinkState::Sync),
+                status.read_offset.load(Ordering::Relaxed).max(offset),
             ));
             if state == crate::replication::link::LinkState::Sync {
                 let total = status.sync_total.load(Ordering::Relaxed);

@@ -162,7 +162,7 @@ fn assert_in_sync(master: &mut RawClient, replica: &mut RawClient) {
         let m = info_int(master, "replication", "master_repl_offset");
         let r = info_int(replica, "replication", "master_repl_offset");
         let up = info_field(replica, "replication", "master_link_status").as_deref() == Some("up");
-        if up && m == r && m > 0 {
+        if up && m == r {
             break;
         }
         assert!(Instant::now() < deadline, "replica never caught up: master {m}, replica {r}, link up {up}");
@@ -677,4 +677,61 @@ fn a_replica_arriving_during_a_disk_sync_joins_its_snapshot() {
     }
     assert_eq!(info_int(&mut m, "stats", "total_forks"), forks_before + 1, "one snapshot for both");
     assert_eq!(info_int(&mut m, "stats", "sync_full"), 2);
+}
+
+#[test]
+fn a_paused_replica_reads_the_stream_but_applies_it_after() {
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG);
+    let (mut m, mut r) = (master.client(), replica.client());
+    r.call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    m.call(&["SET", "before", "sync"]);
+    assert_in_sync(&mut m, &mut r);
+    // After the sync: the stream has selected the database, the next write is just a SET.
+    m.call(&["SET", "foo", "bar"]);
+    assert_in_sync(&mut m, &mut r);
+    let applied = info_int(&mut r, "replication", "slave_repl_offset");
+    r.call(&["CLIENT", "PAUSE", "100000", "WRITE"]);
+    m.call(&["SET", "foo2", "bar2"]);
+    let master_offset = info_int(&mut m, "replication", "master_repl_offset");
+    eventually("the replica to read the write", || {
+        info_int(&mut r, "replication", "slave_read_repl_offset") == master_offset
+    });
+    assert_eq!(info_int(&mut r, "replication", "slave_repl_offset"), applied);
+    assert_eq!(text(r.call(&["GET", "foo2"])), "$-1\r\n");
+    r.call(&["CLIENT", "UNPAUSE"]);
+    eventually("the write applied", || r.call(&["GET", "foo2"]) == b"$4\r\nbar2\r\n");
+    assert_eq!(info_int(&mut r, "replication", "slave_repl_offset"), master_offset);
+}
+
+#[test]
+fn redis_cli_dumps_an_rdb_or_the_functions_only() {
+    let Some(cli) = quince_test_util::which("redis-cli") else {
+        assert!(!quince_test_util::redis_required(), "QUINCE_REQUIRE_REDIS=1 but redis-cli is missing");
+        eprintln!("SKIPPED: redis-cli not found");
+        return;
+    };
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let mut m = master.client();
+    m.call(&["SET", "k", "v"]);
+    m.call(&["FUNCTION", "LOAD", "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)"]);
+    for (flag, keys) in [("--rdb", 1), ("--functions-rdb", 0)] {
+        let file = master.dir.join(format!("cli{keys}.rdb"));
+        let out = std::process::Command::new(&cli)
+            .args(["-p", &master.port.to_string(), flag, file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text_out = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        assert!(text_out.contains("Transfer finished with success"), "{flag}: {text_out}");
+        // The dump loads back with the key (or without it) and the library.
+        let loader = start_quince(
+            env!("CARGO_BIN_EXE_quince-server"),
+            &["--dir", master.dir.to_str().unwrap(), "--dbfilename", file.file_name().unwrap().to_str().unwrap()],
+        );
+        let mut l = loader.client();
+        assert_eq!(text(l.call(&["DBSIZE"])), format!(":{keys}\r\n"), "{flag}");
+        assert!(text(l.call(&["FUNCTION", "LIST"])).contains("lib1"), "{flag}");
+    }
+    // Neither dump is a replica: WAIT and INFO see none.
+    assert_eq!(info_int(&mut m, "replication", "connected_slaves"), 0);
 }

@@ -40,6 +40,9 @@ pub struct SaveOptions {
     /// `repl-offset` aux fields, and the database the stream is in: `repl-stream-db`), as Redis writes them for a
     /// replica's sync and when it has a replication history.
     pub repl: Option<(String, u64, usize)>,
+    /// Functions only, no keys (a replica's `REPLCONF rdb-filter-only functions`, as
+    /// `redis-cli --functions-rdb` asks).
+    pub functions_only: bool,
 }
 
 impl SaveOptions {
@@ -53,13 +56,21 @@ impl SaveOptions {
             aof_base,
             key_save_delay_us: config.get_int("rdb-key-save-delay"),
             repl: None,
+            functions_only: false,
         }
     }
 }
 
 impl Default for SaveOptions {
     fn default() -> Self {
-        Self { compression: true, checksum: true, aof_base: false, key_save_delay_us: 0, repl: None }
+        Self {
+            compression: true,
+            checksum: true,
+            aof_base: false,
+            key_save_delay_us: 0,
+            repl: None,
+            functions_only: false,
+        }
     }
 }
 
@@ -155,7 +166,8 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
     }
     let mut keys = 0u64;
     let shards = engine.keyspace.shard_count();
-    for db in 0..engine.keyspace.databases() {
+    let databases = if options.functions_only { 0 } else { engine.keyspace.databases() };
+    for db in 0..databases {
         let (size, expires) = (0..shards).fold((0usize, 0usize), |(n, e), s| {
             let shard = engine.keyspace.lock(s);
             (n + shard.dbs[db].len(), e + shard.dbs[db].expires_len())

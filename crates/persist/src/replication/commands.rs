@@ -177,11 +177,23 @@ fn replconf(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
         } else if option.eq_ignore_ascii_case(b"rdb-only") {
             let flag = quince_resp::parse_i64_strict(value).ok_or(CmdError::NotInteger)?;
             if flag != 0 && flag != 1 {
-                return Err(CmdError::Syntax);
+                return Err(CmdError::msg("ERR value is out of range, value must between 0 and 1"));
             }
-            if flag == 1 {
-                return Err(CmdError::msg("ERR REPLCONF rdb-only is not supported by quince"));
+            layer.replication.note_conf(id, |c| c.rdb_only = flag == 1);
+        } else if option.eq_ignore_ascii_case(b"rdb-filter-only") {
+            // The one include filter Redis 7.0 knows: "functions" (an empty list: nothing).
+            let Some(filters) = quince_resp::split_args(value) else {
+                return Err(CmdError::msg("ERR Missing rdb-filter-only values"));
+            };
+            for filter in &filters {
+                if !filter.eq_ignore_ascii_case(b"functions") {
+                    return Err(CmdError::msg(format!(
+                        "ERR Unsupported rdb-filter-only option: {}",
+                        String::from_utf8_lossy(filter)
+                    )));
+                }
             }
+            layer.replication.note_conf(id, |c| c.functions_only = true);
         } else {
             return Err(CmdError::msg(format!(
                 "ERR Unrecognized REPLCONF option: {}",

@@ -67,6 +67,8 @@ pub struct LinkStatus {
     /// the bytes read so far.
     pub sync_total: AtomicI64,
     pub sync_read: AtomicI64,
+    /// Stream bytes read from the master, applied or not (`slave_read_repl_offset`).
+    pub read_offset: std::sync::atomic::AtomicU64,
 }
 
 impl LinkStatus {
@@ -565,6 +567,7 @@ impl Session<'_> {
                             return Err("MASTER timeout: no data nor PING received...".to_string());
                         }
                         reader.fill(self.status)?;
+                        self.note_read(&reader);
                     }
                     Decoded::Empty { len } => {
                         replication.relay(&reader.pending()[..len], client.db);
@@ -575,12 +578,22 @@ impl Session<'_> {
                         let getack = args.len() >= 2
                             && args[0].eq_ignore_ascii_case(b"REPLCONF")
                             && args[1].eq_ignore_ascii_case(b"GETACK");
+                        let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+                        if !getack && engine.postponed_until(&client, &refs).is_some() {
+                            // CLIENT PAUSE holds the master's writes too (Redis pauses the
+                            // master client): the stream is read on, applied after.
+                            self.note_read(&reader);
+                            if !reader.fill(self.status)? {
+                                std::thread::sleep(Duration::from_millis(5));
+                            }
+                            self.note_read(&reader);
+                            continue;
+                        }
                         if getack {
                             // The offset before this command, as Redis's replica reports it.
                             send_ack(&reader.stream, replication.offset())?;
                             last_ack = Instant::now();
                         } else {
-                            let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
                             reply.clear();
                             engine.execute(&mut client, &refs, &mut Encoder::new(&mut reply, Protocol::Resp2));
                             if reply.first() == Some(&b'-') {
@@ -599,6 +612,12 @@ impl Session<'_> {
 }
 
 impl Session<'_> {
+    /// What has been read of the stream: the applied offset plus the bytes waiting.
+    fn note_read(&self, reader: &Reader) {
+        let read = self.layer.replication.offset() + reader.pending().len() as u64;
+        self.status.read_offset.store(read, Ordering::Relaxed);
+    }
+
     /// The master's command failed here: the datasets may have diverged (Redis's
     /// afterErrorReply for a master client). `propagation-error-behavior` panic or
     /// panic-on-replicas stops a read-only replica rather than let it serve them.

@@ -37,6 +37,10 @@ pub struct ReplicaConf {
     pub announced_ip: Option<String>,
     pub capa_eof: bool,
     pub capa_psync2: bool,
+    /// `REPLCONF rdb-only 1`: the snapshot only, no stream (`redis-cli --rdb`).
+    pub rdb_only: bool,
+    /// `REPLCONF rdb-filter-only functions`: a snapshot of the functions only.
+    pub functions_only: bool,
 }
 
 /// A connection receiving the stream.
@@ -330,6 +334,11 @@ impl Replication {
         update(&mut state.pending[index].1);
     }
 
+    /// The snapshot kind the first waiting replica wants (functions only or all).
+    pub fn waiting_functions_only(&self) -> bool {
+        self.state.lock().waiting.first().is_some_and(|w| w.conf.functions_only)
+    }
+
     /// Whether a connection about to sync said `REPLCONF capa eof`.
     pub fn pending_capa_eof(&self, client_id: u64) -> bool {
         self.state.lock().pending.iter().any(|(id, c)| *id == client_id && c.capa_eof)
@@ -444,10 +453,16 @@ impl Replication {
     }
 
     /// The replicas waiting for a full sync, taken for the transfer about to start.
+    /// Those that want the same snapshot as the first (all keys, or functions only); the
+    /// others wait for the next transfer.
     pub fn take_waiting(&self) -> Vec<WaitingReplica> {
         let mut state = self.state.lock();
         state.waiting.retain(|w| !w.handle.is_gone());
-        std::mem::take(&mut state.waiting)
+        let Some(functions_only) = state.waiting.first().map(|w| w.conf.functions_only) else { return Vec::new() };
+        let (now, later): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut state.waiting).into_iter().partition(|w| w.conf.functions_only == functions_only);
+        state.waiting = later;
+        now
     }
 
     pub fn has_waiting(&self) -> bool {
@@ -472,6 +487,11 @@ impl Replication {
         let handle = waiting.handle;
         handle.set_flag(flag::REPLICA, true);
         handle.push_output(header.as_bytes());
+        if waiting.conf.rdb_only {
+            // The snapshot only: it gets no stream and is not a replica for WAIT or INFO.
+            state.counts.full += 1;
+            return eof;
+        }
         let offset = state.offset;
         Self::first_ping_later(&mut state, now_ms);
         state.replicas.push(Replica {
@@ -512,6 +532,11 @@ impl Replication {
     pub fn join_transfer(&self, handle: &Arc<ClientHandle>, psync: bool, now_ms: i64) -> bool {
         let mut state = self.state.lock();
         let Some((receivers, id, offset)) = state.transfer.clone() else { return false };
+        let wants =
+            state.pending.iter().find(|(cid, _)| *cid == handle.id).map(|(_, c)| (c.rdb_only, c.functions_only));
+        if wants.is_some_and(|(rdb_only, functions_only)| rdb_only || functions_only) {
+            return false;
+        }
         let mut list = receivers.lock();
         let Some(held) = state
             .replicas

@@ -38,10 +38,20 @@ pub fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// In the child: the snapshot, then the mark, into the pipe.
-pub fn write_snapshot(engine: &quince_engine::Engine, out: OwnedFd, repl: (String, u64, usize), mark: &str) -> bool {
+pub fn write_snapshot(
+    engine: &quince_engine::Engine,
+    out: OwnedFd,
+    repl: (String, u64, usize),
+    mark: &str,
+    functions_only: bool,
+) -> bool {
     let file = std::fs::File::from(out);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-    let options = crate::rdb::SaveOptions { repl: Some(repl), ..crate::rdb::SaveOptions::from_config(engine, false) };
+    let options = crate::rdb::SaveOptions {
+        repl: Some(repl),
+        functions_only,
+        ..crate::rdb::SaveOptions::from_config(engine, false)
+    };
     crate::rdb::write_snapshot(engine, &mut out, &options).is_ok()
         && out.write_all(mark.as_bytes()).is_ok()
         && out.flush().is_ok()
