@@ -735,3 +735,14 @@ fn redis_cli_dumps_an_rdb_or_the_functions_only() {
     // Neither dump is a replica: WAIT and INFO see none.
     assert_eq!(info_int(&mut m, "replication", "connected_slaves"), 0);
 }
+
+#[test]
+fn the_link_to_the_master_leaves_from_bind_source_addr() {
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &["--bind-source-addr", "127.0.0.2"]);
+    let mut m = master.client();
+    replica.client().call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    eventually("the replica online", || info_int(&mut m, "replication", "connected_slaves") == 1);
+    let line = info_field(&mut m, "replication", "slave0").unwrap();
+    assert!(line.starts_with("ip=127.0.0.2,"), "{line}");
+}

@@ -280,7 +280,8 @@ impl Session<'_> {
                 config.get_int("repl-backlog-size").max(1) as usize,
             )
         };
-        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(timeout_s))
+        let source = self.engine.config.read().get("bind-source-addr").filter(|a| !a.is_empty()).map(str::to_string);
+        let stream = connect(addr, source.as_deref(), Duration::from_secs(timeout_s))
             .map_err(|e| format!("Error condition on socket for SYNC: {e}"))?;
         stream.set_read_timeout(Some(Duration::from_millis(100))).map_err(|e| e.to_string())?;
         let _ = stream.set_nodelay(true);
@@ -650,6 +651,18 @@ impl Session<'_> {
             std::process::abort();
         }
     }
+}
+
+/// A connection to the master, from `bind-source-addr` when it is set (as Redis binds its
+/// outgoing replication socket).
+fn connect(addr: std::net::SocketAddr, source: Option<&str>, timeout: Duration) -> std::io::Result<TcpStream> {
+    let Some(source) = source else { return TcpStream::connect_timeout(&addr, timeout) };
+    let ip: std::net::IpAddr =
+        source.parse().map_err(|_| std::io::Error::other(format!("bad bind-source-addr '{source}'")))?;
+    let socket = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
+    socket.bind(&std::net::SocketAddr::new(ip, 0).into())?;
+    socket.connect_timeout(&addr.into(), timeout)?;
+    Ok(socket.into())
 }
 
 fn send_ack(mut stream: &TcpStream, offset: u64) -> Result<(), String> {
