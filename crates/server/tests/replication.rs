@@ -738,7 +738,11 @@ fn redis_cli_dumps_an_rdb_or_the_functions_only() {
 
 #[test]
 fn the_link_to_the_master_leaves_from_bind_source_addr() {
-    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    // Protected mode admits 127.0.0.1 and ::1 only, as Redis's.
+    let master = start_quince(
+        env!("CARGO_BIN_EXE_quince-server"),
+        &["--repl-diskless-sync-delay", "0", "--protected-mode", "no"],
+    );
     let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &["--bind-source-addr", "127.0.0.2"]);
     let mut m = master.client();
     replica.client().call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
