@@ -57,6 +57,9 @@ pub struct Client {
     pub(crate) script_escalated: bool,
     /// SCRIPT DEBUG SYNC: the next EVAL runs under the Lua debugger.
     pub script_debug: bool,
+    /// Where the running script's writes are propagated (`persistence::targets`, set by
+    /// redis.set_repl).
+    pub script_repl: u8,
 
     /// The AOF loader or a master: its commands are logged effects to obey, not requests
     /// to check (Redis's mustObeyClient; e.g. XADD's `MAXLEN = n LIMIT m` is accepted, and
@@ -120,6 +123,7 @@ impl Client {
             script_alongside: false,
             script_escalated: false,
             script_debug: false,
+            script_repl: crate::persistence::targets::ALL,
 
             must_obey: false,
             woff: 0,
@@ -370,17 +374,20 @@ impl<'a> Ctx<'a> {
         // its flag behind for the next one.)
         effects.atomic = self.client.in_exec || self.client.in_script || !touches_arbitrary_keys(args[0]);
         let script = self.spec.runs_script;
+        // Inside a script, redis.set_repl narrows where its commands' effects go.
+        let mask = if self.client.in_script { self.client.script_repl } else { crate::persistence::targets::ALL };
         match self.propagation.take() {
             Some(commands) => {
                 for (db, command, replicas_only) in commands {
-                    if replicas_only {
-                        effects.push_for_replicas(db, &command);
+                    let to = if replicas_only {
+                        crate::persistence::targets::REPLICAS
                     } else {
-                        effects.push(db, &command);
-                    }
+                        crate::persistence::targets::ALL
+                    };
+                    effects.push_to(db, &command, to & mask);
                 }
             }
-            None if (wrote || self.force_propagation) && !script => effects.push(self.client.db, args),
+            None if (wrote || self.force_propagation) && !script => effects.push_to(self.client.db, args, mask),
             None => {}
         }
     }

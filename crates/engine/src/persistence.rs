@@ -177,14 +177,22 @@ pub trait Persistence: Send + Sync + 'static {
 /// What the file commands answer when the layer has no files.
 const NO_FILES: &str = "ERR persistence is not enabled";
 
+/// Where an effect goes: the append-only file, replicas, or both (Redis's PROPAGATE_AOF
+/// and PROPAGATE_REPL; a script chooses with redis.set_repl).
+pub mod targets {
+    pub const AOF: u8 = 1;
+    pub const REPLICAS: u8 = 2;
+    pub const ALL: u8 = AOF | REPLICAS;
+}
+
 /// The write effects of one command, or of a whole transaction or script: commands in
 /// RESP, each with the database it applies to. Reused between commands (no allocation on
 /// the hot path once warm).
 #[derive(Debug, Default, Clone)]
 pub struct Effects {
     buf: Vec<u8>,
-    /// (database, end offset in `buf`, for replicas only) per command.
-    ops: Vec<(usize, usize, bool)>,
+    /// (database, end offset in `buf`, `targets`) per command.
+    ops: Vec<(usize, usize, u8)>,
     /// From a transaction or script: more than one op must be applied atomically (the
     /// layer wraps them in MULTI/EXEC, as Redis's propagatePendingCommands does).
     pub atomic: bool,
@@ -193,29 +201,36 @@ pub struct Effects {
 impl Effects {
     /// Appends one command for database `db`.
     pub fn push<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A]) {
+        self.push_to(db, args, targets::ALL);
+    }
+
+    /// Appends a command for the given `targets` only (nothing when none).
+    pub fn push_to<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A], to: u8) {
+        if to & targets::ALL == 0 {
+            return;
+        }
         quince_resp::encode_command(&mut self.buf, args);
-        self.ops.push((db, self.buf.len(), false));
+        self.ops.push((db, self.buf.len(), to & targets::ALL));
     }
 
     /// Appends a command only replicas get, not the append-only file (PUBLISH, as Redis's
     /// PROPAGATE_REPL).
     pub fn push_for_replicas<A: AsRef<[u8]>>(&mut self, db: usize, args: &[A]) {
-        quince_resp::encode_command(&mut self.buf, args);
-        self.ops.push((db, self.buf.len(), true));
+        self.push_to(db, args, targets::REPLICAS);
     }
 
     /// The commands for the append-only file, in order: (database, RESP bytes).
     pub fn ops(&self) -> impl Iterator<Item = (usize, &[u8])> {
-        self.all_ops().filter(|op| !op.2).map(|(db, bytes, _)| (db, bytes))
+        self.all_ops().filter(|op| op.2 & targets::AOF != 0).map(|(db, bytes, _)| (db, bytes))
     }
 
-    /// Every command, replicas-only ones included: (database, RESP bytes, replicas only).
-    pub fn all_ops(&self) -> impl Iterator<Item = (usize, &[u8], bool)> {
+    /// Every command with its targets: (database, RESP bytes, `targets`).
+    pub fn all_ops(&self) -> impl Iterator<Item = (usize, &[u8], u8)> {
         let mut start = 0;
-        self.ops.iter().map(move |&(db, end, replicas_only)| {
+        self.ops.iter().map(move |&(db, end, to)| {
             let op = &self.buf[start..end];
             start = end;
-            (db, op, replicas_only)
+            (db, op, to)
         })
     }
 

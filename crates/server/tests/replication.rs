@@ -750,3 +750,26 @@ fn the_link_to_the_master_leaves_from_bind_source_addr() {
     let line = info_field(&mut m, "replication", "slave0").unwrap();
     assert!(line.starts_with("ip=127.0.0.2,"), "{line}");
 }
+
+#[test]
+fn redis_set_repl_chooses_where_a_scripts_writes_go() {
+    let master = start_quince(
+        env!("CARGO_BIN_EXE_quince-server"),
+        &["--repl-diskless-sync-delay", "0", "--appendonly", "yes", "--enable-debug-command", "yes"],
+    );
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &[]);
+    let (mut m, mut r) = (master.client(), replica.client());
+    r.call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    eventually("the link", || info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up"));
+    let script = "redis.call('set','a','1'); redis.set_repl(redis.REPL_NONE); redis.call('set','b','2'); \
+                  redis.set_repl(redis.REPL_AOF); redis.call('set','c','3'); redis.set_repl(redis.REPL_ALL); \
+                  redis.call('set','d','4')";
+    m.call(&["EVAL", script, "0"]);
+    m.call(&["SET", "after", "x"]);
+    eventually("the replica to have the writes", || r.call(&["GET", "after"]) == b"$1\r\nx\r\n");
+    // Redis's own expectations (unit/scripting "selective replication").
+    assert_eq!(text(r.call(&["MGET", "a", "b", "c", "d"])), "*4\r\n$1\r\n1\r\n$-1\r\n$-1\r\n$1\r\n4\r\n");
+    assert_eq!(text(m.call(&["MGET", "a", "b", "c", "d"])), "*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n");
+    assert_eq!(text(m.call(&["DEBUG", "LOADAOF"])), "+OK\r\n");
+    assert_eq!(text(m.call(&["MGET", "a", "b", "c", "d"])), "*4\r\n$1\r\n1\r\n$-1\r\n$1\r\n3\r\n$1\r\n4\r\n");
+}

@@ -415,8 +415,10 @@ fn encode_ops(effects: &Effects, replicas: bool, selected_db: &mut Option<usize>
         }
         quince_resp::encode_command(out, &[&b"MULTI"[..]]);
     }
-    for (db, command, replicas_only) in effects.all_ops() {
-        if replicas_only && !replicas {
+    let target =
+        if replicas { quince_engine::persistence::targets::REPLICAS } else { quince_engine::persistence::targets::AOF };
+    for (db, command, to) in effects.all_ops() {
+        if to & target == 0 {
             continue;
         }
         select(db, out);

@@ -854,6 +854,7 @@ function redis.set_repl(...)
   if type(flags) ~= 'number' or flags < 0 or flags > 3 or flags ~= math.floor(flags) then
     raise('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.')
   end
+  hooks.set_repl(flags)
 end
 function redis.replicate_commands() return true end
 function redis.breakpoint() return hooks.ldb_breakpoint() end
@@ -1456,6 +1457,16 @@ impl Vm {
             lua.create_function(|_, v: i64| {
                 Invocation::with_current(|inv| {
                     inv.resp = v as u8;
+                    Ok(())
+                })
+            })?,
+        )?;
+        hooks.raw_set(
+            "set_repl",
+            lua.create_function(|_, flags: i64| {
+                Invocation::with_current(|inv| {
+                    // REPL_AOF (1) and REPL_REPLICA (2) are the effects' targets.
+                    inv.client.script_repl = flags as u8;
                     Ok(())
                 })
             })?,
@@ -2628,6 +2639,8 @@ fn run_script(
         declared.dedup();
     }
     let held = alongside.then(|| std::ptr::NonNull::from(&mut ctx.locked).cast());
+    // Each run starts replicating its writes everywhere (redis.set_repl changes it).
+    ctx.client.script_repl = crate::persistence::targets::ALL;
     let mut invocation = Invocation {
         engine,
         run: &run,
