@@ -97,6 +97,9 @@ pub struct ClientHandle {
     pub qbuf_free: AtomicUsize,
     /// Pending output bytes (CLIENT LIST `omem`).
     pub output_bytes: AtomicUsize,
+    /// Bytes the connection's output buffers hold allocated (what its output costs in
+    /// memory, beyond `output_bytes` still to send).
+    pub output_alloc: AtomicUsize,
     /// Commands queued since MULTI, -1 outside a transaction (CLIENT LIST `multi`).
     pub multi_count: AtomicI64,
     /// Bytes the queued commands and the watched keys take (CLIENT LIST `multi-mem`).
@@ -140,6 +143,7 @@ impl ClientHandle {
             qbuf: AtomicUsize::new(0),
             qbuf_free: AtomicUsize::new(0),
             output_bytes: AtomicUsize::new(0),
+            output_alloc: AtomicUsize::new(0),
             multi_count: AtomicI64::new(-1),
             multi_bytes: AtomicUsize::new(0),
             watched_bytes: AtomicUsize::new(0),
@@ -217,6 +221,13 @@ impl ClientHandle {
     /// threads queued (what `client-output-buffer-limit` bounds).
     pub fn pending_output(&self) -> usize {
         self.output_bytes.load(Ordering::Relaxed) + self.pushed.lock().len()
+    }
+
+    /// Memory the client's pending output holds: its buffers' allocation plus what other
+    /// threads queued (INFO's `mem_clients_slaves`, what `maxmemory` leaves out for replicas).
+    pub fn output_memory(&self) -> usize {
+        self.output_alloc.load(Ordering::Relaxed).max(self.output_bytes.load(Ordering::Relaxed))
+            + self.pushed.lock().capacity()
     }
 
     /// Takes the queued bytes (owning worker only).

@@ -45,6 +45,13 @@ impl Policy {
 pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
 impl Engine {
+    /// The memory `maxmemory` limits: all of it but replicas' output and the AOF buffer.
+    pub fn memory_for_eviction(&self) -> Option<u64> {
+        let used = self.used_memory()?;
+        let not_counted = self.persistence().map_or(0, |p| p.not_counted_for_eviction());
+        Some(used.saturating_sub(not_counted))
+    }
+
     /// Whether memory is over `maxmemory` and nothing more can be evicted now (Redis's
     /// EVICT_FAIL): evicts keys per the policy first, for at most a time budget (after which
     /// the server's cron goes on evicting, and commands are not refused meanwhile).
@@ -53,7 +60,7 @@ impl Engine {
         if maxmemory == 0 {
             return false;
         }
-        let Some(used) = self.used_memory() else { return false };
+        let Some(used) = self.memory_for_eviction() else { return false };
         if used <= maxmemory {
             return false;
         }
@@ -68,7 +75,7 @@ impl Engine {
         let budget_us = eviction_time_limit_us(tenacity);
         let start = Instant::now();
         let mut rng = Rng::new(self.clock.now_us() as u64);
-        while self.used_memory().is_some_and(|u| u > maxmemory) {
+        while self.memory_for_eviction().is_some_and(|u| u > maxmemory) {
             let Some((db, key)) = self.pick_victim(policy, samples, &mut rng) else {
                 return true;
             };

@@ -35,6 +35,13 @@ pub trait Persistence: Send + Sync + 'static {
         0
     }
 
+    /// Memory that does not count toward `maxmemory` (Redis's
+    /// freeMemoryGetNotCountedMemory): replicas' pending output and the AOF buffer, so a
+    /// lagging replica never makes the master evict keys.
+    fn not_counted_for_eviction(&self) -> u64 {
+        0
+    }
+
     /// Bytes the replication backlog holds allocated (INFO's `mem_replication_backlog`).
     fn replication_backlog_bytes(&self) -> usize {
         0

@@ -1282,6 +1282,11 @@ impl Persistence for Layer {
         self.aof.read().as_ref().map_or(0, |w| w.buffered() as usize)
     }
 
+    fn not_counted_for_eviction(&self) -> u64 {
+        let replicas = if self.replication.is_empty() { 0 } else { self.replication.pending_output_bytes() };
+        (replicas + self.aof_buffer_bytes()) as u64
+    }
+
     fn replication_backlog_bytes(&self) -> usize {
         self.replication.backlog_bytes()
     }

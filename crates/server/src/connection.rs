@@ -514,8 +514,15 @@ impl Connection {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.wants_writable = true;
+                    // What was sent leaves the buffer once it is most of it (a peer that
+                    // keeps lagging, a replica, would otherwise keep all it was ever sent).
+                    if self.write_pos >= 64 * 1024 && self.write_pos * 2 >= self.write_buf.len() {
+                        self.write_buf.drain(..self.write_pos);
+                        self.write_pos = 0;
+                    }
                     // CLIENT LIST omem and the Pub/Sub output limit see what is still queued.
                     self.client.handle.output_bytes.store(self.write_buf.len() - self.write_pos, Ordering::Relaxed);
+                    self.client.handle.output_alloc.store(self.write_buf.capacity(), Ordering::Relaxed);
                     return Next::Keep;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -526,6 +533,11 @@ impl Connection {
         self.write_pos = 0;
         if self.wants_writable {
             self.client.handle.output_bytes.store(0, Ordering::Relaxed);
+            // A burst that grew the buffer past 1 MB gives the memory back once sent.
+            if self.write_buf.capacity() > 1 << 20 {
+                self.write_buf = Vec::with_capacity(16 * 1024);
+            }
+            self.client.handle.output_alloc.store(self.write_buf.capacity(), Ordering::Relaxed);
         }
         self.wants_writable = false;
         if self.closing {
@@ -590,6 +602,8 @@ impl Connection {
         if let Io::Ring(ring) = &self.io {
             let queued = self.write_buf.len() + ring.sending.len() - ring.send_pos;
             self.client.handle.output_bytes.store(queued, Ordering::Relaxed);
+            let alloc = self.write_buf.capacity() + ring.sending.capacity();
+            self.client.handle.output_alloc.store(alloc, Ordering::Relaxed);
         }
     }
 

@@ -773,3 +773,29 @@ fn redis_set_repl_chooses_where_a_scripts_writes_go() {
     assert_eq!(text(m.call(&["DEBUG", "LOADAOF"])), "+OK\r\n");
     assert_eq!(text(m.call(&["MGET", "a", "b", "c", "d"])), "*4\r\n$1\r\n1\r\n$-1\r\n$1\r\n3\r\n$1\r\n4\r\n");
 }
+
+#[test]
+fn a_lagging_replicas_output_never_makes_the_master_evict() {
+    let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
+    let replica = start_quince(env!("CARGO_BIN_EXE_quince-server"), &DEBUG);
+    let mut m = master.client();
+    for i in 0..100 {
+        m.call(&["SET", &format!("k{i}"), "v"]);
+    }
+    replica.client().call(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    assert_in_sync(&mut m, &mut replica.client());
+    kill_signal(replica.pid(), "-STOP");
+    let used = info_int(&mut m, "memory", "used_memory");
+    m.call(&["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]);
+    m.call(&["CONFIG", "SET", "maxmemory", &(used + 2 * 1024 * 1024).to_string()]);
+    // 8 MB through the stream to a replica that reads nothing; the dataset stays small.
+    let value = "x".repeat(32 * 1024);
+    for _ in 0..256 {
+        assert_eq!(text(m.call(&["SET", "big", &value])), "+OK\r\n");
+    }
+    assert!(info_int(&mut m, "memory", "mem_clients_slaves") > 4 * 1024 * 1024);
+    assert!(info_int(&mut m, "memory", "mem_not_counted_for_evict") > 4 * 1024 * 1024);
+    assert_eq!(info_int(&mut m, "stats", "evicted_keys"), 0, "the replica's buffer evicted keys");
+    assert_eq!(text(m.call(&["DBSIZE"])), ":101\r\n");
+    kill_signal(replica.pid(), "-CONT");
+}

@@ -165,9 +165,9 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             let (mut replica_output, mut normal_output) = (0usize, 0usize);
             for client in engine.clients.all() {
                 if client.has_flag(crate::clients::flag::REPLICA) && !client.has_flag(crate::clients::flag::MONITOR) {
-                    replica_output += client.pending_output();
+                    replica_output += client.output_memory();
                 } else {
-                    normal_output += client.pending_output();
+                    normal_output += client.output_memory();
                 }
             }
             let backlog = engine.persistence().map_or(0, |p| p.replication_backlog_bytes());
@@ -207,7 +207,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 bytes_to_human(maxmemory),
                 config("maxmemory-policy"),
                 rss as i64 - used as i64,
-                replica_output + aof_buffer,
+                engine.persistence().map_or(0, |p| p.not_counted_for_eviction()),
                 backlog + replica_output,
                 if facts.mem_allocator.is_empty() { "libc" } else { &facts.mem_allocator },
                 engine.lazyfree.pending(),

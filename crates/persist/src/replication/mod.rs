@@ -224,6 +224,13 @@ impl Replication {
         self.state.lock().counts
     }
 
+    /// Output queued for the replicas, not yet sent (and the stream held for those still
+    /// receiving their snapshot).
+    pub fn pending_output_bytes(&self) -> usize {
+        let state = self.state.lock();
+        state.replicas.iter().filter(|r| !r.gone()).map(|r| r.handle.output_memory() + r.held.capacity()).sum()
+    }
+
     /// The backlog's allocated bytes (0 without one).
     pub fn backlog_bytes(&self) -> usize {
         self.state.lock().backlog.as_ref().map_or(0, |b| b.size())
