@@ -1520,6 +1520,8 @@ impl Persistence for Layer {
     }
 
     fn config_changed(&self, engine: &Engine, in_transaction: bool) {
+        // A new repl-backlog-size applies at once (Redis's resizeReplicationBacklog).
+        self.replication.resize_backlog(engine.config.read().get_int("repl-backlog-size").max(1) as usize);
         let (on, policy, timestamps) = {
             let config = engine.config.read();
             (

@@ -259,6 +259,10 @@ fn wait_counts_the_replicas_that_acknowledged() {
     eventually("two replicas online", || info_int(&mut m, "replication", "connected_slaves") == 2);
     // The backlog's memory shows in INFO memory (and counts toward the replication buffers).
     assert_eq!(info_int(&mut m, "memory", "mem_replication_backlog"), 1 << 20);
+    // CONFIG SET resizes the backlog at once (a MULTI that shrinks it then writes counts).
+    m.call(&["CONFIG", "SET", "repl-backlog-size", "16384"]);
+    assert_eq!(info_int(&mut m, "memory", "mem_replication_backlog"), 16384);
+    m.call(&["CONFIG", "SET", "repl-backlog-size", "1mb"]);
     assert!(info_int(&mut m, "memory", "mem_total_replication_buffers") >= 1 << 20);
     assert!(info_int(&mut m, "memory", "mem_clients_normal") >= 0);
     m.call(&["SET", "k", "v"]);

@@ -117,9 +117,15 @@ fn psync(ctx: &mut Ctx<'_>, args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResu
     if let Some(refusal) = sync_refusal(ctx, layer) {
         return Err(refusal);
     }
-    // Redis reads the offset with getLongLongFromObjectOrReply.
-    let from = quince_resp::parse_i64_strict(args[2]).ok_or(CmdError::NotInteger)?;
     let addr = ctx.client.handle.conn.addr.clone();
+    // Redis reads the offset with getLongLongFromObjectOrReply.
+    let Some(from) = quince_resp::parse_i64_strict(args[2]) else {
+        layer.log(
+            crate::layer::LogLevel::Warning,
+            &format!("Replica {addr} asks for synchronization but with a wrong offset"),
+        );
+        return Err(CmdError::NotInteger);
+    };
     layer.log_notice(&format!("Replica {addr} asks for synchronization"));
     match layer.replication.try_continue(&ctx.client.handle, &replid, from, ctx.now_ms) {
         Ok(()) => {

@@ -231,6 +231,16 @@ impl Replication {
         state.replicas.iter().filter(|r| !r.gone()).map(|r| r.handle.output_memory() + r.held.capacity()).sum()
     }
 
+    /// CONFIG SET repl-backlog-size: the backlog keeps its newest bytes.
+    pub fn resize_backlog(&self, size: usize) {
+        let mut state = self.state.lock();
+        if let Some(backlog) = &mut state.backlog {
+            if backlog.size() != size {
+                backlog.resize(size);
+            }
+        }
+    }
+
     /// The backlog's allocated bytes (0 without one).
     pub fn backlog_bytes(&self) -> usize {
         self.state.lock().backlog.as_ref().map_or(0, |b| b.size())
