@@ -691,6 +691,9 @@ impl Engine {
         if self.is_loading() && !spec.has_flag(crate::command::flags::LOADING) {
             return Some("LOADING Redis is loading the dataset in memory".into());
         }
+        if self.is_async_loading() && spec.has_flag(crate::command::flags::NO_ASYNC_LOADING) {
+            return Some("LOADING Redis is loading the dataset in memory".into());
+        }
         None
     }
 

@@ -194,6 +194,7 @@ pub struct Engine {
     pause_end_ms: std::sync::atomic::AtomicI64,
     /// A FAILOVER holds writes until it ends.
     failover_pause: AtomicBool,
+    async_loading: AtomicBool,
     /// Keys a writable replica's clients gave a TTL: the replica expires them itself (the
     /// master's stream never will). INFO's `slave_expires_tracked_keys`.
     pub(crate) replica_local_ttls: parking_lot::Mutex<hashbrown::HashSet<(usize, keyspace::Key)>>,
@@ -316,6 +317,7 @@ impl Engine {
             output_limits: clients::OutputLimits::default(),
             pause_end_ms: std::sync::atomic::AtomicI64::new(0),
             failover_pause: AtomicBool::new(false),
+            async_loading: AtomicBool::new(false),
             replica_local_ttls: parking_lot::Mutex::new(hashbrown::HashSet::new()),
             pause_all: AtomicBool::new(false),
             memory_probe: RwLock::new(None),
@@ -420,6 +422,16 @@ impl Engine {
     /// The dataset is being loaded: commands not flagged `loading` get `-LOADING`.
     pub fn set_loading(&self, loading: bool) {
         self.loading.store(loading, Ordering::SeqCst);
+    }
+
+    /// A replica loads its master's snapshot while serving its old dataset: commands
+    /// flagged `no_async_loading` and configs denied while loading get -LOADING.
+    pub fn set_async_loading(&self, on: bool) {
+        self.async_loading.store(on, Ordering::SeqCst);
+    }
+
+    pub fn is_async_loading(&self) -> bool {
+        self.async_loading.load(Ordering::Relaxed)
     }
 
     pub fn is_loading(&self) -> bool {

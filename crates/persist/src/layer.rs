@@ -405,7 +405,10 @@ impl Layer {
         let mode = engine.config.read().get("repl-diskless-load").unwrap_or("disabled").to_string();
         let empty = || (0..engine.keyspace.databases()).all(|db| engine.keyspace.db_len(db) == 0);
         match mode.as_str() {
-            "swapdb" if same_history => self.async_loading.store(true, Ordering::SeqCst),
+            "swapdb" if same_history => {
+                self.async_loading.store(true, Ordering::SeqCst);
+                engine.set_async_loading(true);
+            }
             "swapdb" => self.set_replica_loading(engine, true),
             "on-empty-db" if empty() => self.set_replica_loading(engine, true),
             _ => {}
@@ -415,6 +418,7 @@ impl Layer {
     /// The snapshot is loaded (or the transfer failed): loading states end.
     pub(crate) fn end_replica_transfer(&self, engine: &Engine) {
         self.async_loading.store(false, Ordering::SeqCst);
+        engine.set_async_loading(false);
         if self.loading.load(Ordering::SeqCst) {
             self.set_replica_loading(engine, false);
         }

@@ -528,7 +528,10 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
         let before = config.clone();
         let addr = &ctx.client.handle.conn.addr;
         let local = addr.is_empty() || addr.starts_with("127.0.0.1:") || addr.starts_with("[::1]:");
-        let set_ctx = crate::config::SetContext { local_client: local, loading: ctx.engine.is_loading() };
+        let set_ctx = crate::config::SetContext {
+            local_client: local,
+            loading: ctx.engine.is_loading() || ctx.engine.is_async_loading(),
+        };
         config.set_many_in(&pairs, set_ctx).map_err(CmdError::msg)?;
         // A new bind list or port: the host listens there first, and keeps its old sockets
         // if it can't (Redis's applyBind / applyPort, with their errors).
