@@ -673,21 +673,18 @@ impl Replication {
     /// `repl-backlog-size`, ends WAITs whose replicas answered.
     pub fn cron(&self, engine: &Engine, log: &dyn Fn(&str)) {
         let now = now_ms();
-        let (ping_period_s, timeout_s, ttl_s, size, delay_s, max_waiting) = {
+        let (ping_period_s, timeout_s, ttl_s, size) = {
             let config = engine.config.read();
             (
                 config.get_int("repl-ping-replica-period").max(1),
                 config.get_int("repl-timeout").max(1),
                 config.get_int("repl-backlog-ttl"),
                 config.get_int("repl-backlog-size").max(1) as usize,
-                config.get_int("repl-diskless-sync-delay"),
-                config.get_int("repl-diskless-sync-max-replicas"),
             )
         };
         // While a command runs alone (DEBUG SLEEP, a long script) the master is as still
         // as Redis's blocked event loop: no PING, no keepalive.
         let Some(_gate) = engine.try_shared_gate() else { return };
-        let _ = (delay_s, max_waiting);
         {
             let mut state = self.state.lock();
             state.replicas.retain(|r| !r.gone());
