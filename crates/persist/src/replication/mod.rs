@@ -134,6 +134,15 @@ pub struct LoadedHistory {
     pub expired: Vec<(usize, Vec<u8>)>,
 }
 
+impl State {
+    /// A new replication ID and no secondary one: nobody continues from the old history.
+    fn start_new_history(&mut self) {
+        self.replid = random_id();
+        self.replid2 = NO_ID.to_string();
+        self.second_offset = -1;
+    }
+}
+
 /// WAIT calls blocked until enough replicas acknowledge an offset.
 struct PendingWait {
     waiter: WaiterRef,
@@ -374,9 +383,7 @@ impl Replication {
             // A new backlog starts a history of its own (Redis's createReplicationBacklog
             // with no replicas yet: the ID changes so nobody continues from the old one).
             if state.replicas.is_empty() && !state.relaying {
-                state.replid = random_id();
-                state.replid2 = NO_ID.to_string();
-                state.second_offset = -1;
+                state.start_new_history();
             }
         }
     }
@@ -717,9 +724,7 @@ impl Replication {
             {
                 // Redis's freeReplicationBacklog after the TTL: a new history begins.
                 state.backlog = None;
-                state.replid = random_id();
-                state.replid2 = NO_ID.to_string();
-                state.second_offset = -1;
+                state.start_new_history();
                 log(&format!("Replication backlog freed after {ttl_s} seconds without connected replicas."));
             }
             self.refresh(&state);
@@ -789,9 +794,7 @@ impl Replication {
     /// and clearReplicationId2).
     pub fn change_id(&self) {
         let mut state = self.state.lock();
-        state.replid = random_id();
-        state.replid2 = NO_ID.to_string();
-        state.second_offset = -1;
+        state.start_new_history();
     }
 
     /// A master restarted from a snapshot of its own: the history it recorded stays valid
@@ -826,9 +829,7 @@ impl Replication {
     /// A failed full sync left no valid history: the next sync must be full.
     pub fn forget_history(&self) {
         let mut state = self.state.lock();
-        state.replid = random_id();
-        state.replid2 = NO_ID.to_string();
-        state.second_offset = -1;
+        state.start_new_history();
         state.backlog = None;
         self.refresh(&state);
     }
