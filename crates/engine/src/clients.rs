@@ -121,6 +121,9 @@ pub struct ClientHandle {
     pub soft_limit_since_ms: AtomicI64,
     /// See `limit_exempt_bytes`.
     limit_exempt: AtomicUsize,
+    /// The user the connection runs as (CLIENT LIST `user`, CLIENT KILL USER, closing the
+    /// connections of a deleted user). None: not set yet (the default user).
+    pub user: Mutex<Option<Arc<crate::acl::User>>>,
 }
 
 impl std::fmt::Debug for ClientHandle {
@@ -149,6 +152,7 @@ impl ClientHandle {
             watched_bytes: AtomicUsize::new(0),
             flags: AtomicU32::new(0),
             killed: AtomicBool::new(false),
+            user: Mutex::new(None),
             closed: AtomicBool::new(false),
             pushed: Mutex::new(Vec::new()),
             blocked_on: Mutex::new(None),
@@ -233,6 +237,11 @@ impl ClientHandle {
     /// Takes the queued bytes (owning worker only).
     pub fn take_pushed(&self) -> Vec<u8> {
         std::mem::take(&mut *self.pushed.lock())
+    }
+
+    /// The name of the user the connection runs as.
+    pub fn user_name(&self) -> String {
+        self.user.lock().as_ref().map_or_else(|| "default".to_string(), |u| u.name_lossy())
     }
 
     pub fn name(&self) -> Option<Vec<u8>> {

@@ -536,7 +536,7 @@ fn default_slot(directive: &Directive) -> Slot {
     };
     // Defaults need no context: only proc-title-template and the merging parameters look at
     // other values, and their defaults are complete.
-    let blank = Config { slots: Vec::new(), save_loaded: false, renamed_commands: Vec::new() };
+    let blank = Config { slots: Vec::new(), save_loaded: false, renamed_commands: Vec::new(), users: Vec::new() };
     blank.parse_with(directive, &words, false, None).unwrap_or_else(|_| Slot::new(directive.default.to_string(), 0))
 }
 
@@ -746,7 +746,7 @@ fn format_percentile(v: f64) -> String {
 
 /// Redis's `sdssplitargs`: words separated by blanks, with "double" quotes (and \n, \xHH, ...
 /// escapes) and 'single' quotes. None for unbalanced quotes.
-fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+pub(crate) fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     let line = cstr(line);
     let at = |i: usize| line.get(i).copied().unwrap_or(0);
     let mut words = Vec::new();
@@ -833,7 +833,7 @@ fn split_spaces(value: &[u8]) -> Vec<&[u8]> {
 }
 
 /// `strerror` text for an I/O error (Rust's message without its " (os error N)" suffix).
-fn strerror(e: &std::io::Error) -> String {
+pub(crate) fn strerror(e: &std::io::Error) -> String {
     let s = e.to_string();
     match s.find(" (os error ") {
         Some(n) => s[..n].to_string(),
@@ -1031,11 +1031,14 @@ pub struct Config {
     /// `rename-command OLD NEW` lines, in order (config file and command line only, as in
     /// Redis: applied to the command table when the engine starts; NEW empty removes OLD).
     pub renamed_commands: Vec<(String, String)>,
+    /// `user <name> rules...` lines (config file and command line), syntax-checked: the
+    /// name, then the rules with selectors merged. Loaded when the engine starts.
+    pub users: Vec<Vec<Vec<u8>>>,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { slots: tables().defaults.clone(), save_loaded: false, renamed_commands: Vec::new() }
+        Self { slots: tables().defaults.clone(), save_loaded: false, renamed_commands: Vec::new(), users: Vec::new() }
     }
 }
 
@@ -1050,6 +1053,15 @@ impl Config {
         if name.eq_ignore_ascii_case("rename-command") {
             let [old, new] = args else { return Err("Bad directive or wrong number of arguments".into()) };
             self.renamed_commands.push((old.clone(), new.clone()));
+            return Ok(());
+        }
+        if name.eq_ignore_ascii_case("user") {
+            if args.is_empty() {
+                return Err("Bad directive or wrong number of arguments".into());
+            }
+            let words: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+            let line = crate::cmd::acl::check_user_directive(&words, &self.users)?;
+            self.users.push(line);
             return Ok(());
         }
         let Some(index) = index_of(name) else {

@@ -23,7 +23,11 @@ pub struct Client {
     pub id: u64,
     pub db: usize,
     pub protocol: Protocol,
+    /// AUTH or HELLO AUTH succeeded, or the default user needed none when the connection
+    /// started (see `Acl::auth_required`).
     pub authenticated: bool,
+    /// The user the connection runs as.
+    pub user: Arc<crate::acl::User>,
     /// Set by QUIT (and protocol errors): reply, then close the connection.
     pub close_after_reply: bool,
     /// CLIENT REPLY state.
@@ -102,8 +106,10 @@ pub enum ReplyMode {
 }
 
 impl Client {
-    pub fn new(handle: Arc<ClientHandle>, authenticated: bool) -> Self {
+    pub fn new(handle: Arc<ClientHandle>, user: Arc<crate::acl::User>, authenticated: bool) -> Self {
+        *handle.user.lock() = Some(user.clone());
         Self {
+            user,
             id: handle.id,
             db: 0,
             protocol: Protocol::Resp2,
@@ -953,6 +959,25 @@ impl Engine {
             self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
             return true;
         }
+        // Redis's processCommand order: authentication, commands refused in MULTI, ACL.
+        if self.acl.auth_required(client.authenticated) && !spec.has_flag(crate::command::flags::NO_AUTH) {
+            client.multi_error = true;
+            self.reject(Some(spec), out, "NOAUTH Authentication required.");
+            return true;
+        }
+        if spec.has_flag(crate::command::flags::NO_MULTI) {
+            client.multi_error = true;
+            self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
+            return true;
+        }
+        if !client.user.is_unrestricted() && !client.must_obey {
+            if let Err(denial) = self.acl_check(client, spec, args) {
+                self.acl_log_denial(client, spec, args, denial, crate::cmd::acl::context::MULTI);
+                client.multi_error = true;
+                self.reject(Some(spec), out, &denial.error_line(spec));
+                return true;
+            }
+        }
         // Queueing takes memory: over `maxmemory` nothing is queued.
         if self.out_of_memory() {
             client.multi_error = true;
@@ -967,11 +992,6 @@ impl Engine {
         if let Some(line) = pubsub_context_error(client, spec) {
             client.multi_error = true;
             self.reject(Some(spec), out, &line);
-            return true;
-        }
-        if spec.has_flag(crate::command::flags::NO_MULTI) {
-            client.multi_error = true;
-            self.reject(Some(spec), out, "ERR Command not allowed inside a transaction");
             return true;
         }
         if let Some(line) = self.state_refusal(spec, client.must_obey) {
@@ -1240,9 +1260,28 @@ impl Engine {
             self.reject(Some(spec), out, &format!("ERR wrong number of arguments for '{}' command", spec.name));
             return;
         }
-        if !client.authenticated && !spec.has_flag(crate::command::flags::NO_AUTH) {
+        if self.acl.auth_required(client.authenticated) && !spec.has_flag(crate::command::flags::NO_AUTH) {
             self.reject(Some(spec), out, "NOAUTH Authentication required.");
             return;
+        }
+        // PERF: one atomic load for a user allowed everything. A script's commands were
+        // checked by the script (its own error text), an obeying client runs anything.
+        if !client.user.is_unrestricted() && !client.in_script && !client.must_obey {
+            if let Err(denial) = self.acl_check(client, spec, args) {
+                let line = if client.in_exec {
+                    self.acl_log_denial(client, spec, args, denial, crate::cmd::acl::context::MULTI);
+                    format!(
+                        "NOPERM ACLs rules changed between the moment the transaction was accumulated and the \
+                         EXEC call. This command is no longer allowed for the following reason: {}",
+                        denial.exec_reason()
+                    )
+                } else {
+                    self.acl_log_denial(client, spec, args, denial, crate::cmd::acl::context::TOPLEVEL);
+                    denial.error_line(spec)
+                };
+                self.reject(Some(spec), out, &line);
+                return;
+            }
         }
         // Over `maxmemory`: keys are evicted first (`out_of_memory`); commands that may grow
         // memory are refused if that is not enough (not those EXEC or a script runs: the
@@ -1798,6 +1837,8 @@ fn redacted_args<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<std::borrow::
                 ("auth", Some(from)) => i >= from,
                 ("hello", Some(from)) => i == from || i == from + 1,
                 ("migrate", _) => migrate_secrets.contains(&i),
+                // ACL SETUSER: every argument after the subcommand (passwords among them).
+                ("acl|setuser", _) => i >= 2,
                 // CONFIG SET of a sensitive parameter (a password) hides the value.
                 ("config|set", _) => {
                     i >= 3

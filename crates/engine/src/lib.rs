@@ -15,6 +15,7 @@
 //! assert_eq!(replies.take(), [Reply::Simple("OK".into()), Reply::Bulk(b"hello".to_vec())]);
 //! ```
 
+pub mod acl;
 pub mod bits;
 pub mod blocking;
 pub mod clients;
@@ -179,6 +180,11 @@ pub struct Engine {
     /// The first `rename-command` line that could not be applied, and why (the host
     /// refuses to start).
     pub rename_error: Option<(String, String)>,
+    /// Users from the config file or the ACL file that could not be loaded, and why, in
+    /// Redis's log wording (the host refuses to start).
+    pub acl_error: Option<String>,
+    /// Users, permissions and the ACL log.
+    pub acl: acl::Acl,
     pub clock: Arc<dyn Clock>,
     pub config: RwLock<Config>,
     pub stats: Stats,
@@ -284,7 +290,13 @@ impl Engine {
             }
         }
         let table_ids = table.id_count();
+        let acl = acl::Acl::new(&table);
+        acl.set_default_password(options.config.get("requirepass").unwrap_or(""), &table);
+        *acl.applied_requirepass.lock() = Some(options.config.get("requirepass").unwrap_or("").to_string());
+        let acl_error = cmd::acl::load_users_at_startup(&acl, &table, &options.config).err();
         let engine = Self {
+            acl,
+            acl_error,
             keyspace: Keyspace::new(shards, databases),
             table,
             rename_error,
@@ -413,7 +425,17 @@ impl Engine {
         self.observe.slowlog_max_len.store(slowlog_max_len, Ordering::Relaxed);
         self.observe.slowlog.lock().trim(slowlog_max_len as usize);
         self.observe.latency_threshold_ms.store(int("latency-monitor-threshold").max(0) as u64, Ordering::Relaxed);
+        self.acl.trim_log(int("acllog-max-len").max(0) as usize);
+        // `requirepass` sets the default user's password when it changes (Redis's
+        // updateRequirePass), not on every CONFIG SET.
+        let requirepass = config.get("requirepass").unwrap_or("").to_string();
         drop(config);
+        let mut applied = self.acl.applied_requirepass.lock();
+        if applied.as_deref() != Some(requirepass.as_str()) {
+            self.acl.set_default_password(&requirepass, &self.table);
+            *applied = Some(requirepass);
+        }
+        drop(applied);
         if let Some(layer) = self.persistence() {
             layer.config_changed(self, in_transaction);
         }
@@ -454,18 +476,17 @@ impl Engine {
     /// LIST (for embedded use and tests).
     pub fn new_client(&self) -> Client {
         let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
-        let authenticated = self.config.read().get("requirepass").is_none_or(str::is_empty);
-        Client::new(Arc::new(ClientHandle::new(id, ConnInfo::default(), self.clock.now_ms())), authenticated)
+        let handle = Arc::new(ClientHandle::new(id, ConnInfo::default(), self.clock.now_ms()));
+        Client::new(handle, self.acl.default_user.clone(), self.acl.new_connection_authenticated())
     }
 
     /// A new network client, registered so CLIENT LIST/KILL and INFO see it. The server
     /// must call `unregister_client` when the connection closes.
     pub fn register_client(&self, conn: ConnInfo) -> Client {
         let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
-        let authenticated = self.config.read().get("requirepass").is_none_or(str::is_empty);
         let handle = Arc::new(ClientHandle::new(id, conn, self.clock.now_ms()));
         self.clients.register(handle.clone());
-        Client::new(handle, authenticated)
+        Client::new(handle, self.acl.default_user.clone(), self.acl.new_connection_authenticated())
     }
 
     pub fn unregister_client(&self, client: &Client) {

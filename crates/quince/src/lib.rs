@@ -302,6 +302,9 @@ impl Db {
         if let Some((line, reason)) = &engine.rename_error {
             return Err(Error::Open(format!("{line}: {reason}")));
         }
+        if let Some(reason) = &engine.acl_error {
+            return Err(Error::Open(reason.clone()));
+        }
         let layer = quince_persist::Layer::new(Arc::new(|level, message: &str| {
             if level == quince_persist::LogLevel::Warning {
                 eprintln!("quince: {message}");

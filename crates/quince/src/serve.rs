@@ -101,7 +101,7 @@ fn serve_connection(db: &Db, mut stream: TcpStream, stop: &AtomicBool) {
             Err(_) => break,
         }
         loop {
-            decoder.set_unauthenticated(!client.authenticated);
+            decoder.set_unauthenticated(engine.acl.auth_required(client.authenticated));
             match decoder.decode(&input[start..]) {
                 Ok(Decoded::Request { len }) => {
                     let args: SmallVec<[&[u8]; 8]> = decoder.args(&input[start..]).collect();

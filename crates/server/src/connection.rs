@@ -266,7 +266,7 @@ impl Connection {
         self.client.begin_batch();
         while !self.closing && self.client.blocked.is_none() && !self.script_running {
             let pending = &self.read_buf[self.read_start..self.read_end];
-            self.decoder.set_unauthenticated(!self.client.authenticated);
+            self.decoder.set_unauthenticated(engine.acl.auth_required(self.client.authenticated));
             match self.decoder.decode(pending) {
                 Ok(Decoded::Request { len }) => {
                     // PERF: up to 8 arguments live on the stack; no allocation per request.

@@ -86,6 +86,10 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     if let Some((line, reason)) = &engine.rename_error {
         return Err(format!("\n*** FATAL CONFIG FILE ERROR (Quince {QUINCE_VERSION}) ***\n>>> '{line}'\n{reason}"));
     }
+    // Users that can't be loaded stop the start, as Redis's ACLLoadUsersAtStartup exits.
+    if let Some(reason) = &engine.acl_error {
+        return Err(reason.clone());
+    }
     let config = engine.config.read().clone();
     let port = config.get_int("port") as u16;
     // Port 0: no TCP listener, as in Redis (a Unix socket only).

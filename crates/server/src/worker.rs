@@ -209,7 +209,9 @@ impl Limits {
         Self {
             maxclients: c.get_int("maxclients") as u64,
             timeout_s: c.get_int("timeout") as u64,
-            protected: c.get_bool("protected-mode") && c.get("requirepass").unwrap_or("").is_empty(),
+            // Redis 7: while the default user takes no password.
+            protected: c.get_bool("protected-mode")
+                && engine.acl.default_user.rules().has(quince_engine::acl::rules::user_flags::NOPASS),
             query_buffer_limit: c.get_int("client-query-buffer-limit") as usize,
             max_bulk_len: c.get_int("proto-max-bulk-len"),
         }

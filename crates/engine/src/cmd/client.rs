@@ -46,8 +46,12 @@ fn client_type(handle: &ClientHandle) -> ClientType {
 }
 
 /// One CLIENT LIST line (without the trailing newline), in Redis 7.0's field order.
-fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Option<&[&[u8]]>) -> String {
-    let now = ctx.now_ms;
+pub(crate) fn client_info_line(
+    engine: &crate::Engine,
+    now: i64,
+    handle: &Arc<ClientHandle>,
+    current_args: Option<&[&[u8]]>,
+) -> String {
     let mut flags = String::new();
     let f = handle.flags.load(Ordering::Relaxed);
     for (bit, letter) in [
@@ -70,7 +74,7 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
     }
     let cmd = match handle.last_command.load(Ordering::Relaxed) {
         usize::MAX => "NULL".to_string(),
-        id => ctx.engine.table.by_id(id).map_or_else(|| "NULL".to_string(), |s| s.name.clone()),
+        id => engine.table.by_id(id).map_or_else(|| "NULL".to_string(), |s| s.name.clone()),
     };
     let name = handle.name().map(|n| String::from_utf8_lossy(&n).into_owned()).unwrap_or_default();
     let qbuf = handle.qbuf.load(Ordering::Relaxed);
@@ -86,7 +90,7 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} \
          qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs=1024 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r \
-         cmd={} user=default redir=-1 resp={}",
+         cmd={} user={} redir=-1 resp={}",
         handle.id,
         handle.conn.addr,
         handle.conn.laddr,
@@ -107,6 +111,7 @@ fn client_info_line(ctx: &Ctx<'_>, handle: &Arc<ClientHandle>, current_args: Opt
         omem,
         qbuf + qbuf_free + argv_mem + multi_mem + omem + 1024,
         cmd,
+        handle.user_name(),
         handle.resp.load(Ordering::Relaxed),
     )
 }
@@ -119,7 +124,7 @@ fn client_id(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
 
 /// CLIENT INFO — O(1).
 fn client_info(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let mut line = client_info_line(ctx, &ctx.client.handle.clone(), Some(args));
+    let mut line = client_info_line(ctx.engine, ctx.now_ms, &ctx.client.handle.clone(), Some(args));
     line.push('\n');
     out.verbatim(b"txt", line.as_bytes());
     Ok(())
@@ -152,7 +157,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
             continue;
         }
         let current = (handle.id == me).then_some(args);
-        text.push_str(&client_info_line(ctx, &handle, current));
+        text.push_str(&client_info_line(ctx.engine, ctx.now_ms, &handle, current));
         text.push('\n');
     }
     out.verbatim(b"txt", text.as_bytes());
@@ -162,6 +167,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
 /// CLIENT KILL ip:port | CLIENT KILL [ID id] [TYPE type] [ADDR a] [LADDR a] [USER u] [SKIPME yes|no]
 fn client_kill(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let (mut addr, mut laddr, mut id, mut wanted_type, mut skip_me) = (None, None, None, None, true);
+    let mut user: Option<Arc<crate::acl::User>> = None;
     if args.len() == 3 {
         addr = Some(args[2]);
         skip_me = false;
@@ -183,9 +189,10 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
             } else if is(args[i], "LADDR") && more {
                 laddr = Some(value);
             } else if is(args[i], "USER") && more {
-                if value != b"default" {
+                let Some(u) = ctx.engine.acl.user(value) else {
                     return Err(CmdError::msg(format!("ERR No such user '{}'", String::from_utf8_lossy(value))));
-                }
+                };
+                user = Some(u);
             } else if is(args[i], "SKIPME") && more {
                 if is(value, "YES") {
                     skip_me = true;
@@ -207,6 +214,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
             || laddr.is_some_and(|a| a != handle.conn.laddr.as_bytes())
             || wanted_type.is_some_and(|t| t != client_type(&handle))
             || id.is_some_and(|id| id != handle.id)
+            || user.as_ref().is_some_and(|u| !handle.user.lock().as_ref().is_some_and(|h| Arc::ptr_eq(h, u)))
             || (handle.id == me && skip_me)
         {
             continue;

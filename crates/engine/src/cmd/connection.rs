@@ -10,14 +10,6 @@ use crate::REDIS_VERSION;
 
 use super::{is, parse_i64};
 
-/// Checks a username/password pair against the only user quince has so far, `default`,
-/// which has no password unless `requirepass` is set (as in Redis).
-fn credentials_ok(ctx: &Ctx<'_>, user: &[u8], pass: &[u8]) -> bool {
-    let config = ctx.engine.config.read();
-    let required = config.get("requirepass").unwrap_or("");
-    user == b"default" && (required.is_empty() || required.as_bytes() == pass)
-}
-
 /// Validates a client name as Redis's `clientSetNameOrReply` does; empty clears it.
 pub fn set_client_name(ctx: &mut Ctx<'_>, name: &[u8]) -> CmdResult {
     if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
@@ -66,10 +58,9 @@ fn hello(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     while j < args.len() {
         let more = args.len() - 1 - j;
         if is(args[j], "AUTH") && more >= 2 {
-            if !credentials_ok(ctx, args[j + 1], args[j + 2]) {
+            if !ctx.engine.authenticate(ctx.client, args[0], args[j + 1], args[j + 2]) {
                 return Err(CmdError::msg("WRONGPASS invalid username-password pair or user is disabled."));
             }
-            ctx.client.authenticated = true;
             j += 3;
         } else if is(args[j], "SETNAME") && more >= 1 {
             set_client_name(ctx, args[j + 1])?;
@@ -81,7 +72,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
             )));
         }
     }
-    if !ctx.client.authenticated {
+    if ctx.engine.acl.auth_required(ctx.client.authenticated) {
         return Err(CmdError::msg(
             "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
              HELLO AUTH <user> <pass> option can be used to authenticate the client and select \
@@ -118,17 +109,16 @@ fn auth(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
         return Err(CmdError::Syntax);
     }
     let (user, pass) = if args.len() == 3 { (args[1], args[2]) } else { (&b"default"[..], args[1]) };
-    let has_password = !ctx.engine.config.read().get("requirepass").unwrap_or("").is_empty();
-    if args.len() == 2 && !has_password {
+    let default_nopass = ctx.engine.acl.default_user.rules().has(crate::acl::rules::user_flags::NOPASS);
+    if args.len() == 2 && default_nopass {
         return Err(CmdError::msg(
             "ERR AUTH <password> called without any password configured for the default user. \
              Are you sure your configuration is correct?",
         ));
     }
-    if !credentials_ok(ctx, user, pass) {
+    if !ctx.engine.authenticate(ctx.client, args[0], user, pass) {
         return Err(CmdError::msg("WRONGPASS invalid username-password pair or user is disabled."));
     }
-    ctx.client.authenticated = true;
     out.simple("OK");
     Ok(())
 }
@@ -154,10 +144,9 @@ fn quit(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     Ok(())
 }
 
-/// RESET — O(1). Back to a fresh connection's state: db 0, RESP2, no name, not authenticated
-/// when a password is required.
+/// RESET — O(1). Back to a fresh connection's state: db 0, RESP2, no name, the default
+/// user, not authenticated when that user needs a password.
 fn reset(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    let authenticated = ctx.engine.config.read().get("requirepass").unwrap_or("").is_empty();
     ctx.client.select(0);
     ctx.client.protocol = Protocol::Resp2;
     ctx.client.handle.resp.store(2, std::sync::atomic::Ordering::Relaxed);
@@ -167,7 +156,9 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
         ctx.client.handle.set_flag(crate::clients::flag::MONITOR, false);
         ctx.engine.clients.remove_monitor(ctx.client.id);
     }
-    ctx.client.authenticated = authenticated;
+    let default_user = ctx.engine.acl.default_user.clone();
+    let open = ctx.engine.acl.new_connection_authenticated();
+    ctx.engine.set_user(ctx.client, default_user, open);
     ctx.engine.discard_transaction(ctx.client);
     ctx.engine.pubsub.unsubscribe_all(&ctx.client.handle);
     out.simple("RESET");

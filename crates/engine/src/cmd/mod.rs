@@ -1,6 +1,7 @@
 //! Command families, one module each: data operations first, handlers below, and a
 //! `register()` at the bottom declaring each command's spec.
 
+pub mod acl;
 pub mod bitmap;
 pub mod client;
 pub mod cluster;
@@ -57,6 +58,7 @@ pub fn all_commands() -> Vec<CommandSpec> {
     all.extend(set::register());
     all.extend(stream::register());
     all.extend(scripting::register());
+    all.extend(acl::register());
     all
 }
 

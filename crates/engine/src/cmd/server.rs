@@ -624,11 +624,23 @@ pub(crate) fn rewrite_config_file(engine: &crate::Engine, force_all: bool) -> Re
             format!("{name} {}", crate::exec::quote_repr(value.as_bytes()))
         }
     };
+    // Users go where the first `user` line was (or at the end), all of them, as Redis's
+    // rewriteConfigUserOption; with an ACL file they live there and the lines go.
+    let user_lines =
+        if config.get("aclfile").unwrap_or("").is_empty() { super::acl::user_lines(engine) } else { Vec::new() };
+    let mut users_written = false;
     for line in old.lines() {
         if line.trim() == REWRITE_MARKER {
             break;
         }
         let directive = line.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+        if directive == "user" {
+            if !users_written {
+                lines.extend(user_lines.iter().cloned());
+                users_written = true;
+            }
+            continue;
+        }
         match config.get(&directive) {
             Some(value) if !line.trim_start().starts_with('#') => {
                 if !emitted.contains(&directive) {
@@ -651,6 +663,12 @@ pub(crate) fn rewrite_config_file(engine: &crate::Engine, force_all: bool) -> Re
             appended = true;
         }
         lines.push(render(name, value));
+    }
+    if !users_written && !user_lines.is_empty() {
+        if !appended {
+            lines.push(REWRITE_MARKER.to_string());
+        }
+        lines.extend(user_lines);
     }
     let mut text = lines.join("\n");
     text.push('\n');

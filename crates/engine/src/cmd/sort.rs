@@ -424,7 +424,9 @@ struct SortOptions<'a> {
 
 /// Parses the options after the key as sortCommandGeneric does: later options override
 /// earlier ones, STORE is only known to SORT.
-fn parse_options<'a>(args: &[&'a [u8]], readonly: bool) -> Result<SortOptions<'a>, CmdError> {
+/// `full_key_access`: the user may read every key (Redis refuses BY and GET patterns
+/// otherwise: they read keys no ACL check saw).
+fn parse_options<'a>(args: &[&'a [u8]], readonly: bool, full_key_access: bool) -> Result<SortOptions<'a>, CmdError> {
     let mut o = SortOptions { limit_count: -1, ..Default::default() };
     let mut j = 2;
     while j < args.len() {
@@ -447,8 +449,14 @@ fn parse_options<'a>(args: &[&'a [u8]], readonly: bool) -> Result<SortOptions<'a
             o.by = Some(args[j + 1]);
             // C's strchr: a '*' after a NUL is not seen.
             o.dont_sort = !args[j + 1].iter().take_while(|&&b| b != 0).any(|&b| b == b'*');
+            if !o.dont_sort && !full_key_access {
+                return Err(CmdError::msg("ERR BY option of SORT denied due to insufficient ACL permissions."));
+            }
             j += 1;
         } else if is(arg, "get") && left >= 1 {
+            if !full_key_access {
+                return Err(CmdError::msg("ERR GET option of SORT denied due to insufficient ACL permissions."));
+            }
             o.gets.push(args[j + 1]);
             j += 1;
         } else {
@@ -565,7 +573,11 @@ fn limit_window(limit_start: i64, limit_count: i64, len: i64) -> (i64, i64) {
 }
 
 fn sort_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, readonly: bool) -> CmdResult {
-    let mut o = parse_options(args, readonly)?;
+    let user = &ctx.client.user;
+    let full_key_access = user.is_unrestricted()
+        || ctx.client.must_obey
+        || crate::acl::allows_command_on_all_keys(&user.rules(), ctx.spec, args, crate::acl::rules::READ);
+    let mut o = parse_options(args, readonly, full_key_access)?;
     let key = args[1];
     lock_pattern_keys(ctx, key, &o);
     let source = read_source(ctx, key, true)?;

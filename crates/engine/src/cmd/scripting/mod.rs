@@ -859,11 +859,15 @@ end
 function redis.replicate_commands() return true end
 function redis.breakpoint() return hooks.ldb_breakpoint() end
 function redis.debug(...) hooks.ldb_debug(...) end
-function redis.acl_check_cmd(...)
+-- A C function (as in Redis): `return redis.acl_check_cmd(...)` keeps the script's frame,
+-- so an error names the script's line.
+redis.acl_check_cmd = c_wrap(function(...)
   if select('#', ...) < 1 then raise('Please specify at least one argument for this redis lib call') end
-  if not hooks.command_exists((...)) then raise('Invalid command passed to redis.acl_check_cmd()') end
-  return true
-end
+  local allowed = hooks.acl_check(...)
+  if type(allowed) == 'string' then raise(allowed) end
+  if allowed == nil then raise('Invalid command passed to redis.acl_check_cmd()') end
+  return allowed
+end)
 redis.REDIS_VERSION_NUM = 458767
 redis.REDIS_VERSION = '7.0.15'
 redis.LOG_DEBUG = 0
@@ -1480,14 +1484,33 @@ impl Vm {
         )?;
         hooks.raw_set("ldb_breakpoint", lua.create_function(|_, ()| Ok(ldb::breakpoint_call()))?)?;
         hooks.raw_set(
-            "command_exists",
-            lua.create_function(|_, name: mlua::String| {
-                Invocation::with_current(|inv| {
-                    let name = name.as_bytes();
-                    Ok(matches!(
-                        inv.engine.table.resolve(&[&name[..]]),
-                        Resolved::Found(_) | Resolved::UnknownSubcommand(_)
-                    ))
+            "acl_check",
+            lua.create_function(|lua, values: Variadic<Value>| {
+                // The arguments as redis.call takes them: strings, or numbers made strings.
+                let mut owned: Vec<Vec<u8>> = Vec::with_capacity(values.len());
+                for v in values.iter() {
+                    match v {
+                        Value::String(s) => owned.push(s.as_bytes().to_vec()),
+                        Value::Integer(i) => owned.push(i.to_string().into_bytes()),
+                        Value::Number(n) => {
+                            let mut buf = Vec::new();
+                            quince_resp::format_double(*n, &mut buf);
+                            owned.push(buf);
+                        }
+                        _ => {
+                            let text =
+                                lua.create_string("Lua redis lib command arguments must be strings or integers")?;
+                            return Ok(Value::String(text));
+                        }
+                    }
+                }
+                let args: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+                Invocation::with_current(|inv| match inv.engine.table.resolve(&args) {
+                    // Checked against the user of the client running the script.
+                    Resolved::Found(spec) => {
+                        Ok(Value::Boolean(crate::acl::check(&inv.client.user.rules(), spec, &args).is_ok()))
+                    }
+                    _ => Ok(Value::Nil),
                 })
             })?,
         )?;
@@ -2140,6 +2163,15 @@ impl Invocation<'_> {
         // (Redis's scriptVerifyAllowStale.)
         if !spec.has_flag(crate::command::flags::STALE) && self.engine.running_stale() {
             return self.reject(Some(spec), "ERR Can not execute the command on a stale replica");
+        }
+        // (Redis's scriptVerifyACL: the user of the client running the script.)
+        if !self.client.user.is_unrestricted() && !self.client.must_obey {
+            if let Err(denial) = self.engine.acl_check(self.client, spec, args) {
+                let context = crate::cmd::acl::context::LUA;
+                self.engine.acl_log_denial(self.client, spec, args, denial, context);
+                let text = format!("ERR The user executing the script {}", denial.script_message());
+                return self.reject(Some(spec), &text);
+            }
         }
         if self.escalated {
             return CallOutcome::Escalate;
