@@ -338,12 +338,23 @@ fn migrate(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
 }
 
 /// MIGRATE's keys: the key argument, or those after KEYS (Redis's migrateGetKeys).
+/// AUTH's password and AUTH2's username and password are skipped (a password `KEYS` is
+/// not the keyword).
 fn migrate_getkeys(args: &[&[u8]]) -> SmallVec<[(usize, usize); 4]> {
-    if let Some(keys) = (6..args.len()).find(|&i| is(args[i], "keys")) {
-        if !args[3].is_empty() {
-            return SmallVec::new();
+    let mut i = 6;
+    while i < args.len() {
+        if is(args[i], "keys") {
+            if !args[3].is_empty() {
+                return SmallVec::new();
+            }
+            return (i + 1..args.len()).map(|p| (p, 1)).collect();
         }
-        return (keys + 1..args.len()).map(|p| (p, 1)).collect();
+        if is(args[i], "auth") {
+            i += 1;
+        } else if is(args[i], "auth2") {
+            i += 2;
+        }
+        i += 1;
     }
     smallvec::smallvec![(3, 0)]
 }
@@ -400,5 +411,9 @@ mod tests {
         assert_eq!(migrate_getkeys(&args).as_slice(), &[(8, 1), (9, 1)]);
         let args: Vec<&[u8]> = vec![b"MIGRATE", b"h", b"1", b"x", b"0", b"5", b"KEYS", b"a"];
         assert!(migrate_getkeys(&args).is_empty());
+        let args: Vec<&[u8]> = vec![b"MIGRATE", b"h", b"1", b"", b"0", b"5", b"AUTH", b"KEYS", b"KEYS", b"rw"];
+        assert_eq!(migrate_getkeys(&args).as_slice(), &[(9, 1)]);
+        let args: Vec<&[u8]> = vec![b"MIGRATE", b"h", b"1", b"", b"0", b"5", b"AUTH2", b"KEYS", b"KEYS", b"KEYS", b"k"];
+        assert_eq!(migrate_getkeys(&args).as_slice(), &[(10, 1)]);
     }
 }

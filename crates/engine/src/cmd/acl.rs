@@ -190,20 +190,32 @@ pub fn load_users_at_startup(acl: &acl::Acl, table: &CommandTable, config: &Conf
         acl.store(name, user);
     }
     if !aclfile.is_empty() {
-        load_acl_file(acl, table, aclfile, all_channels)
+        load_acl_file(acl, table, config, aclfile, all_channels)
             .map_err(|e| format!("Aborting Redis startup because of ACL errors: {e}"))?;
     }
     Ok(())
 }
 
-/// Loads the ACL file, replacing every user; returns the users replaced.
+/// Where the ACL file is: a relative `aclfile` is in `dir`, as for Redis (which changes
+/// into `dir`; quince does not).
+fn resolve_in_dir(config: &Config, path: &str) -> std::path::PathBuf {
+    let path = std::path::Path::new(path);
+    match config.get("dir") {
+        Some(dir) if path.is_relative() => std::path::Path::new(dir).join(path),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Loads the ACL file, replacing every user; returns the users replaced. Errors name the
+/// file as configured.
 fn load_acl_file(
     acl: &acl::Acl,
     table: &CommandTable,
+    config: &Config,
     path: &str,
     all_channels: bool,
 ) -> Result<Vec<Arc<User>>, String> {
-    let text = std::fs::read(path)
+    let text = std::fs::read(resolve_in_dir(config, path))
         .map_err(|e| format!("Error loading ACLs, opening file '{path}': {}", crate::config::strerror(&e)))?;
     let mut users = acl::parse_acl_file(&text, path, table, all_channels)?;
     let default_rules = match users.remove(&b"default"[..]) {
@@ -372,7 +384,8 @@ fn aclfile(ctx: &Ctx<'_>) -> Result<String, CmdError> {
 fn acl_load(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let path = aclfile(ctx)?;
     let engine = ctx.engine;
-    let replaced = load_acl_file(&engine.acl, &engine.table, &path, engine.all_channels_by_default())
+    let config = engine.config.read().clone();
+    let replaced = load_acl_file(&engine.acl, &engine.table, &config, &path, engine.all_channels_by_default())
         .map_err(|e| CmdError::msg(format!("ERR {}", e.replace(['\r', '\n'], " "))))?;
     engine.close_connections_of(ctx.client, &replaced);
     out.simple("OK");
@@ -383,6 +396,7 @@ fn acl_load(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdR
 fn acl_save(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let path = aclfile(ctx)?;
     let text = acl::acl_file_text(&ctx.engine.acl, &ctx.engine.table);
+    let path = resolve_in_dir(&ctx.engine.config.read(), &path).to_string_lossy().into_owned();
     let tmp = format!("{path}.tmp-{}-{}", std::process::id(), ctx.now_ms);
     let result = std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, &path));
     if let Err(e) = result {

@@ -156,6 +156,11 @@ fn client_list(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cm
         if wanted_type.is_some_and(|t| t != client_type(&handle)) {
             continue;
         }
+        // A killed connection is gone for Redis at once (freed); here its worker closes
+        // it a moment later.
+        if handle.id != me && handle.is_killed() {
+            continue;
+        }
         let current = (handle.id == me).then_some(args);
         text.push_str(&client_info_line(ctx.engine, ctx.now_ms, &handle, current));
         text.push('\n');
