@@ -124,6 +124,8 @@ pub struct ClientHandle {
     /// The user the connection runs as (CLIENT LIST `user`, CLIENT KILL USER, closing the
     /// connections of a deleted user). None: not set yet (the default user).
     pub user: Mutex<Option<Arc<crate::acl::User>>>,
+    /// CLIENT TRACKING's settings.
+    pub tracking: Mutex<crate::tracking::ClientTracking>,
 }
 
 impl std::fmt::Debug for ClientHandle {
@@ -153,6 +155,7 @@ impl ClientHandle {
             flags: AtomicU32::new(0),
             killed: AtomicBool::new(false),
             user: Mutex::new(None),
+            tracking: Mutex::new(crate::tracking::ClientTracking::default()),
             closed: AtomicBool::new(false),
             pushed: Mutex::new(Vec::new()),
             blocked_on: Mutex::new(None),

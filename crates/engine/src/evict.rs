@@ -146,7 +146,7 @@ impl Engine {
             }
         }
         self.stats.evicted_keys.fetch_add(1, Ordering::Relaxed);
-        self.touch_watched(Some(db), Some(key));
+        self.key_changed(Some(db), key, None);
         let flags = self.hot.notify_flags.load(Ordering::Relaxed);
         if flags & crate::pubsub::notify::EVICTED != 0 {
             self.notify_keyspace_event(flags, "evicted", key, db);

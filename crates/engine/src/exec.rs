@@ -75,6 +75,11 @@ pub struct Client {
     /// Write effects recorded for the persistence layer, until handed over: after each
     /// command, or after the whole transaction or script.
     effects: Effects,
+    /// Invalidations for this client's own reads its command changed: sent after the
+    /// reply of the command (or of EXEC, or of the script) the client sent.
+    pub(crate) tracking_own: crate::tracking::OwnPending,
+    /// The running script called a read-only command: its declared keys are tracked.
+    script_read: bool,
     /// Some while a server runs a batch of this client's requests back to back (see
     /// `begin_batch`): the time the previous command of the batch ended, which the next
     /// one takes as its start.
@@ -134,6 +139,8 @@ impl Client {
             must_obey: false,
             woff: 0,
             effects: Effects::default(),
+            tracking_own: Vec::new(),
+            script_read: false,
             batch_clock_us: None,
         }
     }
@@ -286,7 +293,9 @@ impl<'a> Ctx<'a> {
         let db = &mut guard.dbs[db];
         db.access_mode = self.access_mode;
         let log = if self.propagating { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
-        db.set_collect_events(db_event_mask(self.notify_flags) | log);
+        // Client-side caching hears of keys found expired.
+        let tracked = if self.engine.tracking.active() { crate::keyspace::EVENT_EXPIRED } else { 0 };
+        db.set_collect_events(db_event_mask(self.notify_flags) | log | tracked);
         db.expiry_suspended = suspend;
         // While a pause keeps the dataset still, read commands leave expired keys in place
         // (writes are held by the pause, or run inside a transaction that started before).
@@ -567,7 +576,9 @@ impl<'a> Ctx<'a> {
     /// Publishes the `expired` and `new` events the locked tables recorded so far, so they
     /// come before the command's own events, as in Redis.
     fn publish_db_events(&mut self) {
-        if db_event_mask(self.notify_flags) == 0 {
+        let mask = db_event_mask(self.notify_flags);
+        let tracking = self.engine.tracking.active();
+        if mask == 0 && !tracking {
             return;
         }
         let mut events = Vec::new();
@@ -580,6 +591,17 @@ impl<'a> Ctx<'a> {
         }
         events.sort_unstable_by_key(|e| e.0);
         for (_, db, event, key) in events {
+            if event == "expired" {
+                if tracking {
+                    let current = Some(self.client.id);
+                    let own = &mut self.client.tracking_own;
+                    self.engine.tracking.invalidate(&self.engine.clients, &key, None, current, own, true);
+                }
+                // (Collected for tracking alone when the `x` class is off.)
+                if mask & crate::keyspace::EVENT_EXPIRED == 0 {
+                    continue;
+                }
+            }
             self.engine.notify_keyspace_event(self.notify_flags, event, &key, db);
         }
     }
@@ -628,6 +650,50 @@ impl Engine {
         if args.is_empty() {
             return;
         }
+        self.execute_request(client, args, out);
+        if self.tracking.active() || !client.tracking_own.is_empty() {
+            self.after_tracked_request(client, args, out);
+        }
+    }
+
+    /// Client-side caching after a request: the client's own invalidations follow its
+    /// reply, broadcast clients hear of the keys changed, CLIENT CACHING's one-command
+    /// setting ends (not inside MULTI, not for CLIENT itself), the table keeps its limit.
+    fn after_tracked_request(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) {
+        let own = std::mem::take(&mut client.tracking_own);
+        if !own.is_empty() {
+            crate::tracking::write_own(out, &client.handle, &self.clients, own);
+        }
+        self.tracking.broadcast(&self.clients);
+        if client.multi.is_none() && !args[0].eq_ignore_ascii_case(b"client") {
+            client.handle.tracking.lock().caching = false;
+        }
+        let max_keys = self.config.read().get_int("tracking-table-max-keys").max(0) as usize;
+        self.tracking.limit(&self.clients, max_keys);
+    }
+
+    /// A key changed: WATCH and client-side caching hear of it. `by`: the client that
+    /// changed it (None: the server, evicting or expiring).
+    pub(crate) fn key_changed(&self, db: Option<usize>, key: &[u8], by: Option<&mut Client>) {
+        self.touch_watched(db, Some(key));
+        if self.tracking.active() {
+            match by {
+                Some(client) => {
+                    let id = Some(client.id);
+                    self.tracking.invalidate(&self.clients, key, id, id, &mut client.tracking_own, true);
+                }
+                None => {
+                    // Evicting for a command: its client's own invalidation comes first.
+                    let current = crate::tracking::current_evicting();
+                    let mut own = Vec::new();
+                    self.tracking.invalidate(&self.clients, key, None, current, &mut own, true);
+                    crate::tracking::add_early(own);
+                }
+            }
+        }
+    }
+
+    fn execute_request(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) {
         if client.multi.is_some() && !client.in_exec && self.queue_in_transaction(client, args, out) {
             return;
         }
@@ -1286,7 +1352,18 @@ impl Engine {
         // Over `maxmemory`: keys are evicted first (`out_of_memory`); commands that may grow
         // memory are refused if that is not enough (not those EXEC or a script runs: the
         // transaction or script was checked as a whole).
-        if !client.in_exec && !client.in_script && self.out_of_memory() && self.command_denies_oom(spec, args) {
+        let out_of_memory = if self.tracking.active() {
+            // Keys evicted for this command are invalidated before its reply, as in Redis
+            // (eviction runs before the command).
+            let (oom, early) = crate::tracking::evicting_for(client.id, || self.out_of_memory());
+            if !early.is_empty() {
+                crate::tracking::write_own(out, &client.handle, &self.clients, early);
+            }
+            oom
+        } else {
+            self.out_of_memory()
+        };
+        if !client.in_exec && !client.in_script && out_of_memory && self.command_denies_oom(spec, args) {
             self.reject(Some(spec), out, crate::evict::OOM_ERROR);
             return;
         }
@@ -1397,7 +1474,8 @@ impl Engine {
                 later_ready: Vec::new(),
                 unmodified_keys: SmallVec::new(),
             };
-            let watching = self.watch_count.load(Ordering::SeqCst) > 0 && spec.has_flag(crate::command::flags::WRITE);
+            let watching = (self.watch_count.load(Ordering::SeqCst) > 0 || self.tracking.active())
+                && spec.has_flag(crate::command::flags::WRITE);
             let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
             let result = handler(&mut ctx, args, out);
             ctx.publish_db_events();
@@ -1417,7 +1495,31 @@ impl Engine {
                             self.touch_watched(Some(*db), Some(key));
                         }
                     }
-                    None => self.touch_written_keys(&ctx, args, dirty_before),
+                    None => self.touch_written_keys(&mut ctx, args, dirty_before),
+                }
+            }
+            // A flush forgets every tracked key (tracking or not, as Redis frees the table).
+            if result.is_ok() && matches!(spec.name.as_str(), "flushall" | "flushdb") {
+                let by = Some(ctx.client.id);
+                self.tracking.invalidate_all(&self.clients, by, &mut ctx.client.tracking_own);
+            }
+            // Client-side caching: a tracking client's read-only command remembers its keys
+            // (a read-only script's own commands do, not the script).
+            // A script that ran a read-only command remembers its declared keys, as Redis
+            // tracks the script caller's command.
+            if self.tracking.active() {
+                let read_only = spec.has_flag(crate::command::flags::READONLY);
+                let remember = if ctx.client.in_script {
+                    ctx.client.script_read |= read_only;
+                    false
+                } else if spec.runs_script {
+                    std::mem::take(&mut ctx.client.script_read)
+                } else {
+                    read_only && !spec.has_flag(crate::command::flags::PUBSUB)
+                };
+                if remember {
+                    let keys = spec.keys_with_specs(args).map(|(p, _)| args[p].to_vec());
+                    self.tracking.remember(&ctx.client.handle, keys);
                 }
             }
             if self.blocked_count.load(Ordering::SeqCst) > 0 || !ctx.later_ready.is_empty() {
@@ -1472,7 +1574,7 @@ impl Engine {
     }
 
     /// WATCH: a write command that changed anything flags its keys.
-    fn touch_written_keys(&self, ctx: &Ctx<'_>, args: &[&[u8]], dirty_before: u64) {
+    fn touch_written_keys(&self, ctx: &mut Ctx<'_>, args: &[&[u8]], dirty_before: u64) {
         let changed = ctx.local_dirty.get() > 0 || ctx.table_dirty() != dirty_before;
         let db = ctx.client.db;
         match ctx.spec.name.as_str() {
@@ -1480,13 +1582,14 @@ impl Engine {
                 // Keys the command only reads (a SORT or GEORADIUS source next to its STORE
                 // destination) are not modified: Redis signals only the written ones.
                 let read_only = crate::command::key_flags::RO;
-                for (pos, spec) in ctx.spec.keys_with_specs(args) {
-                    if spec.flags & read_only == 0 && !ctx.unmodified_keys.contains(&pos) {
-                        self.touch_watched(Some(db), Some(args[pos]));
+                let spec = ctx.spec;
+                for (pos, ks) in spec.keys_with_specs(args) {
+                    if ks.flags & read_only == 0 && !ctx.unmodified_keys.contains(&pos) {
+                        self.key_changed(Some(db), args[pos], Some(&mut *ctx.client));
                     }
                 }
                 // MOVE and COPY ... DB n change a key in another database too.
-                if matches!(ctx.spec.name.as_str(), "move" | "copy") {
+                if matches!(spec.name.as_str(), "move" | "copy") {
                     self.touch_watched(None, Some(args[1]));
                     if let Some(&dst) = args.get(2) {
                         self.touch_watched(None, Some(dst));
@@ -1568,7 +1671,7 @@ impl Engine {
         }
         let mut reply = Vec::new();
         let mut enc = quince_resp::Encoder::new(&mut reply, waiter.client.protocol);
-        let watching = self.watch_count.load(Ordering::SeqCst) > 0;
+        let watching = self.watch_count.load(Ordering::SeqCst) > 0 || self.tracking.active();
         let dirty_before = if watching || propagating { ctx.table_dirty() } else { 0 };
         let result = handler(&mut ctx, &args, &mut enc);
         ctx.publish_db_events();
@@ -1578,7 +1681,7 @@ impl Engine {
             self.hand_over_effects(ctx.client);
         }
         if watching {
-            self.touch_written_keys(&ctx, &args, dirty_before);
+            self.touch_written_keys(&mut ctx, &args, dirty_before);
         }
         let not_served = ctx.serve.as_ref().is_some_and(|s| s.not_served);
         // A key that changed type keeps its waiters blocked, as in Redis 7.0.
@@ -1595,7 +1698,13 @@ impl Engine {
             ctx.db(key).remove_waiter(key, waiter);
         }
         let ready = ctx.take_ready();
+        // Its own invalidations (a BLMOVE's destination it read) follow its reply.
+        let own = std::mem::take(&mut ctx.client.tracking_own);
+        let handle = ctx.client.handle.clone();
         drop(ctx);
+        if !own.is_empty() {
+            crate::tracking::write_own(&mut enc, &handle, &self.clients, own);
+        }
         self.blocked_count.fetch_sub(1, Ordering::SeqCst);
         waiter.finish(reply);
         let duration_us = (self.clock.now_us() - start_us).max(0) as u64;

@@ -91,7 +91,10 @@ impl Engine {
         let mut rng = Rng::new(self.clock.now_us() as u64 ^ first as u64);
         let now_ms = self.clock.now_ms();
         let notify_flags = self.hot.notify_flags.load(Ordering::Relaxed);
-        let event_mask = crate::exec::db_event_mask(notify_flags) & crate::keyspace::EVENT_EXPIRED;
+        let notify_expired = crate::exec::db_event_mask(notify_flags) & crate::keyspace::EVENT_EXPIRED;
+        // Client-side caching hears of expired keys too.
+        let tracking = self.tracking.active();
+        let event_mask = if tracking { crate::keyspace::EVENT_EXPIRED } else { notify_expired };
         for step in 0..shards * dbs {
             let slot = (first + step) % (shards * dbs);
             let (shard, db) = (slot / dbs, slot % dbs);
@@ -125,7 +128,13 @@ impl Engine {
                 };
                 // Published with the shard unlocked: subscribers never wait on the keyspace.
                 for (_, event, key) in events {
-                    self.notify_keyspace_event(notify_flags, event, &key, db);
+                    if tracking {
+                        self.tracking.invalidate(&self.clients, &key, None, None, &mut Vec::new(), true);
+                        self.tracking.broadcast(&self.clients);
+                    }
+                    if notify_expired != 0 {
+                        self.notify_keyspace_event(notify_flags, event, &key, db);
+                    }
                 }
                 report.sampled += sampled;
                 report.expired += expired;

@@ -38,6 +38,7 @@ pub mod persistence;
 pub mod pubsub;
 pub mod reply;
 pub mod slot;
+pub mod tracking;
 pub mod types;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -185,6 +186,8 @@ pub struct Engine {
     pub acl_error: Option<String>,
     /// Users, permissions and the ACL log.
     pub acl: acl::Acl,
+    /// Client-side caching: who read which keys (CLIENT TRACKING).
+    pub tracking: tracking::Tracking,
     pub clock: Arc<dyn Clock>,
     pub config: RwLock<Config>,
     pub stats: Stats,
@@ -297,6 +300,7 @@ impl Engine {
         let engine = Self {
             acl,
             acl_error,
+            tracking: tracking::Tracking::default(),
             keyspace: Keyspace::new(shards, databases),
             table,
             rename_error,
@@ -491,6 +495,7 @@ impl Engine {
 
     pub fn unregister_client(&self, client: &Client) {
         client.handle.mark_closed();
+        self.tracking.disable(&client.handle);
         self.pubsub.unsubscribe_all(&client.handle);
         if let Some(waiter) = &client.blocked {
             self.end_wait(waiter, blocking::Unblock::Disconnect);

@@ -69,6 +69,22 @@ pub(crate) fn client_info_line(
             flags.push(letter);
         }
     }
+    {
+        // After `b` (blocked), as Redis orders them.
+        let tracking = handle.tracking.lock();
+        let at = flags.find('b').map_or_else(|| flags.find(['c', 'U', 'e']).unwrap_or(flags.len()), |i| i + 1);
+        let mut extra = String::new();
+        if tracking.on {
+            extra.push('t');
+        }
+        if tracking.broken_redirect {
+            extra.push('R');
+        }
+        if tracking.bcast {
+            extra.push('B');
+        }
+        flags.insert_str(at, &extra);
+    }
     if flags.is_empty() {
         flags.push('N');
     }
@@ -90,7 +106,7 @@ pub(crate) fn client_info_line(
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} \
          qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs=1024 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r \
-         cmd={} user={} redir=-1 resp={}",
+         cmd={} user={} redir={} resp={}",
         handle.id,
         handle.conn.addr,
         handle.conn.laddr,
@@ -112,6 +128,14 @@ pub(crate) fn client_info_line(
         qbuf + qbuf_free + argv_mem + multi_mem + omem + 1024,
         cmd,
         handle.user_name(),
+        {
+            let t = handle.tracking.lock();
+            if t.on {
+                t.redirect as i64
+            } else {
+                -1
+            }
+        },
         handle.resp.load(Ordering::Relaxed),
     )
 }
@@ -407,6 +431,164 @@ fn monitor(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRe
     Ok(())
 }
 
+/// CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
+fn client_tracking(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let mut settings = crate::tracking::ClientTracking::default();
+    let mut prefixes: Vec<&[u8]> = Vec::new();
+    let mut j = 3;
+    while j < args.len() {
+        let more = j + 1 < args.len();
+        if is(args[j], "REDIRECT") && more {
+            j += 1;
+            if settings.redirect != 0 {
+                return Err(CmdError::msg("ERR A client can only redirect to a single other client"));
+            }
+            let id = parse_i64(args[j])?;
+            if id <= 0 || ctx.engine.clients.get(id as u64).is_none() {
+                return Err(CmdError::msg("ERR The client ID you want redirect to does not exist"));
+            }
+            settings.redirect = id as u64;
+        } else if is(args[j], "BCAST") {
+            settings.bcast = true;
+        } else if is(args[j], "OPTIN") {
+            settings.optin = true;
+        } else if is(args[j], "OPTOUT") {
+            settings.optout = true;
+        } else if is(args[j], "NOLOOP") {
+            settings.noloop = true;
+        } else if is(args[j], "PREFIX") && more {
+            j += 1;
+            prefixes.push(args[j]);
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        j += 1;
+    }
+    let handle = ctx.client.handle.clone();
+    if is(args[2], "ON") {
+        let current = handle.tracking.lock().clone();
+        if !settings.bcast && !prefixes.is_empty() {
+            return Err(CmdError::msg("ERR PREFIX option requires BCAST mode to be enabled"));
+        }
+        if current.on && current.bcast != settings.bcast {
+            return Err(CmdError::msg(
+                "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then \
+                 re-enabling it with a different mode.",
+            ));
+        }
+        if settings.bcast && (settings.optin || settings.optout) {
+            return Err(CmdError::msg("ERR OPTIN and OPTOUT are not compatible with BCAST"));
+        }
+        if settings.optin && settings.optout {
+            return Err(CmdError::msg("ERR You can't specify both OPTIN mode and OPTOUT mode"));
+        }
+        if (settings.optin && current.optout) || (settings.optout && current.optin) {
+            return Err(CmdError::msg(
+                "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then \
+                 re-enabling it with a different mode.",
+            ));
+        }
+        if settings.bcast {
+            let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            let overlap = |a: &[u8], b: &[u8]| a[..a.len().min(b.len())] == b[..a.len().min(b.len())];
+            for (i, p) in prefixes.iter().enumerate() {
+                if let Some(old) = current.prefixes.iter().find(|old| overlap(old, p)) {
+                    return Err(CmdError::msg(format!(
+                        "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must \
+                         not overlap.",
+                        lossy(p),
+                        lossy(old)
+                    )));
+                }
+                if let Some(other) = prefixes[i + 1..].iter().find(|o| overlap(p, o)) {
+                    return Err(CmdError::msg(format!(
+                        "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client \
+                         must not overlap.",
+                        lossy(p),
+                        lossy(other)
+                    )));
+                }
+            }
+        }
+        ctx.engine.tracking.enable(&handle, settings, &prefixes);
+    } else if is(args[2], "OFF") {
+        ctx.engine.tracking.disable(&handle);
+    } else {
+        return Err(CmdError::Syntax);
+    }
+    out.simple("OK");
+    Ok(())
+}
+
+/// CLIENT CACHING YES|NO
+fn client_caching(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let mut state = ctx.client.handle.tracking.lock();
+    if !state.on {
+        return Err(CmdError::msg(
+            "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode \
+             enabled",
+        ));
+    }
+    if is(args[2], "YES") {
+        if !state.optin {
+            return Err(CmdError::msg("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."));
+        }
+    } else if is(args[2], "NO") {
+        if !state.optout {
+            return Err(CmdError::msg("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."));
+        }
+    } else {
+        return Err(CmdError::Syntax);
+    }
+    state.caching = true;
+    out.simple("OK");
+    Ok(())
+}
+
+/// CLIENT GETREDIR
+fn client_getredir(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let state = ctx.client.handle.tracking.lock();
+    out.integer(if state.on { state.redirect as i64 } else { -1 });
+    Ok(())
+}
+
+/// CLIENT TRACKINGINFO
+fn client_trackinginfo(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let state = ctx.client.handle.tracking.lock().clone();
+    out.map(3);
+    out.bulk(b"flags");
+    let mut flags: Vec<&str> = vec![if state.on { "on" } else { "off" }];
+    if state.bcast {
+        flags.push("bcast");
+    }
+    if state.optin {
+        flags.push("optin");
+        if state.caching {
+            flags.push("caching-yes");
+        }
+    }
+    if state.optout {
+        flags.push("optout");
+        if state.caching {
+            flags.push("caching-no");
+        }
+    }
+    if state.noloop {
+        flags.push("noloop");
+    }
+    if state.broken_redirect {
+        flags.push("broken_redirect");
+    }
+    out.set(flags.len());
+    flags.iter().for_each(|f| out.bulk(f.as_bytes()));
+    out.bulk(b"redirect");
+    out.integer(if state.on { state.redirect as i64 } else { -1 });
+    out.bulk(b"prefixes");
+    out.array(state.prefixes.len());
+    state.prefixes.iter().for_each(|p| out.bulk(p));
+    Ok(())
+}
+
 fn sub(
     name: &str,
     arity: i32,
@@ -481,6 +663,58 @@ pub fn register() -> Vec<CommandSpec> {
                     "on_off_skip",
                     vec![ArgDoc::token("on", "ON"), ArgDoc::token("off", "OFF"), ArgDoc::token("skip", "SKIP")],
                 )]),
+                sub(
+                    "tracking",
+                    -3,
+                    "noscript loading stale",
+                    client_tracking,
+                    "6.0.0",
+                    "Enable or disable server assisted client side caching support",
+                )
+                .doc(
+                    "connection",
+                    "6.0.0",
+                    "Enable or disable server assisted client side caching support",
+                    "O(1). Some options may introduce additional complexity.",
+                )
+                .args(vec![
+                    ArgDoc::one_of("status", vec![ArgDoc::token("on", "ON"), ArgDoc::token("off", "OFF")]),
+                    ArgDoc::new("client-id", crate::command::ArgType::Integer).after("REDIRECT").optional(),
+                    ArgDoc::new("prefix", crate::command::ArgType::String)
+                        .after("PREFIX")
+                        .optional()
+                        .multiple()
+                        .multiple_token(),
+                    ArgDoc::token("bcast", "BCAST").optional(),
+                    ArgDoc::token("optin", "OPTIN").optional(),
+                    ArgDoc::token("optout", "OPTOUT").optional(),
+                    ArgDoc::token("noloop", "NOLOOP").optional(),
+                ]),
+                sub(
+                    "caching",
+                    3,
+                    "noscript loading stale",
+                    client_caching,
+                    "6.0.0",
+                    "Instruct the server about tracking or not keys in the next request",
+                )
+                .args(vec![ArgDoc::one_of("mode", vec![ArgDoc::token("yes", "YES"), ArgDoc::token("no", "NO")])]),
+                sub(
+                    "getredir",
+                    2,
+                    "noscript loading stale",
+                    client_getredir,
+                    "6.0.0",
+                    "Get tracking notifications redirection client ID if any",
+                ),
+                sub(
+                    "trackinginfo",
+                    2,
+                    "noscript loading stale",
+                    client_trackinginfo,
+                    "6.2.0",
+                    "Return information about server assisted client side caching for the current connection",
+                ),
                 sub(
                     "no-evict",
                     3,

@@ -159,6 +159,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     let default_user = ctx.engine.acl.default_user.clone();
     let open = ctx.engine.acl.new_connection_authenticated();
     ctx.engine.set_user(ctx.client, default_user, open);
+    ctx.engine.tracking.disable(&ctx.client.handle);
     ctx.engine.discard_transaction(ctx.client);
     ctx.engine.pubsub.unsubscribe_all(&ctx.client.handle);
     out.simple("RESET");

@@ -147,10 +147,11 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             s,
             "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\n\
              client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\n\
-             tracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+             tracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
             load(&stats.connected_clients),
             config("maxclients"),
             engine.clients.all().iter().filter(|c| c.has_flag(crate::clients::flag::BLOCKED)).count(),
+            engine.tracking.clients(),
         ),
         "memory" => {
             let rss = rss_bytes();
@@ -242,7 +243,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
              instantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\n\
              sync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\
              pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:{}\r\n\
-             migrate_cached_sockets:{}\r\nslave_expires_tracked_keys:{}\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\n\
+             migrate_cached_sockets:{}\r\nslave_expires_tracked_keys:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n\
              total_error_replies:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\n\
              io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n",
                 load(&stats.total_connections_received),
@@ -266,6 +267,9 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 engine.stats.total_forks.load(Ordering::Relaxed),
                 engine.persistence().map_or(0, |p| p.migrate_cached_sockets()),
                 engine.replica_tracked_keys(),
+                engine.tracking.total_keys(),
+                engine.tracking.total_items(),
+                engine.tracking.total_prefixes(),
                 load(&engine.observe.errors.total),
                 load(&stats.total_reads_processed),
                 load(&stats.total_writes_processed),
