@@ -197,7 +197,9 @@ impl Tracking {
     /// Sends the keys queued for each prefix to its broadcast clients (Redis does it
     /// before returning to the event loop; here after each command that changed keys).
     pub fn broadcast(&self, registry: &crate::clients::ClientRegistry) {
-        let batches: Vec<(Vec<u64>, BTreeMap<Vec<u8>, u64>)> = {
+        // (The clients of a prefix, the keys changed under it with who changed each.)
+        type Batch = (Vec<u64>, BTreeMap<Vec<u8>, u64>);
+        let batches: Vec<Batch> = {
             let mut prefixes = self.prefixes.lock();
             prefixes
                 .values_mut()
