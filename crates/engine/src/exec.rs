@@ -1352,7 +1352,11 @@ impl Engine {
         // Over `maxmemory`: keys are evicted first (`out_of_memory`); commands that may grow
         // memory are refused if that is not enough (not those EXEC or a script runs: the
         // transaction or script was checked as a whole).
-        let out_of_memory = if self.tracking.active() {
+        // (Not inside EXEC or a script: nothing is evicted half way through them.)
+        let checks_memory = !client.in_exec && !client.in_script;
+        let out_of_memory = if !checks_memory {
+            false
+        } else if self.tracking.active() {
             // Keys evicted for this command are invalidated before its reply, as in Redis
             // (eviction runs before the command).
             let (oom, early) = crate::tracking::evicting_for(client.id, || self.out_of_memory());
@@ -1363,7 +1367,7 @@ impl Engine {
         } else {
             self.out_of_memory()
         };
-        if !client.in_exec && !client.in_script && out_of_memory && self.command_denies_oom(spec, args) {
+        if out_of_memory && self.command_denies_oom(spec, args) {
             self.reject(Some(spec), out, crate::evict::OOM_ERROR);
             return;
         }

@@ -169,7 +169,7 @@ impl Tracking {
             if current == Some(id) {
                 own.push(Some(key.to_vec()));
             } else {
-                send(registry, &target, Keys::One(key));
+                let _ = send(registry, &target, Keys::One(key));
             }
         }
     }
@@ -188,7 +188,7 @@ impl Tracking {
             if by == Some(target.id) {
                 own.push(None);
             } else {
-                send(registry, &target, Keys::All);
+                let _ = send(registry, &target, Keys::All);
             }
         }
         self.table.lock().clear();
@@ -214,7 +214,7 @@ impl Tracking {
                 let list: Vec<&[u8]> =
                     keys.iter().filter(|(_, by)| !(noloop && **by == id)).map(|(k, _)| k.as_slice()).collect();
                 if !list.is_empty() {
-                    send(registry, &target, Keys::Many(&list));
+                    let _ = send(registry, &target, Keys::Many(&list));
                 }
             }
         }
@@ -303,7 +303,7 @@ pub fn write_own(
             None => Keys::All,
         };
         if redirect != 0 {
-            send(registry, handle, keys);
+            let _ = send(registry, handle, keys);
         } else if out.protocol() == Protocol::Resp3 {
             out.push(2);
             out.bulk(b"invalidate");
@@ -313,7 +313,8 @@ pub fn write_own(
 }
 
 /// Sends one invalidation to `client` or where it redirects (Redis's sendTrackingMessage).
-pub fn send(registry: &crate::clients::ClientRegistry, client: &Arc<ClientHandle>, keys: Keys<'_>) {
+/// Returns the bytes queued.
+pub fn send(registry: &crate::clients::ClientRegistry, client: &Arc<ClientHandle>, keys: Keys<'_>) -> usize {
     let redirect = client.tracking.lock().redirect;
     let mut target = client.clone();
     let mut redirected = false;
@@ -332,8 +333,9 @@ pub fn send(registry: &crate::clients::ClientRegistry, client: &Arc<ClientHandle
                     enc.bulk(b"tracking-redir-broken");
                     enc.integer(redirect as i64);
                     client.push_output(&bytes);
+                    return bytes.len();
                 }
-                return;
+                return 0;
             }
         }
     }
@@ -350,9 +352,11 @@ pub fn send(registry: &crate::clients::ClientRegistry, client: &Arc<ClientHandle
         enc.bulk(CHANNEL);
         encode(&mut enc, &keys);
     } else {
-        return;
+        return 0;
     }
-    if !target.is_killed() {
-        target.push_output(&bytes);
+    if target.is_killed() {
+        return 0;
     }
+    target.push_output(&bytes);
+    bytes.len()
 }
