@@ -233,6 +233,9 @@ fn default_user_password_and_noauth() {
         "default user",
         2,
         &[
+            // A connection is authenticated (or not) when the server accepts it: make sure
+            // connection 1 was accepted while the default user took no password.
+            Call(1, &["PING"]),
             Call(0, &["ACL", "SETUSER", "default", "resetpass", ">secret"]),
             Call(1, &["PING"]),
             Call(1, &["AUTH", "wrong"]),
