@@ -144,6 +144,14 @@ fn script_errors() {
             eval("#!lua", &["0"]),
             cmd(&["EVAL_RO", "#!lua\nreturn 1", "0"]),
             eval("#!lua\nreturn 1", &["0"]),
+            // Library errors in tail position still name the script's line (C functions
+            // in Redis keep the caller's frame).
+            eval("return redis.setresp(4)", &["0"]),
+            eval("return redis.log(99, 'x')", &["0"]),
+            eval("return redis.set_repl(9)", &["0"]),
+            eval("return redis.sha1hex()", &["0"]),
+            eval("return redis.sha1hex('a')", &["0"]),
+            eval("return redis.acl_check_cmd('nosuch')", &["0"]),
         ],
     );
 }

@@ -829,33 +829,35 @@ function redis.status_reply(...)
   if select('#', ...) ~= 1 or type(s) ~= 'string' then return errtable('wrong number or type of arguments') end
   return {ok = s}
 end
-function redis.sha1hex(...)
+-- C functions, as in Redis: called as `return redis.x(...)` they keep the script's frame,
+-- so an error names the script's line.
+redis.sha1hex = c_wrap(function(...)
   if select('#', ...) ~= 1 then raise('wrong number of arguments') end
   local s = ...
   if type(s) ~= 'string' and type(s) ~= 'number' then s = '' end
   return sha1_impl(tostring(s))
-end
-function redis.log(...)
+end)
+redis.log = c_wrap(function(...)
   local n = select('#', ...)
   if n < 2 then raise('redis.log() requires two arguments or more.') end
   local level = ...
   if type(level) ~= 'number' then raise('First argument must be a number (log level).') end
   if level < 0 or level > 3 then raise('Invalid debug level.') end
-end
-function redis.setresp(...)
+end)
+redis.setresp = c_wrap(function(...)
   if select('#', ...) ~= 1 then raise('redis.setresp() requires one argument.') end
   local v = ...
   if type(v) ~= 'number' or (v ~= 2 and v ~= 3) then raise('RESP version must be 2 or 3.') end
   hooks.setresp(v)
-end
-function redis.set_repl(...)
+end)
+redis.set_repl = c_wrap(function(...)
   if select('#', ...) ~= 1 then raise('redis.set_repl() requires two arguments.') end
   local flags = ...
   if type(flags) ~= 'number' or flags < 0 or flags > 3 or flags ~= math.floor(flags) then
     raise('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.')
   end
   hooks.set_repl(flags)
-end
+end)
 function redis.replicate_commands() return true end
 function redis.breakpoint() return hooks.ldb_breakpoint() end
 function redis.debug(...) hooks.ldb_debug(...) end
