@@ -625,6 +625,15 @@ impl CommandSpec {
             .chain(from_specs.flat_map(move |ks| ks.positions(args).into_iter().map(move |p| (p, ks))))
     }
 
+    /// The access flags of a key found by `ks` in `args`: the spec's, or for a spec flagged
+    /// `variable_flags` what the command's arguments make them (SET ... GET).
+    pub fn key_flags_for(&self, ks: &KeySpec, args: &[&[u8]]) -> u32 {
+        match self.variable_key_flags {
+            Some(f) if ks.flags & key_flags::VARIABLE_FLAGS != 0 => f(args),
+            _ => ks.flags,
+        }
+    }
+
     /// Whether the keys can't be found from the legacy range alone (COMMAND's `movablekeys`).
     pub fn movable_keys(&self) -> bool {
         if let [ks] = self.key_specs.as_slice() {

@@ -127,14 +127,16 @@ impl Engine {
                     (sampled, expired, if table.has_events() { table.take_events() } else { Vec::new() })
                 };
                 // Published with the shard unlocked: subscribers never wait on the keyspace.
-                for (_, event, key) in events {
+                for (_, event, key) in &events {
                     if tracking {
-                        self.tracking.invalidate(&self.clients, &key, None, None, &mut Vec::new(), true);
-                        self.tracking.broadcast(&self.clients);
+                        self.tracking.invalidate(&self.clients, key, None, None, &mut Vec::new(), true);
                     }
                     if notify_expired != 0 {
-                        self.notify_keyspace_event(notify_flags, event, &key, db);
+                        self.notify_keyspace_event(notify_flags, event, key, db);
                     }
+                }
+                if tracking && !events.is_empty() {
+                    self.tracking.broadcast(&self.clients);
                 }
                 report.sampled += sampled;
                 report.expired += expired;

@@ -169,7 +169,7 @@ impl Tracking {
             if current == Some(id) {
                 own.push(Some(key.to_vec()));
             } else {
-                let _ = send(registry, &target, Keys::One(key));
+                send(registry, &target, Keys::One(key));
             }
         }
     }
@@ -188,7 +188,7 @@ impl Tracking {
             if by == Some(target.id) {
                 own.push(None);
             } else {
-                let _ = send(registry, &target, Keys::All);
+                send(registry, &target, Keys::All);
             }
         }
         self.table.lock().clear();
@@ -214,7 +214,7 @@ impl Tracking {
                 let list: Vec<&[u8]> =
                     keys.iter().filter(|(_, by)| !(noloop && **by == id)).map(|(k, _)| k.as_slice()).collect();
                 if !list.is_empty() {
-                    let _ = send(registry, &target, Keys::Many(&list));
+                    send(registry, &target, Keys::Many(&list));
                 }
             }
         }
@@ -303,7 +303,7 @@ pub fn write_own(
             None => Keys::All,
         };
         if redirect != 0 {
-            let _ = send(registry, handle, keys);
+            send(registry, handle, keys);
         } else if out.protocol() == Protocol::Resp3 {
             out.push(2);
             out.bulk(b"invalidate");
@@ -313,8 +313,7 @@ pub fn write_own(
 }
 
 /// Sends one invalidation to `client` or where it redirects (Redis's sendTrackingMessage).
-/// Returns the bytes queued.
-pub fn send(registry: &crate::clients::ClientRegistry, client: &Arc<ClientHandle>, keys: Keys<'_>) -> usize {
+pub fn send(registry: &crate::clients::ClientRegistry, client: &Arc<ClientHandle>, keys: Keys<'_>) {
     let redirect = client.tracking.lock().redirect;
     let mut target = client.clone();
     let mut redirected = false;
@@ -333,9 +332,8 @@ pub fn send(registry: &crate::clients::ClientRegistry, client: &Arc<ClientHandle
                     enc.bulk(b"tracking-redir-broken");
                     enc.integer(redirect as i64);
                     client.push_output(&bytes);
-                    return bytes.len();
                 }
-                return 0;
+                return;
             }
         }
     }
@@ -352,11 +350,9 @@ pub fn send(registry: &crate::clients::ClientRegistry, client: &Arc<ClientHandle
         enc.bulk(CHANNEL);
         encode(&mut enc, &keys);
     } else {
-        return 0;
+        return;
     }
-    if target.is_killed() {
-        return 0;
+    if !target.is_killed() {
+        target.push_output(&bytes);
     }
-    target.push_output(&bytes);
-    bytes.len()
 }

@@ -143,11 +143,7 @@ const KEY_DELETE: u32 = 1 << 7;
 fn key_permissions(spec: &CommandSpec, args: &[&[u8]]) -> SmallVec<[(usize, u8); 4]> {
     spec.keys_with_specs(args)
         .map(|(pos, ks)| {
-            let variable = ks.flags & crate::command::key_flags::VARIABLE_FLAGS != 0;
-            let flags = match spec.variable_key_flags {
-                Some(f) if variable => f(args),
-                _ => ks.flags,
-            };
+            let flags = spec.key_flags_for(ks, args);
             let mut perms = 0;
             if flags & KEY_ACCESS != 0 {
                 perms |= rules::READ;
@@ -216,11 +212,6 @@ pub fn check(rules: &UserRules, spec: &CommandSpec, args: &[&[u8]]) -> Result<()
 pub fn allows_command_on_all_keys(rules: &UserRules, spec: &CommandSpec, args: &[&[u8]], perms: u8) -> bool {
     let mut keys = None;
     rules.selectors.iter().any(|s| check_selector(s, spec, args, &mut keys).is_ok() && s.allows_all_keys(perms))
-}
-
-/// Whether the user may use a channel (Redis's ACLUserCheckChannelPerm).
-pub fn allows_channel(rules: &UserRules, channel: &[u8], is_pattern: bool) -> bool {
-    rules.selectors.iter().any(|s| s.allows_channel(channel, is_pattern))
 }
 
 /// One ACL LOG entry.

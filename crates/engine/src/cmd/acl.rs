@@ -2,7 +2,6 @@
 //! checking a command against its user's rules and logging refusals, loading the users
 //! of the config file and the ACL file at start-up.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::acl::{self, rules, Denial, LogEntry, RuleError, Selector, User, UserRules};
@@ -569,11 +568,6 @@ pub fn user_lines(engine: &Engine) -> Vec<String> {
         .iter()
         .map(|u| format!("user {} {}", u.name_lossy(), lossy(&u.rules().describe(&engine.table))))
         .collect()
-}
-
-/// Users of an ACL file, keyed by name (for tests and tools).
-pub fn parse_file(engine: &Engine, text: &[u8]) -> Result<BTreeMap<Vec<u8>, UserRules>, String> {
-    acl::parse_acl_file(text, "acl", &engine.table, engine.all_channels_by_default())
 }
 
 pub fn register() -> Vec<CommandSpec> {

@@ -257,12 +257,7 @@ fn getkeys_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, w
         if with_flags {
             out.array(2);
             out.bulk(target[pos]);
-            let variable = key_spec.flags & crate::command::key_flags::VARIABLE_FLAGS != 0;
-            let flags = match spec.variable_key_flags {
-                Some(f) if variable => f(target),
-                _ => key_spec.flags,
-            };
-            reply_flag_set(out, KEY_FLAG_NAMES, flags, "");
+            reply_flag_set(out, KEY_FLAG_NAMES, spec.key_flags_for(key_spec, target), "");
         } else {
             out.bulk(target[pos]);
         }
