@@ -976,6 +976,17 @@ impl CommandTable {
         (name.len() < 16 || self.lookup_name(i).as_bytes().eq_ignore_ascii_case(name)).then_some(spec)
     }
 
+    /// The index of the top-level command looked up by `name` (for `at`).
+    pub fn index_of(&self, name: &[u8]) -> Option<usize> {
+        let spec = self.get(name)?;
+        Some(self.by_key[&name_key(name)]).filter(|&i| std::ptr::eq(&self.specs[i], spec))
+    }
+
+    /// The top-level command at `index` (from `index_of`).
+    pub fn at(&self, index: usize) -> &CommandSpec {
+        &self.specs[index]
+    }
+
     /// The name a command is looked up by: its own, or the one `rename-command` gave it.
     fn lookup_name(&self, index: usize) -> &str {
         self.renamed.get(&index).map_or(&self.specs[index].name, |n| n)

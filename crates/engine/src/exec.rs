@@ -84,6 +84,8 @@ pub struct Client {
     /// `begin_batch`): the time the previous command of the batch ended, which the next
     /// one takes as its start.
     batch_clock_us: Option<i64>,
+    /// Counters of the commands this client ran on the fast path (`fast_read`).
+    pub(crate) local_stats: crate::observe::LocalStatsSlot,
 }
 
 /// A command a handler recorded as its effect: database, arguments, for replicas only.
@@ -142,6 +144,7 @@ impl Client {
             tracking_own: Vec::new(),
             script_read: false,
             batch_clock_us: None,
+            local_stats: Default::default(),
         }
     }
 
@@ -154,6 +157,18 @@ impl Client {
 
     pub fn end_batch(&mut self) {
         self.batch_clock_us = None;
+    }
+
+    /// In a batch, the time the previous command ended (the next one's start).
+    pub(crate) fn batch_start_us(&self) -> Option<i64> {
+        self.batch_clock_us.filter(|&t| t > 0)
+    }
+
+    /// A command of the batch ended at `end_us`.
+    pub(crate) fn batch_ended(&mut self, end_us: i64) {
+        if self.batch_clock_us.is_some() {
+            self.batch_clock_us = Some(end_us);
+        }
     }
 
     /// Within a batch, the next command reads the clock again (time passed in between).
@@ -1807,7 +1822,14 @@ impl Engine {
     }
 
     /// The slow log and latency events for a command that took `duration_us`.
-    fn log_if_slow(&self, client: &Client, spec: &CommandSpec, args: &[&[u8]], start_us: i64, duration_us: u64) {
+    pub(crate) fn log_if_slow(
+        &self,
+        client: &Client,
+        spec: &CommandSpec,
+        args: &[&[u8]],
+        start_us: i64,
+        duration_us: u64,
+    ) {
         let threshold = self.observe.slowlog_threshold_us.load(Ordering::Relaxed);
         if threshold >= 0 && duration_us >= threshold as u64 && !spec.has_flag(crate::command::flags::SKIP_SLOWLOG) {
             let max_len = self.observe.slowlog_max_len.load(Ordering::Relaxed) as usize;

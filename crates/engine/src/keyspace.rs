@@ -273,6 +273,10 @@ pub fn scan_hash(key: &[u8]) -> u64 {
     h.finish()
 }
 
+/// A key found with its TTL passed, not yet deleted (see `Db::read_live`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stale;
+
 /// One database's keys within one shard.
 #[derive(Debug, Default)]
 pub struct Db {
@@ -481,6 +485,18 @@ impl Db {
                 None
             }
         }
+    }
+
+    /// A read for the executor's fast path (`Engine::fast_get`): the entry, its access
+    /// recorded, or None for a missing key; Err when the key's TTL has passed, with nothing
+    /// changed (the general path deletes it and says so to the log and notifications).
+    pub fn read_live(&mut self, key: &[u8], now_ms: i64, mode: AccessMode) -> Result<Option<&Entry>, Stale> {
+        let Some(entry) = self.map.get_mut(key) else { return Ok(None) };
+        if entry.expire_at_ms().is_some_and(|at| at <= now_ms) {
+            return Err(Stale);
+        }
+        entry.access = touched(entry.access, mode, now_ms, &mut self.rng);
+        Ok(Some(entry))
     }
 
     /// Records a read that found no key (for lookups not made through `get_read`).

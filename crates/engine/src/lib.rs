@@ -27,6 +27,7 @@ pub mod error;
 pub mod evict;
 mod exec;
 mod expire;
+mod fast_read;
 pub mod geohash;
 pub mod glob;
 pub mod hll;
@@ -220,6 +221,9 @@ pub struct Engine {
     pub(crate) blocked_count: AtomicUsize,
     /// Held shared by every command and exclusively by EXEC (transaction atomicity).
     exec_gate: parking_lot::RwLock<()>,
+    /// The indexes in the command table of the commands with a fast path (`fast_read`),
+    /// those that answer to their own names (not renamed).
+    fast_commands: [Option<usize>; observe::FAST_COMMANDS],
     /// WATCHed keys: (db, key) to the flags of the clients watching it.
     watches: parking_lot::Mutex<WatchTable>,
     watch_count: AtomicUsize,
@@ -293,6 +297,9 @@ impl Engine {
             }
         }
         let table_ids = table.id_count();
+        let fast_commands = fast_read::FAST_COMMAND_NAMES
+            .map(|name| table.index_of(name.as_bytes()).filter(|&i| table.at(i).name == name));
+        let fast_ids = fast_commands.iter().map(|i| i.map_or(usize::MAX, |i| table.at(i).id)).collect();
         let acl = acl::Acl::new(&table);
         acl.set_default_password(options.config.get("requirepass").unwrap_or(""), &table);
         *acl.applied_requirepass.lock() = Some(options.config.get("requirepass").unwrap_or("").to_string());
@@ -327,7 +334,7 @@ impl Engine {
                 lazy_user_flush: AtomicBool::new(false),
             },
             clients: ClientRegistry::default(),
-            observe: Observe::new(table_ids),
+            observe: Observe::new(table_ids, fast_ids),
             lazyfree: lazyfree::LazyFree::default(),
             pubsub: pubsub::PubSub::default(),
             output_limits: clients::OutputLimits::default(),
@@ -343,6 +350,7 @@ impl Engine {
             next_client_id: AtomicU64::new(1),
             blocked_count: AtomicUsize::new(0),
             exec_gate: parking_lot::RwLock::new(()),
+            fast_commands,
             watches: parking_lot::Mutex::new(hashbrown::HashMap::new()),
             watch_count: AtomicUsize::new(0),
             expire_cursor: AtomicUsize::new(0),
@@ -689,7 +697,7 @@ impl Engine {
     pub fn sample_instantaneous(&self) {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let totals = [
-            load(&self.stats.total_commands_processed),
+            load(&self.stats.total_commands_processed) + self.observe.local_counts()[0],
             load(&self.stats.total_net_input_bytes),
             load(&self.stats.total_net_output_bytes),
         ];

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -21,11 +22,15 @@ pub struct Observe {
     /// `latency-monitor-threshold` in milliseconds (0: off).
     pub latency_threshold_ms: AtomicU64,
     pub instantaneous: Mutex<Instantaneous>,
+    /// Counters clients keep for the commands they run on the fast path (see `LocalStats`).
+    pub locals: Arc<LocalRegistry>,
 }
 
 impl Observe {
-    pub fn new(command_ids: usize) -> Self {
+    /// `fast_ids`: the command ids the fast path may run (see `LocalStats`).
+    pub fn new(command_ids: usize, fast_ids: Vec<usize>) -> Self {
         Self {
+            locals: Arc::new(LocalRegistry { fast_ids, ..LocalRegistry::default() }),
             commands: (0..command_ids).map(|_| CommandStat::default()).collect(),
             errors: ErrorStats::default(),
             slowlog: Mutex::new(SlowLog::default()),
@@ -41,6 +46,234 @@ impl Observe {
     pub fn reset_stats(&self) {
         self.commands.iter().for_each(CommandStat::reset);
         self.errors.reset();
+        self.locals.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Command `id`'s counters: the shared ones and the clients' own.
+    pub fn command_totals(&self, id: usize) -> CommandTotals {
+        let stat = &self.commands[id];
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let mut totals = CommandTotals {
+            calls: load(&stat.calls),
+            usec: load(&stat.usec),
+            rejected_calls: load(&stat.rejected_calls),
+            failed_calls: load(&stat.failed_calls),
+            histogram: std::array::from_fn(|i| load(&stat.histogram[i])),
+        };
+        if let Some(slot) = self.locals.fast_ids.iter().position(|&f| f == id) {
+            self.locals.each_current(|local| {
+                let command = &local.commands[slot];
+                totals.calls += load(&command.calls);
+                totals.usec += load(&command.usec);
+                for (sum, bucket) in totals.histogram.iter_mut().zip(&command.histogram) {
+                    *sum += load(bucket);
+                }
+            });
+        }
+        totals
+    }
+
+    /// Commands processed, keyspace hits and misses counted by clients themselves (to add
+    /// to the engine's `Stats`).
+    pub fn local_counts(&self) -> [u64; 3] {
+        let mut sums = [0; 3];
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        self.locals.each_current(|local| {
+            sums[0] += load(&local.commands_processed);
+            sums[1] += load(&local.keyspace_hits);
+            sums[2] += load(&local.keyspace_misses);
+        });
+        sums
+    }
+}
+
+/// The commands the fast path runs (`fast_read`): GET and SET.
+pub const FAST_COMMANDS: usize = 2;
+
+/// Counters one client keeps for what it runs on the fast path, written by the thread
+/// running that client alone: a load and a store, no locked instruction (each shared
+/// counter costs a locked add, and a GET bumped five of them: about a third of its time).
+/// Readers (INFO, LATENCY HISTOGRAM) add them to the shared counters. CONFIG RESETSTAT
+/// can't clear them (they have one writer): it starts a new epoch, readers skip the
+/// counters of an older one, and their owner clears them before counting again.
+#[derive(Debug)]
+pub struct LocalStats {
+    epoch: AtomicU64,
+    commands_processed: AtomicU64,
+    keyspace_hits: AtomicU64,
+    keyspace_misses: AtomicU64,
+    commands: [LocalCommandStat; FAST_COMMANDS],
+}
+
+#[derive(Debug)]
+struct LocalCommandStat {
+    calls: AtomicU64,
+    usec: AtomicU64,
+    histogram: [AtomicU64; HISTOGRAM_BUCKETS],
+}
+
+/// Adds to a counter that only the caller's thread writes.
+fn bump(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+}
+
+impl LocalStats {
+    fn new(epoch: u64) -> Self {
+        let command = || LocalCommandStat {
+            calls: AtomicU64::new(0),
+            usec: AtomicU64::new(0),
+            histogram: std::array::from_fn(|_| AtomicU64::new(0)),
+        };
+        Self {
+            epoch: AtomicU64::new(epoch),
+            commands_processed: AtomicU64::new(0),
+            keyspace_hits: AtomicU64::new(0),
+            keyspace_misses: AtomicU64::new(0),
+            commands: std::array::from_fn(|_| command()),
+        }
+    }
+
+    /// A call of fast command `slot` that took `usec`; `hit`: whether a read found its key.
+    fn record(&self, slot: usize, usec: u64, hit: Option<bool>, track_latency: bool) {
+        bump(&self.commands_processed, 1);
+        match hit {
+            Some(true) => bump(&self.keyspace_hits, 1),
+            Some(false) => bump(&self.keyspace_misses, 1),
+            None => {}
+        }
+        let command = &self.commands[slot];
+        bump(&command.calls, 1);
+        bump(&command.usec, usec);
+        if track_latency {
+            let bucket = (u64::BITS - usec.leading_zeros()) as usize;
+            bump(&command.histogram[bucket.min(HISTOGRAM_BUCKETS - 1)], 1);
+        }
+    }
+
+    fn clear(&self) {
+        let counters = [&self.commands_processed, &self.keyspace_hits, &self.keyspace_misses];
+        let commands = self.commands.iter().flat_map(|c| [&c.calls, &c.usec].into_iter().chain(&c.histogram));
+        counters.into_iter().chain(commands).for_each(|c| c.store(0, Ordering::Relaxed));
+    }
+}
+
+/// Every client's `LocalStats` (kept when the client goes: what it counted stays counted,
+/// and the next client takes them over), and the reset epoch.
+#[derive(Debug, Default)]
+pub struct LocalRegistry {
+    fast_ids: Vec<usize>,
+    epoch: AtomicU64,
+    all: Mutex<Vec<Arc<LocalStats>>>,
+    free: Mutex<Vec<Arc<LocalStats>>>,
+}
+
+impl LocalRegistry {
+    fn each_current(&self, mut f: impl FnMut(&LocalStats)) {
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        for local in self.all.lock().iter().filter(|l| l.epoch.load(Ordering::SeqCst) == epoch) {
+            f(local);
+        }
+    }
+
+    /// Where fast command `command_id` ran by the client holding `slot` is counted.
+    pub fn record(
+        self: &Arc<Self>,
+        slot: &mut LocalStatsSlot,
+        command_id: usize,
+        usec: u64,
+        hit: Option<bool>,
+        track_latency: bool,
+    ) {
+        let Some(index) = self.fast_ids.iter().position(|&f| f == command_id) else { return };
+        let epoch = self.epoch.load(Ordering::Relaxed);
+        let local = slot.0.get_or_insert_with(|| {
+            let local = self.free.lock().pop().unwrap_or_else(|| {
+                let local = Arc::new(LocalStats::new(epoch));
+                self.all.lock().push(local.clone());
+                local
+            });
+            (local, self.clone())
+        });
+        let stats = &local.0;
+        if stats.epoch.load(Ordering::Relaxed) != epoch {
+            stats.clear();
+            stats.epoch.store(epoch, Ordering::SeqCst);
+        }
+        stats.record(index, usec, hit, track_latency);
+    }
+}
+
+/// A client's `LocalStats`, taken on its first fast command. A copy of the client starts
+/// without (the counters keep one writer); a client that goes hands them to the next.
+#[derive(Debug, Default)]
+pub struct LocalStatsSlot(Option<(Arc<LocalStats>, Arc<LocalRegistry>)>);
+
+impl Clone for LocalStatsSlot {
+    fn clone(&self) -> Self {
+        Self(None)
+    }
+}
+
+impl Drop for LocalStatsSlot {
+    fn drop(&mut self) {
+        if let Some((local, registry)) = self.0.take() {
+            registry.free.lock().push(local);
+        }
+    }
+}
+
+/// A command's counters summed (`Observe::command_totals`).
+#[derive(Debug, Clone)]
+pub struct CommandTotals {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected_calls: u64,
+    pub failed_calls: u64,
+    pub histogram: [u64; HISTOGRAM_BUCKETS],
+}
+
+impl CommandTotals {
+    /// Whether the latency histogram holds any call.
+    pub fn has_latencies(&self) -> bool {
+        self.histogram.iter().any(|&b| b > 0)
+    }
+
+    /// The calls in the latency histogram.
+    pub fn latency_count(&self) -> u64 {
+        self.histogram.iter().sum()
+    }
+
+    /// Cumulative counts at power-of-two microsecond bounds (1, 2, 4, ...), up to the bucket
+    /// holding the slowest call, as LATENCY HISTOGRAM reports them.
+    pub fn cumulative_histogram(&self) -> Vec<(u64, u64)> {
+        let counts = &self.histogram;
+        let Some(last) = counts.iter().rposition(|&c| c > 0) else { return Vec::new() };
+        let mut total = 0;
+        (0..=last)
+            .filter_map(|i| {
+                total += counts[i];
+                // Bucket i holds durations below 2^i us; it is reported at bound 2^i.
+                (total > 0).then_some((1u64 << i, total))
+            })
+            .collect()
+    }
+
+    /// The smallest power-of-two bound below which `pct` percent of calls fall.
+    pub fn percentile(&self, pct: f64) -> f64 {
+        let counts = &self.histogram;
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return 0.0;
+        }
+        let wanted = ((pct / 100.0) * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, c) in counts.iter().enumerate() {
+            seen += c;
+            if seen >= wanted {
+                return (1u64 << i) as f64;
+            }
+        }
+        (1u64 << (HISTOGRAM_BUCKETS - 1)) as f64
     }
 }
 
@@ -131,54 +364,11 @@ impl CommandStat {
         self.histogram[bucket.min(HISTOGRAM_BUCKETS - 1)].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Whether the latency histogram holds any call.
-    pub fn has_latencies(&self) -> bool {
-        self.histogram.iter().any(|b| b.load(Ordering::Relaxed) > 0)
-    }
-
-    /// The calls in the latency histogram.
-    pub fn latency_count(&self) -> u64 {
-        self.histogram.iter().map(|b| b.load(Ordering::Relaxed)).sum()
-    }
-
     pub fn reset(&self) {
         for c in [&self.calls, &self.usec, &self.rejected_calls, &self.failed_calls] {
             c.store(0, Ordering::Relaxed);
         }
         self.histogram.iter().for_each(|b| b.store(0, Ordering::Relaxed));
-    }
-
-    /// Cumulative counts at power-of-two microsecond bounds (1, 2, 4, ...), up to the bucket
-    /// holding the slowest call, as LATENCY HISTOGRAM reports them.
-    pub fn cumulative_histogram(&self) -> Vec<(u64, u64)> {
-        let counts: Vec<u64> = self.histogram.iter().map(|b| b.load(Ordering::Relaxed)).collect();
-        let Some(last) = counts.iter().rposition(|&c| c > 0) else { return Vec::new() };
-        let mut total = 0;
-        (0..=last)
-            .filter_map(|i| {
-                total += counts[i];
-                // Bucket i holds durations below 2^i us; it is reported at bound 2^i.
-                (total > 0).then_some((1u64 << i, total))
-            })
-            .collect()
-    }
-
-    /// The smallest power-of-two bound below which `pct` percent of calls fall.
-    pub fn percentile(&self, pct: f64) -> f64 {
-        let counts: Vec<u64> = self.histogram.iter().map(|b| b.load(Ordering::Relaxed)).collect();
-        let total: u64 = counts.iter().sum();
-        if total == 0 {
-            return 0.0;
-        }
-        let wanted = ((pct / 100.0) * total as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (i, c) in counts.iter().enumerate() {
-            seen += c;
-            if seen >= wanted {
-                return (1u64 << i) as f64;
-            }
-        }
-        (1u64 << (HISTOGRAM_BUCKETS - 1)) as f64
     }
 }
 
@@ -353,11 +543,13 @@ mod tests {
 
     #[test]
     fn histogram_is_cumulative() {
-        let s = CommandStat::default();
-        s.record(0, true);
-        s.record(3, true);
-        s.record(3, true);
-        s.record(100, true);
+        let observe = Observe::new(1, Vec::new());
+        let stat = &observe.commands[0];
+        stat.record(0, true);
+        stat.record(3, true);
+        stat.record(3, true);
+        stat.record(100, true);
+        let s = observe.command_totals(0);
         let h = s.cumulative_histogram();
         assert_eq!(h.first(), Some(&(1, 1)));
         assert_eq!(h.last(), Some(&(128, 4)));

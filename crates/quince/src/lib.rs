@@ -389,6 +389,23 @@ impl Db {
         }
     }
 
+    /// GET through the engine's fast path (`Engine::fast_get`); None when it declines and
+    /// the command must run the general way.
+    pub(crate) fn fast_get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        self.with_client(|client| {
+            client.select(self.index);
+            self.inner.engine.fast_get(client, key, |value| value.map(<[u8]>::to_vec))
+        })
+    }
+
+    /// SET through the engine's fast path (`Engine::fast_set`); false when it declines.
+    pub(crate) fn fast_set(&self, key: &[u8], value: &[u8]) -> bool {
+        self.with_client(|client| {
+            client.select(self.index);
+            self.inner.engine.fast_set(client, key, value)
+        })
+    }
+
     /// Runs `f` with a client of this Db: the one this thread keeps (`LOCAL_CLIENT`: no
     /// lock, nothing shared between threads), or one of the pool when this thread's is in
     /// use already (a call made while another runs on the same thread).

@@ -78,10 +78,18 @@ impl Db {
     // ---- strings ------------------------------------------------------------------
 
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        // PERF: the engine's read fast path, when nothing unusual is in force.
+        if let Some(found) = self.fast_get(b(&key)) {
+            return Ok(found);
+        }
         self.call(&[b"GET", b(&key)])
     }
 
     pub fn set(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        // PERF: the engine's fast path, when nothing unusual is in force.
+        if self.fast_set(b(&key), b(&value)) {
+            return Ok(());
+        }
         self.call(&[b"SET", b(&key), b(&value)])
     }
 

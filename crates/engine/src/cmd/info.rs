@@ -236,6 +236,8 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 let inst = engine.observe.instantaneous.lock();
                 [inst.rate(0), inst.rate(1), inst.rate(2)]
             };
+            // What clients counted themselves on the fast path (`observe::LocalStats`).
+            let local = engine.observe.local_counts();
             write!(
                 s,
                 "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
@@ -247,7 +249,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
              total_error_replies:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\n\
              io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n",
                 load(&stats.total_connections_received),
-                load(&stats.total_commands_processed),
+                load(&stats.total_commands_processed) + local[0],
                 rates[0],
                 load(&stats.total_net_input_bytes),
                 load(&stats.total_net_output_bytes),
@@ -259,8 +261,8 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 sync[2],
                 engine.expired_keys(),
                 engine.stats.evicted_keys.load(Ordering::Relaxed),
-                load(&stats.keyspace_hits),
-                load(&stats.keyspace_misses),
+                load(&stats.keyspace_hits) + local[1],
+                load(&stats.keyspace_misses) + local[2],
                 engine.pubsub.count(crate::pubsub::Kind::Channel),
                 engine.pubsub.count(crate::pubsub::Kind::Pattern),
                 engine.pubsub.count(crate::pubsub::Kind::Shard),
@@ -300,9 +302,9 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
         "commandstats" => {
             let _ = write!(s, "# Commandstats\r\n");
             for spec in engine.table.all_flat() {
-                let stat = &engine.observe.commands[spec.id];
-                let (calls, usec) = (load(&stat.calls), load(&stat.usec));
-                let (rejected, failed) = (load(&stat.rejected_calls), load(&stat.failed_calls));
+                let stat = engine.observe.command_totals(spec.id);
+                let (calls, usec) = (stat.calls, stat.usec);
+                let (rejected, failed) = (stat.rejected_calls, stat.failed_calls);
                 if calls == 0 && rejected == 0 && failed == 0 {
                     continue;
                 }
@@ -332,7 +334,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             // whose histogram holds calls (those made while it was on).
             let tracking = engine.hot.latency_tracking.load(Ordering::Relaxed);
             for spec in engine.table.all_flat().filter(|_| tracking) {
-                let stat = &engine.observe.commands[spec.id];
+                let stat = engine.observe.command_totals(spec.id);
                 if !stat.has_latencies() {
                     continue;
                 }

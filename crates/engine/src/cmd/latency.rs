@@ -109,10 +109,10 @@ fn latency_doctor(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 /// LATENCY HISTOGRAM [command ...]: cumulative per-command latency distributions.
 fn latency_histogram(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let table = &ctx.engine.table;
-    let stats = &ctx.engine.observe.commands;
+    let observe = &ctx.engine.observe;
     // As Redis: the commands with a histogram (calls made while `latency-tracking` was on),
     // and `calls` counts the histogram's.
-    let has_data = |id: usize| stats[id].has_latencies();
+    let has_data = |id: usize| observe.command_totals(id).has_latencies();
     let mut specs: Vec<&CommandSpec> = Vec::new();
     if args.len() == 2 {
         specs.extend(table.all_flat().filter(|s| has_data(s.id)));
@@ -134,7 +134,7 @@ fn latency_histogram(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
     }
     out.map(specs.len());
     for spec in specs {
-        let stat = &stats[spec.id];
+        let stat = observe.command_totals(spec.id);
         out.bulk(spec.name.as_bytes());
         out.map(2);
         out.bulk(b"calls");

@@ -1,0 +1,143 @@
+//! GET and SET without the general executor, for the embedded library's `Db::get` and
+//! `Db::set`.
+//!
+//! `Engine::execute` checks a dozen things per command (arity, authentication, ACL, memory,
+//! replicas, the pub/sub context, the loading and replica states, MONITOR, tracking,
+//! keyspace events, WATCH, blocked clients, the log...) and builds a `Ctx`; for a plain GET
+//! or SET in the common state none of them applies, and together they cost more than the
+//! work itself. `fast_get` and `fast_set` check once that the state is the common one and
+//! otherwise decline, so the caller runs the command through `execute`, which handles
+//! every case. What the command leaves behind is the same either way: the value, the key's
+//! access time (LRU/LFU), keyspace hits and misses, the dataset's change count, the
+//! command's calls, time and latency histogram in INFO, the slow log, and the client's last
+//! command and interaction time in CLIENT LIST. docs/embedded.md ("The fast path") lists
+//! the cases that decline.
+
+use std::sync::atomic::Ordering;
+
+use crate::cmd::string::as_str;
+use crate::exec::{Client, ReplyMode};
+use crate::keyspace::{Stale, StrValue, TtlOnWrite, Value};
+use crate::Engine;
+
+/// The commands with a fast path, as indexes of `Engine::fast_commands`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FastCommand {
+    Get = 0,
+    Set = 1,
+}
+
+/// Their names, by `FastCommand`.
+pub(crate) const FAST_COMMAND_NAMES: [&str; crate::observe::FAST_COMMANDS] = ["get", "set"];
+
+impl Engine {
+    /// GET `key` in the client's database, as `execute` would run it, handing the value
+    /// (None: no such key) to `reply`. None when something unusual is in force: the
+    /// caller runs GET through `execute` instead.
+    pub fn fast_get<R>(&self, client: &mut Client, key: &[u8], reply: impl FnOnce(Option<&[u8]>) -> R) -> Option<R> {
+        let index = self.fast_commands[FastCommand::Get as usize]?;
+        if !self.plain_state(client) {
+            return None;
+        }
+        // The shared side of the transaction gate, as every command: a script or EXEC
+        // holding it exclusively makes this decline rather than wait.
+        let _gate = self.exec_gate.try_read()?;
+        let start_us = client.batch_start_us().unwrap_or_else(|| self.clock.now_us());
+        let now_ms = start_us / 1000;
+        let mode = self.access_mode();
+        let (result, hit) = {
+            let mut shard = self.keyspace.try_lock(self.keyspace.shard_of(key))?;
+            let entry = match shard.dbs[client.db].read_live(key, now_ms, mode) {
+                Ok(entry) => entry,
+                // Expiring the key writes (the log, notifications): the general path's.
+                Err(Stale) => return None,
+            };
+            match entry.map(as_str) {
+                None => (reply(None), false),
+                Some(Ok(StrValue::Int(n))) => (reply(Some(quince_resp::format_i64(*n).as_bytes())), true),
+                Some(Ok(StrValue::Embstr(b))) => (reply(Some(b)), true),
+                Some(Ok(StrValue::Raw(b))) => (reply(Some(b)), true),
+                // WRONGTYPE: an error the general path counts and renders.
+                Some(Err(_)) => return None,
+            }
+        };
+        self.fast_done(client, index, &[b"GET", key], start_us, Some(hit));
+        Some(result)
+    }
+
+    /// SET `key` `value` (no options) in the client's database, as `execute` would run it.
+    /// False when something unusual is in force: the caller runs SET through `execute`.
+    pub fn fast_set(&self, client: &mut Client, key: &[u8], value: &[u8]) -> bool {
+        let Some(index) = self.fast_commands[FastCommand::Set as usize] else { return false };
+        let plain_writer = self.plain_state(client)
+            // Nothing hears of writes: no log or replicas, WATCH, blocked clients, or
+            // min-replicas-to-write to satisfy.
+            && self.persistence().is_none()
+            && self.watch_count.load(Ordering::Relaxed) == 0
+            && self.blocked_count.load(Ordering::Relaxed) == 0
+            && !self.hot.writes_need_replicas.load(Ordering::Relaxed);
+        if !plain_writer {
+            return false;
+        }
+        let Some(_gate) = self.exec_gate.try_read() else { return false };
+        let start_us = client.batch_start_us().unwrap_or_else(|| self.clock.now_us());
+        let now_ms = start_us / 1000;
+        let mode = self.access_mode();
+        {
+            let Some(mut shard) = self.keyspace.try_lock(self.keyspace.shard_of(key)) else { return false };
+            let db = &mut shard.dbs[client.db];
+            // As `Ctx::db_at` prepares a table for a write nobody listens to.
+            db.access_mode = mode;
+            db.set_collect_events(0);
+            db.expiry_suspended = false;
+            db.expiry_deferred = false;
+            db.track_local_ttls = false;
+            db.set(key, Value::string(value), TtlOnWrite::Clear, now_ms);
+        }
+        self.fast_done(client, index, &[b"SET", key, value], start_us, None);
+        true
+    }
+
+    /// After a fast command: what `execute` records of a command that ran. `hit`: whether
+    /// a read found its key.
+    fn fast_done(&self, client: &mut Client, index: usize, args: &[&[u8]], start_us: i64, hit: Option<bool>) {
+        let spec = self.table.at(index);
+        client.handle.last_command.store(spec.id, Ordering::Relaxed);
+        client.handle.last_interaction_ms.store(start_us / 1000, Ordering::Relaxed);
+        let end_us = self.clock.now_us();
+        client.batch_ended(end_us);
+        let duration_us = (end_us - start_us).max(0) as u64;
+        // PERF: counted by the client itself (commands processed, hits or misses, the
+        // command's calls, time and latency): no locked instruction.
+        let track_latency = self.hot.latency_tracking.load(Ordering::Relaxed);
+        self.observe.locals.record(&mut client.local_stats, spec.id, duration_us, hit, track_latency);
+        self.log_if_slow(client, spec, args, start_us, duration_us);
+    }
+
+    /// Nothing about the client or the server's state could make a GET or SET behave
+    /// otherwise than a plain lookup or store: every check `execute` makes would pass, and
+    /// nothing watches commands or keys (MONITOR, client-side caching, keyspace events).
+    fn plain_state(&self, client: &Client) -> bool {
+        client.multi.is_none()
+            && !client.in_exec
+            && !client.in_script
+            && client.blocked.is_none()
+            && client.reply_mode == ReplyMode::On
+            && client.user.is_unrestricted()
+            && !self.acl.auth_required(client.authenticated)
+            // (A RESP2 subscriber may only run (un)subscribe commands.)
+            && (client.protocol != quince_resp::Protocol::Resp2
+                || !client.handle.has_flag(crate::clients::flag::PUBSUB))
+            && !client.handle.has_flag(crate::clients::flag::REPLICA)
+            && !self.is_loading()
+            && !self.is_async_loading()
+            // A replica may refuse commands (MASTERDOWN, READONLY) and keeps expired keys.
+            && !self.hot.replica_keeps_expired.load(Ordering::Relaxed)
+            // Over `maxmemory` every command evicts first.
+            && self.hot.maxmemory.load(Ordering::Relaxed) == 0
+            && self.hot.notify_flags.load(Ordering::Relaxed) == 0
+            && !self.tracking.active()
+            && !self.clients.has_monitors()
+            && !self.scripting.busy(&*self.clock)
+    }
+}
