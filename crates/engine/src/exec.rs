@@ -2052,8 +2052,8 @@ enum ExecOutcome {
 /// The transaction gate as one command holds it.
 #[allow(dead_code)]
 enum Gate<'a> {
-    Shared(parking_lot::RwLockReadGuard<'a, ()>),
-    Exclusive(parking_lot::RwLockWriteGuard<'a, ()>),
+    Shared(crate::gate::SharedGate<'a>),
+    Exclusive(crate::gate::ExclusiveGate<'a>),
     /// A command allowed while a script is busy runs without it.
     Bypass,
 }

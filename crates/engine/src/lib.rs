@@ -28,6 +28,7 @@ pub mod evict;
 mod exec;
 mod expire;
 mod fast_read;
+pub mod gate;
 pub mod geohash;
 pub mod glob;
 pub mod hll;
@@ -220,7 +221,7 @@ pub struct Engine {
     /// Clients blocked on keys right now; when zero, commands skip the ready-key check.
     pub(crate) blocked_count: AtomicUsize,
     /// Held shared by every command and exclusively by EXEC (transaction atomicity).
-    exec_gate: parking_lot::RwLock<()>,
+    exec_gate: gate::ExecGate,
     /// The indexes in the command table of the commands with a fast path (`fast_read`),
     /// those that answer to their own names (not renamed).
     fast_commands: [Option<usize>; observe::FAST_COMMANDS],
@@ -349,7 +350,7 @@ impl Engine {
             memory_peak: AtomicU64::new(0),
             next_client_id: AtomicU64::new(1),
             blocked_count: AtomicUsize::new(0),
-            exec_gate: parking_lot::RwLock::new(()),
+            exec_gate: gate::ExecGate::default(),
             fast_commands,
             watches: parking_lot::Mutex::new(hashbrown::HashMap::new()),
             watch_count: AtomicUsize::new(0),
@@ -378,19 +379,19 @@ impl Engine {
 
     /// Waits until no command runs and holds every other command off while the guard
     /// lives: a consistent point of the whole dataset (for fork-based snapshots).
-    pub fn exclusive(&self) -> parking_lot::RwLockWriteGuard<'_, ()> {
+    pub fn exclusive(&self) -> gate::ExclusiveGate<'_> {
         self.exec_gate.write()
     }
 
     /// Holds the transaction gate as any command does (for work outside a command that
     /// touches keys: the server's eviction cron), so it never interleaves with a snapshot.
-    pub fn shared_gate(&self) -> parking_lot::RwLockReadGuard<'_, ()> {
+    pub fn shared_gate(&self) -> gate::SharedGate<'_> {
         self.exec_gate.read()
     }
 
     /// The shared gate if no command holds it exclusively now (work that must stand still
     /// while such a command runs, as Redis's whole event loop does: DEBUG SLEEP, a script).
-    pub fn try_shared_gate(&self) -> Option<parking_lot::RwLockReadGuard<'_, ()>> {
+    pub fn try_shared_gate(&self) -> Option<gate::SharedGate<'_>> {
         self.exec_gate.try_read()
     }
 
