@@ -1042,6 +1042,30 @@ impl Default for Config {
     }
 }
 
+/// The parameters that make the TLS configuration (`tls-port` aside): CONFIG SET of any
+/// has the host build it anew (`Engine::reconfigure_tls`).
+pub const TLS_PARAMETERS: &[&str] = &[
+    "tls-cert-file",
+    "tls-key-file",
+    "tls-key-file-pass",
+    "tls-client-cert-file",
+    "tls-client-key-file",
+    "tls-client-key-file-pass",
+    "tls-dh-params-file",
+    "tls-ca-cert-file",
+    "tls-ca-cert-dir",
+    "tls-auth-clients",
+    "tls-protocols",
+    "tls-ciphers",
+    "tls-ciphersuites",
+    "tls-prefer-server-ciphers",
+    "tls-session-caching",
+    "tls-session-cache-size",
+    "tls-session-cache-timeout",
+    "tls-replication",
+    "tls-cluster",
+];
+
 impl Config {
     /// Sets a parameter from a config-file line or `--name value` arguments (the words after
     /// the name). Errors carry Redis's wording for config-file failures ("Bad directive or

@@ -64,8 +64,13 @@ pub use reply::{Reply, ReplyBuilder, ReplySink};
 pub const REDIS_VERSION: &str = "7.0.15";
 pub const QUINCE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Moves the host's listening sockets to a `bind` list and a port (`Engine::rebind`).
-pub type Rebinder = Box<dyn Fn(&str, u16) -> Result<(), String> + Send + Sync>;
+/// Moves the host's listening sockets to a `bind` list, a port and a TLS port
+/// (`Engine::rebind`).
+pub type Rebinder = Box<dyn Fn(&str, u16, u16) -> Result<(), String> + Send + Sync>;
+
+/// Builds the host's TLS configuration anew from the `tls-*` parameters
+/// (`Engine::reconfigure_tls`).
+pub type TlsHook = Box<dyn Fn(&Config) -> Result<(), String> + Send + Sync>;
 
 pub struct EngineOptions {
     pub config: Config,
@@ -237,6 +242,7 @@ pub struct Engine {
     /// How the host moves its listening sockets (CONFIG SET port / bind); None: it has
     /// none that can move (an embedded Db).
     rebinder: parking_lot::RwLock<Option<Rebinder>>,
+    tls_hook: parking_lot::RwLock<Option<TlsHook>>,
     /// The Lua VM, its script cache and the running script's state.
     pub scripting: cmd::scripting::Scripting,
     /// The persistence layer, once installed (none: an in-memory engine).
@@ -359,6 +365,7 @@ impl Engine {
             shutdown_pending: AtomicBool::new(false),
             cron_paused: AtomicBool::new(false),
             rebinder: parking_lot::RwLock::new(None),
+            tls_hook: parking_lot::RwLock::new(None),
             scripting: cmd::scripting::Scripting::default(),
             persistence: std::sync::OnceLock::new(),
             loading: AtomicBool::new(false),
@@ -667,12 +674,26 @@ impl Engine {
         *self.rebinder.write() = Some(rebinder);
     }
 
-    /// Listens on `bind` and `port` instead (CONFIG SET): Err with the reason when the
-    /// host can't (the old sockets stay), or has no sockets to move.
-    pub fn rebind(&self, bind: &str, port: u16) -> Result<(), String> {
+    /// Listens on `bind`, `port` and `tls_port` instead (CONFIG SET): Err with the reason
+    /// when the host can't (the old sockets stay), or has no sockets to move.
+    pub fn rebind(&self, bind: &str, port: u16, tls_port: u16) -> Result<(), String> {
         match self.rebinder.read().as_ref() {
-            Some(rebind) => rebind(bind, port),
+            Some(rebind) => rebind(bind, port, tls_port),
             None => Err("this process has no listening sockets to change".into()),
+        }
+    }
+
+    /// The host's way to rebuild its TLS configuration (quince-server's).
+    pub fn set_tls_hook(&self, hook: TlsHook) {
+        *self.tls_hook.write() = Some(hook);
+    }
+
+    /// Rebuilds the host's TLS configuration from `config` (CONFIG SET of a `tls-*`
+    /// parameter): Err with the reason when it can't (the old one stays), or has no TLS.
+    pub fn reconfigure_tls(&self, config: &Config) -> Result<(), String> {
+        match self.tls_hook.read().as_ref() {
+            Some(hook) => hook(config),
+            None => Err("TLS is not supported by this host".into()),
         }
     }
 

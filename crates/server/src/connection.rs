@@ -171,6 +171,7 @@ impl Connection {
             self.reserve_read_space(0);
             let space = self.read_buf.len() - self.read_end;
             let Io::Ready(socket) = &self.io else { return Next::Keep };
+            let tls = socket.is_tls();
             match (&*socket).read(&mut self.read_buf[self.read_end..]) {
                 Ok(0) => return self.on_peer_closed(engine),
                 Ok(n) => {
@@ -186,7 +187,9 @@ impl Connection {
                     // PERF: a short read emptied the socket. The registration is
                     // edge-triggered, so bytes arriving later raise a new event: no
                     // read that would only say WouldBlock (a syscall per request saved).
-                    if n < space && !peer_closed {
+                    // (Not over TLS: rustls may hold more of what it already read, and the
+                    // socket more than rustls took in one read.)
+                    if n < space && !peer_closed && !tls {
                         break;
                     }
                 }
@@ -459,7 +462,22 @@ impl Connection {
                 Err(_) => return false,
             }
         }
-        true
+        // Over TLS, until rustls has handed all the ciphertext to the socket.
+        loop {
+            match socket.flush_pending() {
+                Ok(true) => return true,
+                Ok(false) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return false;
+                    }
+                    let mut poll = libc::pollfd { fd: socket.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+                    // SAFETY: one valid pollfd, for the duration of the call.
+                    unsafe { libc::poll(&mut poll, 1, left.as_millis().min(5000) as libc::c_int) };
+                }
+                Err(_) => return false,
+            }
+        }
     }
 
     pub fn is_blocked(&self) -> bool {
@@ -531,6 +549,16 @@ impl Connection {
         }
         self.write_buf.clear();
         self.write_pos = 0;
+        // Over TLS, the ciphertext rustls queued goes out too; what the socket can't take
+        // now waits for it to be writable.
+        match socket.flush_pending() {
+            Ok(true) => {}
+            Ok(false) => {
+                self.wants_writable = true;
+                return Next::Keep;
+            }
+            Err(_) => return Next::CloseNow,
+        }
         if self.wants_writable {
             self.client.handle.output_bytes.store(0, Ordering::Relaxed);
             // A burst that grew the buffer past 1 MB gives the memory back once sent.

@@ -5,25 +5,36 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::log::{self, Level};
 use crate::socket::Listener;
+use crate::tls::TlsContext;
 
 pub struct Listening {
     /// Bumped by every replacement: a worker whose reactor has an older one moves over.
     generation: AtomicU64,
-    /// The TCP listeners, then the Unix one if any.
+    /// The TCP listeners, the TLS ones, then the Unix one if any.
     set: Mutex<Vec<Listener>>,
     backlog: i32,
+    /// What TLS listeners hand their connections.
+    tls: Arc<TlsContext>,
+    /// The `bind` list the TCP and TLS sockets were bound to.
+    bound_to: Mutex<String>,
 }
 
 impl Listening {
-    pub fn new(listeners: Vec<Listener>, backlog: i32) -> Self {
-        Self { generation: AtomicU64::new(0), set: Mutex::new(listeners), backlog }
+    pub fn new(listeners: Vec<Listener>, bind: &str, backlog: i32, tls: Arc<TlsContext>) -> Self {
+        Self {
+            generation: AtomicU64::new(0),
+            set: Mutex::new(listeners),
+            backlog,
+            tls,
+            bound_to: Mutex::new(bind.into()),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Listener>> {
@@ -41,18 +52,48 @@ impl Listening {
         Ok((generation, set.iter().map(Listener::try_clone).collect::<Result<_, _>>()?))
     }
 
-    /// Listens on `port` at every address of `bind` instead of the current TCP listeners
-    /// (port 0 or an empty `bind`: none). On failure nothing changes and the reason (also
-    /// logged) comes back.
-    pub fn rebind(&self, bind: &str, port: u16) -> Result<(), String> {
-        let tcp = if port == 0 { Vec::new() } else { bind_all(bind, port, self.backlog, false)? };
+    /// Listens on `port` and `tls_port` at every address of `bind` instead of the current
+    /// TCP and TLS listeners (port 0 or an empty `bind`: none). On failure nothing changes
+    /// and the reason (also logged) comes back.
+    pub fn rebind(&self, bind: &str, port: u16, tls_port: u16) -> Result<(), String> {
         let mut set = self.lock();
-        // The old TCP sockets stop listening (every worker's copy with them); a Unix one stays.
-        let (old_tcp, unix): (Vec<Listener>, Vec<Listener>) =
-            set.drain(..).partition(|l| matches!(l, Listener::Tcp(_)));
-        old_tcp.iter().for_each(Listener::stop_listening);
+        let current = |tls: bool| {
+            set.iter().find_map(|l| match l {
+                Listener::Tcp(l) if !tls => l.local_addr().ok(),
+                Listener::Tls(l, _) if tls => l.local_addr().ok(),
+                _ => None,
+            })
+        };
+        // A port that stays as it was keeps its sockets unless the addresses change.
+        let bind_unchanged = self.bound_to.lock().unwrap_or_else(|e| e.into_inner()).as_str() == bind;
+        let keep_tcp = bind_unchanged && current(false).is_some_and(|a| a.port() == port) && port != 0;
+        let keep_tls = bind_unchanged && current(true).is_some_and(|a| a.port() == tls_port) && tls_port != 0;
+        let tcp = if port == 0 || keep_tcp { Vec::new() } else { bind_all(bind, port, self.backlog, false)? };
+        let tls = if tls_port == 0 || keep_tls { Vec::new() } else { bind_all(bind, tls_port, self.backlog, false)? };
+        // The old sockets stop listening (every worker's copy with them); a Unix one stays.
+        let (mut kept, mut dropped) = (Vec::new(), Vec::new());
+        for listener in set.drain(..) {
+            let keep = match &listener {
+                Listener::Tcp(_) => keep_tcp,
+                Listener::Tls(..) => keep_tls,
+                Listener::Unix(_) => true,
+            };
+            if keep {
+                kept.push(listener);
+            } else {
+                dropped.push(listener);
+            }
+        }
+        dropped.iter().for_each(Listener::stop_listening);
         set.extend(tcp.into_iter().map(Listener::Tcp));
-        set.extend(unix);
+        set.extend(tls.into_iter().map(|l| Listener::Tls(l, self.tls.clone())));
+        set.extend(kept);
+        set.sort_by_key(|l| match l {
+            Listener::Tcp(_) => 0,
+            Listener::Tls(..) => 1,
+            Listener::Unix(_) => 2,
+        });
+        *self.bound_to.lock().unwrap_or_else(|e| e.into_inner()) = bind.to_string();
         self.generation.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }

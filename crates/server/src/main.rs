@@ -9,6 +9,7 @@ mod crash;
 mod listening;
 mod log;
 mod socket;
+mod tls;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,23 +60,25 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n as usize,
     };
-    let backend = match config.get_int("io-backend") {
+    let mut backend = match config.get_int("io-backend") {
         1 => worker::Backend::IoUring,
         2 => worker::Backend::Epoll,
         _ => worker::Backend::Auto,
     };
+    // TLS connections are served with readiness (rustls reads and writes the socket):
+    // a server with a TLS port runs the epoll reactor.
+    if config.get_int("tls-port") != 0 {
+        if backend == worker::Backend::IoUring {
+            return Err("tls-port needs io-backend epoll (or auto): TLS connections are served with readiness".into());
+        }
+        backend = worker::Backend::Epoll;
+    }
     if config.get_int("watchdog-period") != 0 {
         // Refused rather than accepted with no watchdog running.
         return Err("watchdog-period is set, but quince has no software watchdog yet: remove it or set it to 0".into());
     }
     if config.get_int("maxmemory-clients") != 0 {
         return Err("maxmemory-clients is set, but quince has no client eviction yet: remove it or set it to 0".into());
-    }
-    if config.get_int("tls-port") != 0 {
-        // As a Redis built without TLS: nothing would listen there, so refuse to start.
-        return Err("tls-port is set, but TLS is not supported by this build (quince has no TLS yet): \
-                    remove tls-port or set it to 0"
-            .into());
     }
     let hz = config.get_int("hz").max(1) as u64;
     let shards = config.get_int("shards") as usize;
@@ -99,6 +102,25 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     };
     let bound_port = tcp_listeners.first().and_then(|l| l.local_addr().ok()).map_or(port, |a| a.port());
     let mut listeners: Vec<socket::Listener> = tcp_listeners.into_iter().map(socket::Listener::Tcp).collect();
+    // TLS: its configuration first (a bad certificate stops the start, as in Redis), then
+    // the TLS port.
+    let tls_context = Arc::new(tls::TlsContext::default());
+    let tls_port = config.get_int("tls-port") as u16;
+    if tls_port != 0 || config.get_bool("tls-replication") {
+        if let Err(e) = tls_context.configure(&config) {
+            log::log(Level::Warning, &e);
+            return Err("Failed to configure TLS. Check logs for more info.".into());
+        }
+    }
+    if tls_port != 0 {
+        let tls_listeners = listening::bind_all(
+            config.get("bind").unwrap_or(""),
+            tls_port,
+            config.get_int("tcp-backlog") as i32,
+            true,
+        )?;
+        listeners.extend(tls_listeners.into_iter().map(|l| socket::Listener::Tls(l, tls_context.clone())));
+    }
     let unix_path = config.get("unixsocket").unwrap_or("").to_string();
     if !unix_path.is_empty() {
         let perm = config.get_int("unixsocketperm") as u32;
@@ -174,14 +196,31 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     let mut handles = Vec::new();
     let mut go_senders = Vec::new();
     let balancer = worker::balance::Balancer::new(threads);
-    let listening = Arc::new(listening::Listening::new(listeners, engine.config.read().get_int("tcp-backlog") as i32));
+    let listening = Arc::new(listening::Listening::new(
+        listeners,
+        engine.config.read().get("bind").unwrap_or(""),
+        engine.config.read().get_int("tcp-backlog") as i32,
+        tls_context.clone(),
+    ));
     {
-        // CONFIG SET port / bind: the new sockets, then every worker woken to move over.
+        // CONFIG SET port / tls-port / bind: the new sockets, then every worker woken to
+        // move over. A TLS port needs the epoll reactor (see above).
         let (listening, balancer) = (Arc::clone(&listening), Arc::clone(&balancer));
-        engine.set_rebinder(Box::new(move |bind: &str, port: u16| {
-            listening.rebind(bind, port)?;
+        let uring = backend != worker::Backend::Epoll;
+        engine.set_rebinder(Box::new(move |bind: &str, port: u16, tls_port: u16| {
+            if tls_port != 0 && uring {
+                return Err("a TLS port needs io-backend epoll (this server runs io_uring): restart with it".into());
+            }
+            listening.rebind(bind, port, tls_port)?;
             balancer.wake_all();
             Ok(())
+        }));
+        // CONFIG SET tls-*: the configuration built anew (the reason logged if it can't be).
+        let context = Arc::clone(&tls_context);
+        engine.set_tls_hook(Box::new(move |config| {
+            context
+                .configure(config)
+                .inspect_err(|e| log::log(Level::Warning, &format!("Failed to configure TLS: {e}")))
         }));
     }
     let (started_tx, started_rx) = std::sync::mpsc::channel();

@@ -131,7 +131,13 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
                 if facts.multiplexing_api.is_empty() { "epoll" } else { facts.multiplexing_api },
                 facts.process_id,
                 facts.run_id,
-                facts.tcp_port,
+                // As Redis: the TCP port, or the TLS port when there is no TCP one (both as
+                // CONFIG SET left them).
+                match (config("port").parse::<u16>().unwrap_or(0), config("tls-port").parse::<u16>().unwrap_or(0)) {
+                    (0, 0) => facts.tcp_port,
+                    (0, tls) => tls,
+                    (port, _) => port,
+                },
                 engine.clock.now_us(),
                 uptime / 86400,
                 config("hz"),

@@ -528,20 +528,41 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
             loading: ctx.engine.is_loading() || ctx.engine.is_async_loading(),
         };
         config.set_many_in(&pairs, set_ctx).map_err(CmdError::msg)?;
+        // A `tls-*` parameter (or a TLS port where there was none): the host builds its TLS
+        // configuration anew, certificates read again (Redis's applyTlsCfg), before it
+        // listens on a new TLS port.
+        let changed = |name: &str| config.get(name) != before.get(name);
+        let tls_changed = crate::config::TLS_PARAMETERS.iter().find(|name| changed(name)).copied();
+        let (bind_changed, port_changed, tls_port_changed) = (changed("bind"), changed("port"), changed("tls-port"));
+        let tls_port = config.get_int("tls-port") as u16;
+        if tls_changed.is_some() || (tls_port_changed && tls_port != 0) {
+            if let Err(e) = ctx.engine.reconfigure_tls(&config) {
+                *config = before;
+                if let Some(layer) = ctx.engine.persistence() {
+                    layer.log_warning(&format!("Failed to configure TLS: {e}"));
+                }
+                let name = tls_changed.unwrap_or("tls-port");
+                return Err(CmdError::msg(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to update TLS \
+                     configuration. Check server logs."
+                )));
+            }
+        }
         // A new bind list or port: the host listens there first, and keeps its old sockets
         // if it can't (Redis's applyBind / applyPort, with their errors).
-        let bind_changed = config.get("bind") != before.get("bind");
-        if bind_changed || config.get("port") != before.get("port") {
+        if bind_changed || port_changed || tls_port_changed {
             let (bind, port) = (config.get("bind").unwrap_or("").to_string(), config.get_int("port") as u16);
-            if let Err(e) = ctx.engine.rebind(&bind, port) {
+            if let Err(e) = ctx.engine.rebind(&bind, port, tls_port) {
                 *config = before;
                 if let Some(layer) = ctx.engine.persistence() {
                     layer.log_warning(&format!("Failed to listen on the new address: {e}"));
                 }
                 let (name, why) = if bind_changed {
                     ("bind", "Failed to bind to specified addresses.")
-                } else {
+                } else if port_changed {
                     ("port", "Unable to listen on this port. Check server logs.")
+                } else {
+                    ("tls-port", "Unable to listen on this port. Check server logs.")
                 };
                 return Err(CmdError::msg(format!(
                     "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
@@ -556,13 +577,6 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
                     "ERR CONFIG SET failed (possibly related to argument '{name}') - quince has no {missing} yet"
                 )));
             }
-        }
-        // No TLS yet: a TLS port is refused rather than accepted with nothing listening.
-        if config.get_int("tls-port") != 0 {
-            *config = before;
-            return Err(CmdError::msg(
-                "ERR CONFIG SET failed (possibly related to argument 'tls-port') - TLS is not supported by this build",
-            ));
         }
     }
     ctx.engine.config_changed_in(ctx.client.in_exec);

@@ -1,0 +1,392 @@
+//! TLS for clients on `tls-port` (rustls, with ring as its crypto provider).
+//!
+//! The `tls-*` directives become one `rustls::ServerConfig`; `TlsContext` holds the current
+//! one, and CONFIG SET of any of them builds a new one (certificates reloaded from their
+//! files, as Redis's applyTlsCfg does): connections accepted from then on use it, those
+//! already open keep theirs. A configuration that can't be built leaves the old one and
+//! the setting unchanged, with the reason in the log. docs/security.md lists what rustls
+//! does not offer (TLS 1.0/1.1, RSA key exchange and CBC suites, finite-field DHE).
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use rustls::crypto::CryptoProvider;
+use rustls::server::{NoServerSessionStorage, StoresServerSessions, WebPkiClientVerifier};
+use rustls::{RootCertStore, ServerConfig, ServerConnection, SupportedCipherSuite};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use quince_engine::Config;
+
+/// The configuration new TLS connections get.
+#[derive(Default)]
+pub struct TlsContext {
+    current: RwLock<Option<Arc<ServerConfig>>>,
+}
+
+impl TlsContext {
+    /// Builds the configuration from `config` and makes it current; on failure the
+    /// current one stays.
+    pub fn configure(&self, config: &Config) -> Result<(), String> {
+        let built = server_config(config)?;
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(built);
+        Ok(())
+    }
+
+    /// A server side for a new connection (None: TLS was never configured).
+    pub fn accept(&self, tcp: TcpStream) -> io::Result<TlsSocket> {
+        let config = self.current.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let config = config.ok_or_else(|| io::Error::other("TLS is not configured"))?;
+        let conn = ServerConnection::new(config).map_err(io::Error::other)?;
+        Ok(TlsSocket { tcp, conn: std::cell::RefCell::new(conn) })
+    }
+}
+
+/// A client's TLS connection: the TCP socket and rustls's state for it. Used by the one
+/// worker thread that owns the connection (hence the `RefCell`).
+pub struct TlsSocket {
+    pub tcp: TcpStream,
+    conn: std::cell::RefCell<ServerConnection>,
+}
+
+impl TlsSocket {
+    /// Reads plaintext, taking in and decrypting what the socket holds as needed. Ok(0):
+    /// the peer ended the connection; WouldBlock: nothing more for now.
+    pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut conn = self.conn.borrow_mut();
+        loop {
+            match conn.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // The peer closed the TCP connection without TLS's close_notify.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            match conn.read_tls(&mut &self.tcp) {
+                Ok(0) => return Ok(0),
+                Ok(_) => {
+                    if let Err(e) = conn.process_new_packets() {
+                        // The alert saying why goes out before the connection closes.
+                        let _ = Self::write_out(&mut conn, &self.tcp);
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+                    }
+                    // Handshake messages to send back (or a key update).
+                    match Self::write_out(&mut conn, &self.tcp) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Encrypts `buf` and sends what the socket takes; the rest stays queued in rustls
+    /// (`flush_pending` sends it when the socket is writable again). WouldBlock only when
+    /// earlier output is still queued and the socket takes nothing.
+    pub fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        let mut conn = self.conn.borrow_mut();
+        Self::write_out(&mut conn, &self.tcp)?;
+        let n = conn.writer().write(buf)?;
+        match Self::write_out(&mut conn, &self.tcp) {
+            Ok(()) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(n),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends queued ciphertext: Ok(true) when none is left, Ok(false) when the socket
+    /// would block first.
+    pub fn flush_pending(&self) -> io::Result<bool> {
+        let mut conn = self.conn.borrow_mut();
+        match Self::write_out(&mut conn, &self.tcp) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn has_pending_output(&self) -> bool {
+        self.conn.borrow().wants_write()
+    }
+
+    fn write_out(conn: &mut ServerConnection, tcp: &TcpStream) -> io::Result<()> {
+        while conn.wants_write() {
+            if conn.write_tls(&mut &*tcp)? == 0 {
+                return Err(io::Error::new(io::ErrorKind::WriteZero, "TLS peer closed"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The OpenSSL names of the TLS 1.2 suites rustls implements (tls-ciphers).
+const TLS12_NAMES: &[(&str, &str)] = &[
+    ("ECDHE-ECDSA-AES256-GCM-SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-ECDSA-CHACHA20-POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"),
+    ("ECDHE-RSA-AES256-GCM-SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-RSA-AES128-GCM-SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-RSA-CHACHA20-POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"),
+];
+
+/// The TLS 1.3 suites (tls-ciphersuites), by their standard names.
+const TLS13_NAMES: &[(&str, &str)] = &[
+    ("TLS_AES_256_GCM_SHA384", "TLS13_AES_256_GCM_SHA384"),
+    ("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"),
+    ("TLS_CHACHA20_POLY1305_SHA256", "TLS13_CHACHA20_POLY1305_SHA256"),
+];
+
+/// rustls's name of a suite (its `CipherSuite`'s).
+fn rustls_name(suite: &SupportedCipherSuite) -> String {
+    format!("{:?}", suite.suite())
+}
+
+/// The suites an OpenSSL-style list keeps of `all` (of one TLS version): `DEFAULT`, `ALL`
+/// and `HIGH` stand for all of them, `-NAME` and `!NAME` drop one; a name rustls does not
+/// implement is an error unless it is being dropped.
+fn select_suites(
+    list: &str,
+    all: &[SupportedCipherSuite],
+    names: &[(&str, &str)],
+    directive: &str,
+) -> Result<Vec<SupportedCipherSuite>, String> {
+    if list.trim().is_empty() {
+        return Ok(all.to_vec());
+    }
+    let by_name = |name: &str| {
+        names
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .and_then(|(_, rustls)| all.iter().find(|s| rustls_name(s) == *rustls))
+            .copied()
+    };
+    let mut chosen: Vec<SupportedCipherSuite> = Vec::new();
+    for item in list.split([':', ',', ' ']).filter(|s| !s.is_empty()) {
+        let (drop, name) = match item.strip_prefix(['-', '!']) {
+            Some(name) => (true, name),
+            None => (false, item.strip_prefix('+').unwrap_or(item)),
+        };
+        let group = matches!(name.to_ascii_uppercase().as_str(), "DEFAULT" | "ALL" | "HIGH");
+        let matched: Vec<SupportedCipherSuite> = if group { all.to_vec() } else { by_name(name).into_iter().collect() };
+        if drop {
+            chosen.retain(|s| !matched.iter().any(|m| m.suite() == s.suite()));
+        } else if matched.is_empty() {
+            return Err(format!(
+                "{directive}: '{name}' is not a cipher suite quince's TLS (rustls) implements; it has {}",
+                names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ));
+        } else {
+            for suite in matched {
+                if !chosen.iter().any(|c| c.suite() == suite.suite()) {
+                    chosen.push(suite);
+                }
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+fn read_certs(path: &str, directive: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("{directive} {path}: {e}"))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{directive} {path}: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!("{directive} {path}: no certificate in the file"));
+    }
+    Ok(certs)
+}
+
+/// A private key; an encrypted one can't be read (rustls takes keys in the clear).
+fn read_key(path: &str, directive: &str) -> Result<PrivateKeyDer<'static>, String> {
+    let text = std::fs::read(path).map_err(|e| format!("{directive} {path}: {e}"))?;
+    let encrypted = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
+    if encrypted(b"ENCRYPTED PRIVATE KEY") || encrypted(b"Proc-Type: 4,ENCRYPTED") {
+        return Err(format!(
+            "{directive} {path}: the key is encrypted; quince reads private keys only in the clear \
+             (decrypt it, e.g. `openssl pkey -in KEY -out PLAIN`)"
+        ));
+    }
+    PrivateKeyDer::from_pem_slice(&text).map_err(|e| format!("{directive} {path}: {e}"))
+}
+
+/// The trusted CAs for client certificates: `tls-ca-cert-file` and every certificate
+/// file in `tls-ca-cert-dir`.
+fn read_roots(config: &Config) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    let file = config.get("tls-ca-cert-file").unwrap_or("");
+    if !file.is_empty() {
+        for cert in read_certs(file, "tls-ca-cert-file")? {
+            roots.add(cert).map_err(|e| format!("tls-ca-cert-file {file}: {e}"))?;
+        }
+    }
+    let dir = config.get("tls-ca-cert-dir").unwrap_or("");
+    if !dir.is_empty() {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("tls-ca-cert-dir {dir}: {e}"))?;
+        for entry in entries.flatten() {
+            // (A directory prepared for OpenSSL also holds hash links and other files: only
+            // what parses as certificates counts.)
+            if let Ok(iter) = CertificateDer::pem_file_iter(entry.path()) {
+                for cert in iter.flatten() {
+                    let _ = roots.add(cert);
+                }
+            }
+        }
+    }
+    Ok(roots)
+}
+
+/// Builds the server side of TLS from the `tls-*` directives.
+pub fn server_config(config: &Config) -> Result<Arc<ServerConfig>, String> {
+    let text = |name: &str| config.get(name).unwrap_or("").to_string();
+    let (cert_file, key_file) = (text("tls-cert-file"), text("tls-key-file"));
+    if cert_file.is_empty() || key_file.is_empty() {
+        return Err("tls-cert-file and tls-key-file are needed to serve TLS".into());
+    }
+    let certs = read_certs(&cert_file, "tls-cert-file")?;
+    let key = read_key(&key_file, "tls-key-file")?;
+    let base = rustls::crypto::ring::default_provider();
+    let tls12: Vec<SupportedCipherSuite> =
+        base.cipher_suites.iter().filter(|s| s.version() == &rustls::version::TLS12).copied().collect();
+    let tls13: Vec<SupportedCipherSuite> =
+        base.cipher_suites.iter().filter(|s| s.version() == &rustls::version::TLS13).copied().collect();
+    let mut suites = select_suites(&text("tls-ciphersuites"), &tls13, TLS13_NAMES, "tls-ciphersuites")?;
+    suites.extend(select_suites(&text("tls-ciphers"), &tls12, TLS12_NAMES, "tls-ciphers")?);
+
+    // tls-protocols: "" is TLSv1.2 and TLSv1.3, as Redis's default.
+    let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
+    let protocols = text("tls-protocols");
+    for word in protocols.split_whitespace() {
+        match word.to_ascii_lowercase().as_str() {
+            "tlsv1.2" => versions.push(&rustls::version::TLS12),
+            "tlsv1.3" => versions.push(&rustls::version::TLS13),
+            "tlsv1" | "tlsv1.1" => {
+                return Err(format!(
+                    "tls-protocols: {word} is not offered by quince's TLS (rustls): TLSv1.2 and TLSv1.3 are"
+                ))
+            }
+            _ => return Err(format!("tls-protocols: invalid protocol '{word}'")),
+        }
+    }
+    if versions.is_empty() {
+        versions = vec![&rustls::version::TLS12, &rustls::version::TLS13];
+    }
+    // Each version needs a suite of its own.
+    for version in &versions {
+        if !suites.iter().any(|s| s.version() == *version) {
+            let (name, directive) = if **version == rustls::version::TLS13 {
+                ("TLSv1.3", "tls-ciphersuites")
+            } else {
+                ("TLSv1.2", "tls-ciphers")
+            };
+            return Err(format!("{directive} leaves no cipher suite for {name}, which tls-protocols enables"));
+        }
+    }
+    let provider = Arc::new(CryptoProvider { cipher_suites: suites, ..base });
+
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("tls-protocols: {e}"))?;
+    let auth = text("tls-auth-clients");
+    let builder = if auth.eq_ignore_ascii_case("no") {
+        builder.with_no_client_auth()
+    } else {
+        let roots = read_roots(config)?;
+        if roots.is_empty() {
+            return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, \
+                        tls-replication or tls-auth-clients are enabled!"
+                .into());
+        }
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone());
+        let verifier = if auth.eq_ignore_ascii_case("optional") { verifier.allow_unauthenticated() } else { verifier };
+        builder.with_client_cert_verifier(verifier.build().map_err(|e| format!("tls-ca-cert-file: {e}"))?)
+    };
+    let mut server = builder.with_single_cert(certs, key).map_err(|e| format!("tls-cert-file/tls-key-file: {e}"))?;
+
+    let dh = text("tls-dh-params-file");
+    if !dh.is_empty() {
+        // Checked, but never used: rustls has no finite-field Diffie-Hellman (its key
+        // exchange is ECDHE), so there are no DHE suites to give these parameters to.
+        let contents = std::fs::read_to_string(&dh).map_err(|e| format!("tls-dh-params-file {dh}: {e}"))?;
+        if !contents.contains("-----BEGIN DH PARAMETERS-----") {
+            return Err(format!("tls-dh-params-file {dh}: no DH PARAMETERS block"));
+        }
+        crate::log::log(
+            crate::log::Level::Notice,
+            "tls-dh-params-file: rustls offers ECDHE key exchange only (no DHE cipher suites), so these DH \
+             parameters are checked but not used",
+        );
+    }
+    server.ignore_client_order = config.get_bool("tls-prefer-server-ciphers");
+    if config.get_bool("tls-session-caching") {
+        let size = config.get_int("tls-session-cache-size").max(0) as usize;
+        let timeout = Duration::from_secs(config.get_int("tls-session-cache-timeout").max(0) as u64);
+        server.session_storage = Arc::new(SessionCache::new(size, timeout));
+    } else {
+        server.session_storage = Arc::new(NoServerSessionStorage {});
+        server.send_tls13_tickets = 0;
+    }
+    Ok(Arc::new(server))
+}
+
+/// Sessions kept for resumption (`tls-session-cache-size` of them at most, each for
+/// `tls-session-cache-timeout` seconds), as OpenSSL's session cache in Redis.
+/// A session's secrets and when they were stored.
+type StoredSession = (Vec<u8>, Instant);
+
+#[derive(Debug)]
+struct SessionCache {
+    size: usize,
+    timeout: Duration,
+    sessions: Mutex<HashMap<Vec<u8>, StoredSession>>,
+}
+
+impl SessionCache {
+    fn new(size: usize, timeout: Duration) -> Self {
+        Self { size, timeout, sessions: Mutex::new(HashMap::new()) }
+    }
+
+    fn live(&self, stored: Instant) -> bool {
+        stored.elapsed() < self.timeout
+    }
+}
+
+impl StoresServerSessions for SessionCache {
+    fn put(&self, key: Vec<u8>, value: Vec<u8>) -> bool {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if sessions.len() >= self.size {
+            sessions.retain(|_, (_, at)| at.elapsed() < self.timeout);
+        }
+        if sessions.len() >= self.size {
+            // Full of live sessions: the oldest makes room.
+            let oldest = sessions.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => {
+                    sessions.remove(&k);
+                }
+                None => return false,
+            }
+        }
+        sessions.insert(key, (value, Instant::now()));
+        true
+    }
+
+    fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.get(key).filter(|(_, at)| self.live(*at)).map(|(v, _)| v.clone())
+    }
+
+    fn take(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.remove(key).filter(|(_, at)| self.live(*at)).map(|(v, _)| v)
+    }
+
+    fn can_cache(&self) -> bool {
+        self.size > 0 && !self.timeout.is_zero()
+    }
+}
