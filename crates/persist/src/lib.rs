@@ -10,6 +10,7 @@ pub mod fork;
 pub mod layer;
 pub mod migrate;
 pub mod oom;
+pub mod outgoing;
 pub mod rdb;
 pub mod replication;
 pub mod snapshot;

@@ -32,7 +32,8 @@ const WRITE_CHUNK: usize = 64 * 1024;
 
 /// A connection to a target, kept between MIGRATEs.
 struct Cached {
-    stream: TcpStream,
+    /// TCP, or TLS over it with `tls-cluster` (as Redis's MIGRATE connects).
+    stream: Box<dyn crate::outgoing::Outgoing>,
     /// The database selected on it (-1: unknown, SELECT before the next RESTORE).
     last_dbid: i64,
     last_use: Instant,
@@ -82,7 +83,7 @@ impl Cached {
                 if left.is_zero() {
                     return Err(SocketError { writing: true, timed_out: true });
                 }
-                self.stream.set_write_timeout(Some(left)).map_err(|e| socket_error(&e, true))?;
+                self.stream.tcp().set_write_timeout(Some(left)).map_err(|e| socket_error(&e, true))?;
                 match self.stream.write(&chunk[sent..]) {
                     Ok(0) => return Err(SocketError { writing: true, timed_out: false }),
                     Ok(n) => sent += n,
@@ -110,7 +111,7 @@ impl Cached {
             if left.is_zero() {
                 return Err(SocketError { writing: false, timed_out: true });
             }
-            self.stream.set_read_timeout(Some(left)).map_err(|e| socket_error(&e, false))?;
+            self.stream.tcp().set_read_timeout(Some(left)).map_err(|e| socket_error(&e, false))?;
             let mut buf = [0u8; 4096];
             match self.stream.read(&mut buf) {
                 Ok(0) => return Err(SocketError { writing: false, timed_out: false }),
@@ -123,7 +124,8 @@ impl Cached {
 }
 
 /// The cached connection to `host:port`, or a new one (connected within `timeout`).
-fn connect(name: &[u8], host: &[u8], port: &[u8], timeout: Duration) -> Option<Cached> {
+/// `tls`: `tls-cluster` (the connection speaks TLS).
+fn connect(name: &[u8], host: &[u8], port: &[u8], timeout: Duration, tls: bool) -> Option<Cached> {
     if let Some(cached) = sockets().as_mut().and_then(|map| map.remove(name)) {
         return Some(cached);
     }
@@ -133,6 +135,10 @@ fn connect(name: &[u8], host: &[u8], port: &[u8], timeout: Duration) -> Option<C
     for addr in addrs {
         if let Ok(stream) = TcpStream::connect_timeout(&addr, timeout) {
             let _ = stream.set_nodelay(true);
+            // (The TLS handshake happens with the first write, under its timeout.)
+            let _ = stream.set_read_timeout(Some(timeout));
+            let _ = stream.set_write_timeout(Some(timeout));
+            let stream = crate::outgoing::wrap(stream, tls).ok()?;
             return Some(Cached { stream, last_dbid: -1, last_use: Instant::now(), pending: Vec::new() });
         }
     }
@@ -231,7 +237,8 @@ fn migrate(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     let name = [args[1], b":", args[2]].concat();
     let mut may_retry = true;
     loop {
-        let Some(mut target) = connect(&name, args[1], args[2], timeout) else {
+        let tls = ctx.engine.config.read().get_bool("tls-cluster");
+        let Some(mut target) = connect(&name, args[1], args[2], timeout, tls) else {
             return Err(CmdError::msg("IOERR error or timeout connecting to the client"));
         };
         let mut request = Vec::new();

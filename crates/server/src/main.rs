@@ -215,6 +215,9 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
             balancer.wake_all();
             Ok(())
         }));
+        // Connections this server opens (to its master, MIGRATE targets) use TLS through it.
+        let connector = Arc::clone(&tls_context);
+        quince_persist::outgoing::set_tls_connector(Arc::new(move |tcp| connector.connect(tcp)));
         // CONFIG SET tls-*: the configuration built anew (the reason logged if it can't be).
         let context = Arc::clone(&tls_context);
         engine.set_tls_hook(Box::new(move |config| {

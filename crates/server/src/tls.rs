@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use rustls::crypto::CryptoProvider;
 use rustls::server::{NoServerSessionStorage, StoresServerSessions, WebPkiClientVerifier};
-use rustls::{RootCertStore, ServerConfig, ServerConnection, SupportedCipherSuite};
+use rustls::{ClientConfig, RootCertStore, ServerConfig, ServerConnection, SupportedCipherSuite};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
@@ -25,6 +25,8 @@ use quince_engine::Config;
 #[derive(Default)]
 pub struct TlsContext {
     current: RwLock<Option<Arc<ServerConfig>>>,
+    /// For the connections this server opens (to its master, to MIGRATE targets).
+    client: RwLock<Option<Arc<ClientConfig>>>,
 }
 
 impl TlsContext {
@@ -32,8 +34,36 @@ impl TlsContext {
     /// current one stays.
     pub fn configure(&self, config: &Config) -> Result<(), String> {
         let built = server_config(config)?;
+        let client = client_config(config)?;
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(built);
+        *self.client.write().unwrap_or_else(|e| e.into_inner()) = client;
         Ok(())
+    }
+
+    /// Opens TLS as a client over `tcp` (a replica to its master, MIGRATE to its target),
+    /// the handshake done (within 10 seconds, whatever the socket's read timeout).
+    pub fn connect(&self, tcp: TcpStream) -> io::Result<Box<dyn quince_persist::outgoing::Outgoing>> {
+        let config = self.client.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let config = config.ok_or_else(|| {
+            io::Error::other("no tls-ca-cert-file or tls-ca-cert-dir to check the peer's certificate against")
+        })?;
+        // Redis checks the peer's chain, not its name: the address serves as the name.
+        let name = rustls_pki_types::ServerName::IpAddress(tcp.peer_addr()?.ip().into());
+        let conn = rustls::ClientConnection::new(config, name).map_err(io::Error::other)?;
+        let mut stream = rustls::StreamOwned::new(conn, tcp);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while stream.conn.is_handshaking() {
+            match stream.conn.complete_io(&mut stream.sock) {
+                Ok(_) => {}
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    if Instant::now() >= deadline {
+                        return Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake timed out"));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Box::new(ClientStream(stream)))
     }
 
     /// A server side for a new connection (None: TLS was never configured).
@@ -122,6 +152,120 @@ impl TlsSocket {
         }
         Ok(())
     }
+}
+
+/// A TLS connection this server opened.
+struct ClientStream(rustls::StreamOwned<rustls::ClientConnection, TcpStream>);
+
+impl Read for ClientStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Write for ClientStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl quince_persist::outgoing::Outgoing for ClientStream {
+    fn tcp(&self) -> &TcpStream {
+        &self.0.sock
+    }
+}
+
+/// Accepts a server whose certificate chains to a trusted CA, whatever name it was issued
+/// for: as Redis's TLS client, which sets no host name to check (a replica reaches its
+/// master by address).
+#[derive(Debug)]
+struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls_pki_types::ServerName<'_>,
+        ocsp: &[u8],
+        now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        use rustls::{CertificateError, Error};
+        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            // (The chain was checked before the name.)
+            Err(Error::InvalidCertificate(CertificateError::NotValidForName))
+            | Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. })) => {
+                Ok(rustls::client::danger::ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// The client side, for connections this server opens: the CAs of `tls-ca-cert-file` /
+/// `tls-ca-cert-dir` to check the peer, and `tls-client-cert-file` / `tls-client-key-file`
+/// (or, when those are not set, `tls-cert-file` / `tls-key-file`) as its certificate.
+fn client_config(config: &Config) -> Result<Option<Arc<ClientConfig>>, String> {
+    let text = |name: &str| config.get(name).unwrap_or("").to_string();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let roots = read_roots(config)?;
+    if roots.is_empty() {
+        // Nothing to check a peer against: serving clients only (tls-auth-clients no).
+        if config.get_bool("tls-replication") || config.get_bool("tls-cluster") {
+            return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, \
+                        tls-replication or tls-auth-clients are enabled!"
+                .into());
+        }
+        return Ok(None);
+    }
+    let verifier = Arc::new(ChainOnly(
+        rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .map_err(|e| format!("tls-ca-cert-file: {e}"))?,
+    ));
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let (cert_file, key_file) = match (text("tls-client-cert-file"), text("tls-client-key-file")) {
+        (cert, key) if !cert.is_empty() && !key.is_empty() => (cert, key),
+        _ => (text("tls-cert-file"), text("tls-key-file")),
+    };
+    let client = if cert_file.is_empty() || key_file.is_empty() {
+        builder.with_no_client_auth()
+    } else {
+        let certs = read_certs(&cert_file, "tls-client-cert-file")?;
+        let key = read_key(&key_file, "tls-client-key-file")?;
+        builder.with_client_auth_cert(certs, key).map_err(|e| format!("tls-client-cert-file: {e}"))?
+    };
+    Ok(Some(Arc::new(client)))
 }
 
 /// The OpenSSL names of the TLS 1.2 suites rustls implements (tls-ciphers).

@@ -33,17 +33,20 @@ impl Certs {
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         let ca = ca_params.self_signed(&ca_key).unwrap();
-        let leaf = |cn: &str, usage: ExtendedKeyUsagePurpose| {
+        let leaf = |cn: &str, usages: Vec<ExtendedKeyUsagePurpose>| {
             let key = KeyPair::generate().unwrap();
             let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
             params.subject_alt_names.push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
             params.distinguished_name.push(rcgen::DnType::CommonName, cn);
-            params.extended_key_usages = vec![usage];
+            params.extended_key_usages = usages;
             (params.signed_by(&key, &ca, &ca_key).unwrap(), key)
         };
-        let (server, server_key) = leaf("server", ExtendedKeyUsagePurpose::ServerAuth);
-        let (server2, server2_key) = leaf("server-2", ExtendedKeyUsagePurpose::ServerAuth);
-        let (client, client_key) = leaf("client", ExtendedKeyUsagePurpose::ClientAuth);
+        // The servers' certificates serve as client certificates too (a replica presents
+        // its tls-cert-file to its master when no tls-client-cert-file is set).
+        let both = || vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
+        let (server, server_key) = leaf("server", both());
+        let (server2, server2_key) = leaf("server-2", both());
+        let (client, client_key) = leaf("client", vec![ExtendedKeyUsagePurpose::ClientAuth]);
         let write = |file: &str, text: String| std::fs::write(dir.join(file), text).unwrap();
         write("ca.crt", ca.pem());
         write("server.crt", server.pem());
@@ -328,4 +331,40 @@ fn redis_py_speaks_tls_to_quince() {
     );
     let out = std::process::Command::new(python).env("PYTHONPATH", &wheel).args(["-c", &script]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok", "stderr: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Waits for `check` to hold, for up to 10 seconds.
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `tls-replication yes`: the replica reaches its master's TLS port, presenting
+/// `tls-cert-file` as its client certificate (no `tls-client-cert-file` set), and checks
+/// the master's chain. `tls-cluster yes`: MIGRATE goes to a TLS port too.
+#[test]
+fn replication_and_migrate_over_tls() {
+    let certs = Certs::make("repl");
+    let (master, master_tls) = start(&certs, &["--tls-replication", "yes", "--tls-cluster", "yes"]);
+    let (replica, _) = start(&certs, &["--tls-replication", "yes"]);
+    let mut m = master.client();
+    let mut r = replica.client();
+    assert_eq!(m.call(&["SET", "before", "sync"]), b"+OK\r\n");
+    assert_eq!(r.call(&["REPLICAOF", "127.0.0.1", &master_tls.to_string()]), b"+OK\r\n");
+    eventually("the replica's link", || {
+        String::from_utf8_lossy(&r.call(&["INFO", "replication"])).contains("master_link_status:up")
+    });
+    assert_eq!(m.call(&["SET", "after", "sync"]), b"+OK\r\n");
+    eventually("the streamed write", || r.call(&["GET", "after"]) == b"$4\r\nsync\r\n");
+    assert_eq!(r.call(&["GET", "before"]), b"$4\r\nsync\r\n");
+
+    // MIGRATE from the master to a third server's TLS port.
+    let (target, target_tls) = start(&certs, &[]);
+    assert_eq!(m.call(&["SET", "moving", "v"]), b"+OK\r\n");
+    let reply = m.call(&["MIGRATE", "127.0.0.1", &target_tls.to_string(), "moving", "0", "5000"]);
+    assert_eq!(reply, b"+OK\r\n", "{}", String::from_utf8_lossy(&reply));
+    assert_eq!(target.client().call(&["GET", "moving"]), b"$1\r\nv\r\n");
 }

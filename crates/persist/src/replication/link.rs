@@ -150,7 +150,8 @@ impl MasterLink {
 
 /// Reads from the master with a buffer that keeps what a reply or command left over.
 struct Reader {
-    stream: TcpStream,
+    /// TCP, or TLS over it with `tls-replication`.
+    stream: Box<dyn crate::outgoing::Outgoing>,
     buf: Vec<u8>,
     start: usize,
 }
@@ -254,7 +255,7 @@ impl Session<'_> {
     fn command(&self, reader: &mut Reader, args: &[&[u8]], timeout: Duration) -> Result<String, String> {
         let mut out = Vec::new();
         quince_resp::encode_command(&mut out, args);
-        (&reader.stream).write_all(&out).map_err(|e| format!("writing to the master: {e}"))?;
+        reader.stream.write_all(&out).map_err(|e| format!("writing to the master: {e}"))?;
         self.read_line(reader, true, timeout)
     }
 
@@ -290,6 +291,8 @@ impl Session<'_> {
             laddr: stream.local_addr().map(|a| a.to_string()).unwrap_or_default(),
             fd: std::os::fd::AsRawFd::as_raw_fd(&stream),
         };
+        let tls = self.engine.config.read().get_bool("tls-replication");
+        let stream = crate::outgoing::wrap(stream, tls).map_err(|e| format!("TLS to the master: {e}"))?;
         let mut reader = Reader { stream, buf: Vec::new(), start: 0 };
         self.status.set(LinkState::Handshake);
         (self.log)(LogLevel::Notice, "MASTER <-> REPLICA sync started");
@@ -384,7 +387,7 @@ impl Session<'_> {
             );
             let mut out = Vec::new();
             quince_resp::encode_command(&mut out, &[b"SYNC"]);
-            (&reader.stream).write_all(&out).map_err(|e| format!("writing to the master: {e}"))?;
+            reader.stream.write_all(&out).map_err(|e| format!("writing to the master: {e}"))?;
             self.full_sync(&mut reader, None, backlog_size)?;
         } else {
             return Err(format!("Unexpected reply to PSYNC from master: {reply}"));
@@ -558,7 +561,7 @@ impl Session<'_> {
                     return Err("the master's client was killed (CLIENT KILL)".to_string());
                 }
                 if last_ack.elapsed() >= Duration::from_secs(1) {
-                    send_ack(&reader.stream, replication.offset())?;
+                    send_ack(&mut *reader.stream, replication.offset())?;
                     last_ack = Instant::now();
                 }
                 match decoder.decode(reader.pending()).map_err(|e| format!("protocol error from the master: {e:?}"))? {
@@ -592,7 +595,7 @@ impl Session<'_> {
                         }
                         if getack {
                             // The offset before this command, as Redis's replica reports it.
-                            send_ack(&reader.stream, replication.offset())?;
+                            send_ack(&mut *reader.stream, replication.offset())?;
                             last_ack = Instant::now();
                         } else {
                             reply.clear();
@@ -665,7 +668,7 @@ fn connect(addr: std::net::SocketAddr, source: Option<&str>, timeout: Duration) 
     Ok(socket.into())
 }
 
-fn send_ack(mut stream: &TcpStream, offset: u64) -> Result<(), String> {
+fn send_ack(stream: &mut dyn crate::outgoing::Outgoing, offset: u64) -> Result<(), String> {
     let mut out = Vec::new();
     quince_resp::encode_command(&mut out, &[&b"REPLCONF"[..], b"ACK", offset.to_string().as_bytes()]);
     stream.write_all(&out).map_err(|e| format!("writing to the master: {e}"))
