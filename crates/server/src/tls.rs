@@ -99,8 +99,14 @@ impl TlsSocket {
                 Ok(0) => return Ok(0),
                 Ok(_) => {
                     if let Err(e) = conn.process_new_packets() {
-                        // The alert saying why goes out before the connection closes.
-                        let _ = Self::write_out(&mut conn, &self.tcp);
+                        // The alert saying why goes out before the connection closes, unless
+                        // what came was never TLS (plain RESP on the TLS port): then the
+                        // connection just closes, as with OpenSSL, and the client sees an
+                        // I/O error rather than an alert's bytes as a reply.
+                        let not_tls = conn.is_handshaking() && matches!(e, rustls::Error::InvalidMessage(_));
+                        if !not_tls {
+                            let _ = Self::write_out(&mut conn, &self.tcp);
+                        }
                         return Err(io::Error::new(io::ErrorKind::InvalidData, e));
                     }
                     // Handshake messages to send back (or a key update).
@@ -249,7 +255,7 @@ fn client_config(config: &Config) -> Result<Option<Arc<ClientConfig>>, String> {
             .build()
             .map_err(|e| format!("tls-ca-cert-file: {e}"))?,
     ));
-    let builder = ClientConfig::builder_with_provider(provider)
+    let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .dangerous()
@@ -263,7 +269,8 @@ fn client_config(config: &Config) -> Result<Option<Arc<ClientConfig>>, String> {
     } else {
         let certs = read_certs(&cert_file, "tls-client-cert-file")?;
         let key = read_key(&key_file, "tls-client-key-file")?;
-        builder.with_client_auth_cert(certs, key).map_err(|e| format!("tls-client-cert-file: {e}"))?
+        let certified = certified_key(&provider, certs, key, "tls-client-cert-file/tls-client-key-file")?;
+        builder.with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified)))
     };
     Ok(Some(Arc::new(client)))
 }
@@ -359,6 +366,25 @@ fn read_key(path: &str, directive: &str) -> Result<PrivateKeyDer<'static>, Strin
     PrivateKeyDer::from_pem_slice(&text).map_err(|e| format!("{directive} {path}: {e}"))
 }
 
+/// A certificate chain with its private key. A key that does not match the certificate is
+/// an error; a certificate webpki can't parse to compare (an X.509 v1 certificate, as
+/// `openssl x509 -req` makes without extensions) is used as it is, as OpenSSL would.
+fn certified_key(
+    provider: &CryptoProvider,
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    directive: &str,
+) -> Result<Arc<rustls::sign::CertifiedKey>, String> {
+    let signing = provider.key_provider.load_private_key(key).map_err(|e| format!("{directive}: {e}"))?;
+    let certified = rustls::sign::CertifiedKey::new(certs, signing);
+    match certified.keys_match() {
+        Err(rustls::Error::InconsistentKeys(e)) => {
+            Err(format!("{directive}: the key does not match the certificate ({e:?})"))
+        }
+        _ => Ok(Arc::new(certified)),
+    }
+}
+
 /// The trusted CAs for client certificates: `tls-ca-cert-file` and every certificate
 /// file in `tls-ca-cert-dir`.
 fn read_roots(config: &Config) -> Result<RootCertStore, String> {
@@ -450,7 +476,8 @@ pub fn server_config(config: &Config) -> Result<Arc<ServerConfig>, String> {
         let verifier = if auth.eq_ignore_ascii_case("optional") { verifier.allow_unauthenticated() } else { verifier };
         builder.with_client_cert_verifier(verifier.build().map_err(|e| format!("tls-ca-cert-file: {e}"))?)
     };
-    let mut server = builder.with_single_cert(certs, key).map_err(|e| format!("tls-cert-file/tls-key-file: {e}"))?;
+    let certified = certified_key(&provider, certs, key, "tls-cert-file/tls-key-file")?;
+    let mut server = builder.with_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified)));
 
     let dh = text("tls-dh-params-file");
     if !dh.is_empty() {
