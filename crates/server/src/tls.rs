@@ -260,15 +260,15 @@ fn client_config(config: &Config) -> Result<Option<Arc<ClientConfig>>, String> {
         .map_err(|e| e.to_string())?
         .dangerous()
         .with_custom_certificate_verifier(verifier);
-    let (cert_file, key_file) = match (text("tls-client-cert-file"), text("tls-client-key-file")) {
-        (cert, key) if !cert.is_empty() && !key.is_empty() => (cert, key),
-        _ => (text("tls-cert-file"), text("tls-key-file")),
+    let (cert_file, key_file, pass) = match (text("tls-client-cert-file"), text("tls-client-key-file")) {
+        (cert, key) if !cert.is_empty() && !key.is_empty() => (cert, key, text("tls-client-key-file-pass")),
+        _ => (text("tls-cert-file"), text("tls-key-file"), text("tls-key-file-pass")),
     };
     let client = if cert_file.is_empty() || key_file.is_empty() {
         builder.with_no_client_auth()
     } else {
         let certs = read_certs(&cert_file, "tls-client-cert-file")?;
-        let key = read_key(&key_file, "tls-client-key-file")?;
+        let key = read_key(&key_file, &pass, "tls-client-key-file")?;
         let certified = certified_key(&provider, certs, key, "tls-client-cert-file/tls-client-key-file")?;
         builder.with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified)))
     };
@@ -353,17 +353,27 @@ fn read_certs(path: &str, directive: &str) -> Result<Vec<CertificateDer<'static>
     Ok(certs)
 }
 
-/// A private key; an encrypted one can't be read (rustls takes keys in the clear).
-fn read_key(path: &str, directive: &str) -> Result<PrivateKeyDer<'static>, String> {
-    let text = std::fs::read(path).map_err(|e| format!("{directive} {path}: {e}"))?;
-    let encrypted = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
-    if encrypted(b"ENCRYPTED PRIVATE KEY") || encrypted(b"Proc-Type: 4,ENCRYPTED") {
+/// A private key in the clear, or encrypted (PKCS#8 with PBES2, as `openssl pkey -aes256`
+/// or OpenSSL 3's `openssl rsa -aes256` write it) with `pass` (`tls-key-file-pass`).
+fn read_key(path: &str, pass: &str, directive: &str) -> Result<PrivateKeyDer<'static>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{directive} {path}: {e}"))?;
+    if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+        if pass.is_empty() {
+            return Err(format!("{directive} {path}: the key is encrypted and no password is set ({directive}-pass)"));
+        }
+        let (_, document) = pkcs8::der::Document::from_pem(&text).map_err(|e| format!("{directive} {path}: {e}"))?;
+        let encrypted = pkcs8::EncryptedPrivateKeyInfo::try_from(document.as_bytes())
+            .map_err(|e| format!("{directive} {path}: {e}"))?;
+        let plain = encrypted.decrypt(pass).map_err(|e| format!("{directive} {path}: can't decrypt the key: {e}"))?;
+        return Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()));
+    }
+    if text.contains("Proc-Type: 4,ENCRYPTED") {
         return Err(format!(
-            "{directive} {path}: the key is encrypted; quince reads private keys only in the clear \
-             (decrypt it, e.g. `openssl pkey -in KEY -out PLAIN`)"
+            "{directive} {path}: the key is encrypted in OpenSSL's legacy format; quince reads encrypted keys \
+             in PKCS#8 (`openssl pkcs8 -topk8 -v2 aes-256-cbc -in KEY -out NEW`)"
         ));
     }
-    PrivateKeyDer::from_pem_slice(&text).map_err(|e| format!("{directive} {path}: {e}"))
+    PrivateKeyDer::from_pem_slice(text.as_bytes()).map_err(|e| format!("{directive} {path}: {e}"))
 }
 
 /// A certificate chain with its private key. A key that does not match the certificate is
@@ -419,7 +429,7 @@ pub fn server_config(config: &Config) -> Result<Arc<ServerConfig>, String> {
         return Err("tls-cert-file and tls-key-file are needed to serve TLS".into());
     }
     let certs = read_certs(&cert_file, "tls-cert-file")?;
-    let key = read_key(&key_file, "tls-key-file")?;
+    let key = read_key(&key_file, &text("tls-key-file-pass"), "tls-key-file")?;
     let base = rustls::crypto::ring::default_provider();
     let tls12: Vec<SupportedCipherSuite> =
         base.cipher_suites.iter().filter(|s| s.version() == &rustls::version::TLS12).copied().collect();

@@ -249,14 +249,25 @@ fn config_set_rebuilds_tls_and_moves_the_tls_port() {
         let reply = String::from_utf8_lossy(&set(&mut plain, name, value)).into_owned();
         assert!(reply.contains(&format!("argument '{name}'")) && reply.contains("Unable to update TLS"), "{reply}");
     }
-    // An encrypted key is refused with the same error.
-    std::fs::write(
-        certs.dir.join("encrypted.key"),
-        "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIBvTBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----\n",
-    )
-    .unwrap();
-    assert!(String::from_utf8_lossy(&set(&mut plain, "tls-key-file", &certs.path("encrypted.key")))
-        .contains("Unable to update TLS"));
+    // An encrypted key (PKCS#8, PBES2 as OpenSSL 3 writes it): refused without its
+    // password, used with it (tls-key-file-pass).
+    let plain_key = std::fs::read_to_string(certs.dir.join("server.key")).unwrap();
+    let (_, der) = pkcs8::der::Document::from_pem(&plain_key).unwrap();
+    let info = pkcs8::PrivateKeyInfo::try_from(der.as_bytes()).unwrap();
+    let params = pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(2048, &[7u8; 16], &[9u8; 16]).unwrap();
+    let encrypted = info.encrypt_with_params(params, "1234").unwrap();
+    let pem = encrypted.to_pem("ENCRYPTED PRIVATE KEY", pkcs8::LineEnding::LF).unwrap();
+    std::fs::write(certs.dir.join("encrypted.key"), pem.as_bytes()).unwrap();
+    let (cert, key) = (certs.path("server.crt"), certs.path("encrypted.key"));
+    let reply = plain.call(&["CONFIG", "SET", "tls-cert-file", &cert, "tls-key-file", &key]);
+    assert!(String::from_utf8_lossy(&reply).contains("Unable to update TLS"), "{}", String::from_utf8_lossy(&reply));
+    assert_eq!(set(&mut plain, "tls-key-file-pass", "wrong"), b"+OK\r\n", "the current key is in the clear");
+    let reply = plain.call(&["CONFIG", "SET", "tls-cert-file", &cert, "tls-key-file", &key]);
+    assert!(String::from_utf8_lossy(&reply).contains("Unable to update TLS"), "a wrong password");
+    assert_eq!(set(&mut plain, "tls-key-file-pass", "1234"), b"+OK\r\n");
+    assert_eq!(plain.call(&["CONFIG", "SET", "tls-cert-file", &cert, "tls-key-file", &key]), b"+OK\r\n");
+    let tls = TlsClient::connect(tls_port, certs.client_config(true, all)).unwrap();
+    assert_eq!(tls.peer_certificate(), certs.server_der, "served with the decrypted key");
     TlsClient::connect(tls_port, certs.client_config(true, all)).unwrap().call(&["PING"]).unwrap();
 
     // tls-protocols: a TLS 1.2 client is turned away when only TLSv1.3 is on.
