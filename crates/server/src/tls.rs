@@ -150,6 +150,44 @@ impl TlsSocket {
         self.conn.borrow().wants_write()
     }
 
+    /// Refuses the connection with `line` (protected mode, maxclients): as Redis, only
+    /// once the handshake is done, so the client reads the refusal rather than an I/O
+    /// error. On a thread of its own (the handshake waits for the client), at most
+    /// `MAX_REFUSING` at once: beyond them the connection just closes.
+    pub fn refuse(self, line: &'static str) {
+        static REFUSING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        const MAX_REFUSING: usize = 16;
+        use std::sync::atomic::Ordering;
+        if REFUSING.fetch_add(1, Ordering::SeqCst) >= MAX_REFUSING {
+            REFUSING.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+        let spawned = std::thread::Builder::new().name("quince-tls-refuse".into()).spawn(move || {
+            let _ = self.refuse_now(line);
+            REFUSING.fetch_sub(1, Ordering::SeqCst);
+        });
+        if spawned.is_err() {
+            REFUSING.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn refuse_now(self, line: &str) -> io::Result<()> {
+        let TlsSocket { mut tcp, conn } = self;
+        let mut conn = conn.into_inner();
+        tcp.set_nonblocking(false)?;
+        tcp.set_read_timeout(Some(Duration::from_secs(2)))?;
+        tcp.set_write_timeout(Some(Duration::from_secs(2)))?;
+        while conn.is_handshaking() {
+            conn.complete_io(&mut tcp)?;
+        }
+        conn.writer().write_all(line.as_bytes())?;
+        conn.send_close_notify();
+        while conn.wants_write() {
+            conn.write_tls(&mut tcp)?;
+        }
+        Ok(())
+    }
+
     fn write_out(conn: &mut ServerConnection, tcp: &TcpStream) -> io::Result<()> {
         while conn.wants_write() {
             if conn.write_tls(&mut &*tcp)? == 0 {

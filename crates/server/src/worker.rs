@@ -548,8 +548,12 @@ impl Worker {
         stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
         if let Some(refusal) = refusal(limits, stats.connected_clients.load(Ordering::Relaxed), peer.as_ref()) {
             stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
-            // Best effort, as Redis does: the socket is fresh, so this rarely blocks.
-            let _ = io::Write::write(&mut &socket, refusal.as_bytes());
+            match socket {
+                // Over TLS, after the handshake (see `TlsSocket::refuse`).
+                Socket::Tls(tls) => tls.refuse(refusal),
+                // Best effort, as Redis does: the socket is fresh, so this rarely blocks.
+                socket => drop(io::Write::write(&mut &socket, refusal.as_bytes())),
+            }
             return false;
         }
         socket.set_nodelay();

@@ -379,3 +379,24 @@ fn replication_and_migrate_over_tls() {
     assert_eq!(reply, b"+OK\r\n", "{}", String::from_utf8_lossy(&reply));
     assert_eq!(target.client().call(&["GET", "moving"]), b"$1\r\nv\r\n");
 }
+
+/// A refused TLS client (maxclients here; protected mode alike) reads Redis's refusal over
+/// TLS once the handshake is done, as with Redis, rather than an I/O error.
+#[test]
+fn a_refused_tls_client_reads_the_refusal() {
+    let certs = Certs::make("refused");
+    let (server, tls_port) = start(&certs, &[]);
+    let mut plain = server.client();
+    assert_eq!(plain.call(&["CONFIG", "SET", "maxclients", "1"]), b"+OK\r\n");
+    let all = &[&rustls::version::TLS12, &rustls::version::TLS13][..];
+    let mut refused = TlsClient::connect(tls_port, certs.client_config(true, all)).unwrap();
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while !line.ends_with(b"\r\n") {
+        match refused.stream.read(&mut byte) {
+            Ok(1) => line.push(byte[0]),
+            other => panic!("no refusal line: {other:?} after {line:?}"),
+        }
+    }
+    assert_eq!(line, b"-ERR max number of clients reached\r\n");
+}

@@ -267,7 +267,12 @@ impl Session<'_> {
             .ok_or("no address")?;
         let (timeout_s, announce_port, announce_ip, auth, user, backlog_size) = {
             let config = self.engine.config.read();
+            // As Redis: the announced port, else the TLS port when the link speaks TLS
+            // (the port the master's clients reach us on), else the plain one.
             let port = match config.get_int("replica-announce-port") {
+                0 if config.get_bool("tls-replication") && config.get_int("tls-port") != 0 => {
+                    config.get_int("tls-port")
+                }
                 0 => config.get_int("port"),
                 p => p,
             };
