@@ -61,7 +61,7 @@ impl Engine {
                 Some(Err(_)) => return None,
             }
         };
-        self.fast_done(client, index, &[b"GET", key], start_us, Some(hit));
+        self.fast_done(client, FastCommand::Get, index, &[b"GET", key], start_us, Some(hit));
         Some(result)
     }
 
@@ -94,13 +94,21 @@ impl Engine {
             db.track_local_ttls = false;
             db.set(key, Value::string(value), TtlOnWrite::Clear, now_ms);
         }
-        self.fast_done(client, index, &[b"SET", key, value], start_us, None);
+        self.fast_done(client, FastCommand::Set, index, &[b"SET", key, value], start_us, None);
         true
     }
 
-    /// After a fast command: what `execute` records of a command that ran. `hit`: whether
-    /// a read found its key.
-    fn fast_done(&self, client: &mut Client, index: usize, args: &[&[u8]], start_us: i64, hit: Option<bool>) {
+    /// After a fast command (at `index` in the command table): what `execute` records of a
+    /// command that ran. `hit`: whether a read found its key.
+    fn fast_done(
+        &self,
+        client: &mut Client,
+        command: FastCommand,
+        index: usize,
+        args: &[&[u8]],
+        start_us: i64,
+        hit: Option<bool>,
+    ) {
         let spec = self.table.at(index);
         client.handle.last_command.store(spec.id, Ordering::Relaxed);
         client.handle.last_interaction_ms.store(start_us / 1000, Ordering::Relaxed);
@@ -110,7 +118,7 @@ impl Engine {
         // PERF: counted by the client itself (commands processed, hits or misses, the
         // command's calls, time and latency): no locked instruction.
         let track_latency = self.hot.latency_tracking.load(Ordering::Relaxed);
-        self.observe.locals.record(&mut client.local_stats, spec.id, duration_us, hit, track_latency);
+        self.observe.locals.record(&mut client.local_stats, command as usize, duration_us, hit, track_latency);
         self.log_if_slow(client, spec, args, start_us, duration_us);
     }
 

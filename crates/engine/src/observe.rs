@@ -175,16 +175,16 @@ impl LocalRegistry {
         }
     }
 
-    /// Where fast command `command_id` ran by the client holding `slot` is counted.
+    /// A call of fast command `command` (its index among `FAST_COMMANDS`) by the client
+    /// holding `slot`, counted in that client's `LocalStats`.
     pub fn record(
         self: &Arc<Self>,
         slot: &mut LocalStatsSlot,
-        command_id: usize,
+        command: usize,
         usec: u64,
         hit: Option<bool>,
         track_latency: bool,
     ) {
-        let Some(index) = self.fast_ids.iter().position(|&f| f == command_id) else { return };
         let epoch = self.epoch.load(Ordering::Relaxed);
         let local = slot.0.get_or_insert_with(|| {
             let local = self.free.lock().pop().unwrap_or_else(|| {
@@ -199,7 +199,7 @@ impl LocalRegistry {
             stats.clear();
             stats.epoch.store(epoch, Ordering::SeqCst);
         }
-        stats.record(index, usec, hit, track_latency);
+        stats.record(command, usec, hit, track_latency);
     }
 }
 

@@ -71,19 +71,11 @@ impl Listening {
         let tcp = if port == 0 || keep_tcp { Vec::new() } else { bind_all(bind, port, self.backlog, false)? };
         let tls = if tls_port == 0 || keep_tls { Vec::new() } else { bind_all(bind, tls_port, self.backlog, false)? };
         // The old sockets stop listening (every worker's copy with them); a Unix one stays.
-        let (mut kept, mut dropped) = (Vec::new(), Vec::new());
-        for listener in set.drain(..) {
-            let keep = match &listener {
-                Listener::Tcp(_) => keep_tcp,
-                Listener::Tls(..) => keep_tls,
-                Listener::Unix(_) => true,
-            };
-            if keep {
-                kept.push(listener);
-            } else {
-                dropped.push(listener);
-            }
-        }
+        let (kept, dropped): (Vec<Listener>, Vec<Listener>) = set.drain(..).partition(|l| match l {
+            Listener::Tcp(_) => keep_tcp,
+            Listener::Tls(..) => keep_tls,
+            Listener::Unix(_) => true,
+        });
         dropped.iter().for_each(Listener::stop_listening);
         set.extend(tcp.into_iter().map(Listener::Tcp));
         set.extend(tls.into_iter().map(|l| Listener::Tls(l, self.tls.clone())));

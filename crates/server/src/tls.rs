@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use rustls::crypto::CryptoProvider;
 use rustls::server::{NoServerSessionStorage, StoresServerSessions, WebPkiClientVerifier};
-use rustls::{ClientConfig, RootCertStore, ServerConfig, ServerConnection, SupportedCipherSuite};
+use rustls::{CipherSuite, ClientConfig, RootCertStore, ServerConfig, ServerConnection, SupportedCipherSuite};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
@@ -144,10 +144,6 @@ impl TlsSocket {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(e) => Err(e),
         }
-    }
-
-    pub fn has_pending_output(&self) -> bool {
-        self.conn.borrow().wants_write()
     }
 
     /// Refuses the connection with `line` (protected mode, maxclients): as Redis, only
@@ -314,26 +310,21 @@ fn client_config(config: &Config) -> Result<Option<Arc<ClientConfig>>, String> {
 }
 
 /// The OpenSSL names of the TLS 1.2 suites rustls implements (tls-ciphers).
-const TLS12_NAMES: &[(&str, &str)] = &[
-    ("ECDHE-ECDSA-AES256-GCM-SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
-    ("ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
-    ("ECDHE-ECDSA-CHACHA20-POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"),
-    ("ECDHE-RSA-AES256-GCM-SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"),
-    ("ECDHE-RSA-AES128-GCM-SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
-    ("ECDHE-RSA-CHACHA20-POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"),
+const TLS12_NAMES: &[(&str, CipherSuite)] = &[
+    ("ECDHE-ECDSA-AES256-GCM-SHA384", CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384),
+    ("ECDHE-ECDSA-AES128-GCM-SHA256", CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256),
+    ("ECDHE-ECDSA-CHACHA20-POLY1305", CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256),
+    ("ECDHE-RSA-AES256-GCM-SHA384", CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384),
+    ("ECDHE-RSA-AES128-GCM-SHA256", CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256),
+    ("ECDHE-RSA-CHACHA20-POLY1305", CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256),
 ];
 
 /// The TLS 1.3 suites (tls-ciphersuites), by their standard names.
-const TLS13_NAMES: &[(&str, &str)] = &[
-    ("TLS_AES_256_GCM_SHA384", "TLS13_AES_256_GCM_SHA384"),
-    ("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"),
-    ("TLS_CHACHA20_POLY1305_SHA256", "TLS13_CHACHA20_POLY1305_SHA256"),
+const TLS13_NAMES: &[(&str, CipherSuite)] = &[
+    ("TLS_AES_256_GCM_SHA384", CipherSuite::TLS13_AES_256_GCM_SHA384),
+    ("TLS_AES_128_GCM_SHA256", CipherSuite::TLS13_AES_128_GCM_SHA256),
+    ("TLS_CHACHA20_POLY1305_SHA256", CipherSuite::TLS13_CHACHA20_POLY1305_SHA256),
 ];
-
-/// rustls's name of a suite (its `CipherSuite`'s).
-fn rustls_name(suite: &SupportedCipherSuite) -> String {
-    format!("{:?}", suite.suite())
-}
 
 /// The suites an OpenSSL-style list keeps of `all` (of one TLS version): `DEFAULT`, `ALL`
 /// and `HIGH` stand for all of them, `-NAME` and `!NAME` drop one; a name rustls does not
@@ -341,7 +332,7 @@ fn rustls_name(suite: &SupportedCipherSuite) -> String {
 fn select_suites(
     list: &str,
     all: &[SupportedCipherSuite],
-    names: &[(&str, &str)],
+    names: &[(&str, CipherSuite)],
     directive: &str,
 ) -> Result<Vec<SupportedCipherSuite>, String> {
     if list.trim().is_empty() {
@@ -351,7 +342,7 @@ fn select_suites(
         names
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .and_then(|(_, rustls)| all.iter().find(|s| rustls_name(s) == *rustls))
+            .and_then(|(_, suite)| all.iter().find(|s| s.suite() == *suite))
             .copied()
     };
     let mut chosen: Vec<SupportedCipherSuite> = Vec::new();
