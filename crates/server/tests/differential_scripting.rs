@@ -67,6 +67,30 @@ fn lua_to_redis_conversions() {
     );
 }
 
+/// KEYS and ARGV are what this run was given, whatever an earlier script did to its own
+/// (quince refills the same two tables: docs/threading.md).
+#[test]
+fn keys_and_argv_fresh_each_run() {
+    let probe = "return {#KEYS, #ARGV, tostring(KEYS[1]), tostring(KEYS[3]), tostring(KEYS.extra), tostring(ARGV[1]), tostring(ARGV[9]), tostring(getmetatable(KEYS))}";
+    run(
+        "keys and argv fresh",
+        &[
+            eval("KEYS[3] = 'x'; KEYS.extra = 1; ARGV[1] = nil; table.insert(ARGV, 'y'); return {#KEYS, KEYS[3], KEYS.extra, ARGV[3]}", &["2", "a", "b", "c", "d"]),
+            eval(probe, &["1", "k", "v"]),
+            eval("setmetatable(ARGV, {__index = function() return 'meta' end}); return ARGV[9]", &["0"]),
+            eval(probe, &["0", "w"]),
+            eval("for i = 1, 50 do KEYS['k' .. i] = i end; return #KEYS", &["3", "a", "b", "c"]),
+            eval(probe, &["0"]),
+            eval("return #KEYS + #ARGV", &["3", "a", "b", "c", "d", "e"]),
+            eval("return #KEYS + #ARGV", &["0"]),
+            // (Not error(KEYS): redis-server 7.0.15 crashes on an error table without `err`.)
+            eval("KEYS.extra = 2; error(KEYS[1])", &["1", "a"]),
+            eval(probe, &["1", "z"]),
+            eval("return KEYS", &["2", "p", "q"]),
+        ],
+    );
+}
+
 #[test]
 fn redis_to_lua_conversions() {
     run(

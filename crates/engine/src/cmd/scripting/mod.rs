@@ -1160,24 +1160,43 @@ unsafe extern "C-unwind" fn c_wrap(l: *mut mlua::ffi::lua_State) -> std::ffi::c_
 }
 
 /// `c_runner(handler, G, compiled)`: the runner, a C closure of `c_run` over the error
-/// handler, the scripts' real globals and the compiled EVAL scripts (`Vm::compiled`).
+/// handler, the scripts' real globals, the compiled EVAL scripts (`Vm::compiled`), and the
+/// KEYS and ARGV tables EVAL scripts get, with those two names.
 unsafe extern "C-unwind" fn c_runner(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     use mlua::ffi;
     // SAFETY: called by the prelude with the three values as arguments.
     unsafe {
         ffi::lua_settop(l, 3);
-        ffi::lua_pushcclosure(l, c_run, 3);
+        ffi::lua_createtable(l, 0, 0);
+        ffi::lua_createtable(l, 0, 0);
+        ffi::lua_pushstring(l, c"KEYS".as_ptr());
+        ffi::lua_pushstring(l, c"ARGV".as_ptr());
+        ffi::lua_pushcclosure(l, c_run, 7);
         1
     }
 }
 
+/// Upvalues of `c_run`.
+const RUN_HANDLER: i32 = 1;
+const RUN_GLOBALS: i32 = 2;
+const RUN_COMPILED: i32 = 3;
+const RUN_KEYS: i32 = 4;
+const RUN_ARGV: i32 = 5;
+const RUN_KEYS_NAME: i32 = 6;
+const RUN_ARGV_NAME: i32 = 7;
+
 /// `runner(f)`: calls `f` (a function, or the slot of a compiled EVAL script: no
 /// reference to it is made per run) under the error handler and returns `ok, result`
-/// (xpcall's). The
-/// running script (`Invocation::installed`) gives the arguments: for an EVAL, KEYS and ARGV
-/// are set as globals and `f` gets none; for a library function they are its two
-/// arguments. With no script installed (FUNCTION LOAD runs a library's body), `f` gets no
-/// arguments. The tables are built here, on the stack, with no per-key references.
+/// (xpcall's). The running script (`Invocation::installed`) gives the arguments: for an
+/// EVAL, KEYS and ARGV are set as globals and `f` gets none; for a library function they
+/// are its two arguments. With no script installed (FUNCTION LOAD runs a library's body),
+/// `f` gets no arguments.
+///
+/// PERF: an EVAL's KEYS and ARGV are the same two tables each run, emptied and filled
+/// again: two tables less of garbage per script, so the collector runs less. A script
+/// cannot keep them past its run (the globals and libraries are read-only), so it sees
+/// fresh ones, as in Redis; one it gave a metatable is replaced by a new table. A library
+/// function can keep its arguments (in a local of its library), so it gets new ones.
 unsafe extern "C-unwind" fn c_run(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     use mlua::ffi;
     // SAFETY: upvalues as `c_runner` set them; the invocation pointer is valid while the
@@ -1186,10 +1205,10 @@ unsafe extern "C-unwind" fn c_run(l: *mut mlua::ffi::lua_State) -> std::ffi::c_i
     unsafe {
         ffi::lua_settop(l, 1);
         if ffi::lua_type(l, 1) == ffi::LUA_TNUMBER {
-            ffi::lua_rawgeti(l, ffi::lua_upvalueindex(3), ffi::lua_tointeger(l, 1));
+            ffi::lua_rawgeti(l, ffi::lua_upvalueindex(RUN_COMPILED), ffi::lua_tointeger(l, 1));
             ffi::lua_replace(l, 1);
         }
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(RUN_HANDLER));
         ffi::lua_insert(l, 1);
         // Stack: handler, f.
         let nargs = match INVOCATION.with(|c| c.get()) {
@@ -1197,18 +1216,18 @@ unsafe extern "C-unwind" fn c_run(l: *mut mlua::ffi::lua_State) -> std::ffi::c_i
             Some(ptr) => {
                 let inv = ptr.as_ptr();
                 let (keys, argv): (&[&[u8]], &[&[u8]]) = ((*inv).keys, (*inv).argv);
-                push_array(l, keys);
-                push_array(l, argv);
                 if (*inv).eval_mode {
-                    // G.ARGV = argv, G.KEYS = keys.
-                    ffi::lua_pushstring(l, c"ARGV".as_ptr());
-                    ffi::lua_insert(l, -2);
-                    ffi::lua_rawset(l, ffi::lua_upvalueindex(2));
-                    ffi::lua_pushstring(l, c"KEYS".as_ptr());
-                    ffi::lua_insert(l, -2);
-                    ffi::lua_rawset(l, ffi::lua_upvalueindex(2));
+                    for (table, name, items) in [(RUN_KEYS, RUN_KEYS_NAME, keys), (RUN_ARGV, RUN_ARGV_NAME, argv)] {
+                        refill_array(l, ffi::lua_upvalueindex(table), items);
+                        // G[name] = the table.
+                        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(name));
+                        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(table));
+                        ffi::lua_rawset(l, ffi::lua_upvalueindex(RUN_GLOBALS));
+                    }
                     0
                 } else {
+                    push_array(l, keys);
+                    push_array(l, argv);
                     2
                 }
             }
@@ -1217,6 +1236,35 @@ unsafe extern "C-unwind" fn c_run(l: *mut mlua::ffi::lua_State) -> std::ffi::c_i
         ffi::lua_pushboolean(l, (status == 0) as std::ffi::c_int);
         ffi::lua_replace(l, 1);
         2
+    }
+}
+
+/// Makes the table at `index` (an upvalue) the array `items`: emptied of what an earlier
+/// run left (and of what its script added), or replaced when a script gave it a metatable.
+///
+/// # Safety
+/// `l` has room for three more values; `index` is a pseudo-index holding a table.
+unsafe fn refill_array(l: *mut mlua::ffi::lua_State, index: i32, items: &[&[u8]]) {
+    use mlua::ffi;
+    unsafe {
+        if ffi::lua_getmetatable(l, index) != 0 {
+            ffi::lua_pop(l, 1);
+            ffi::lua_createtable(l, items.len().min(i32::MAX as usize) as i32, 0);
+            ffi::lua_replace(l, index);
+        } else {
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, index) != 0 {
+                // Stack: key, value. Clearing the field just visited keeps `next` valid.
+                ffi::lua_pop(l, 1);
+                ffi::lua_pushvalue(l, -1);
+                ffi::lua_pushnil(l);
+                ffi::lua_rawset(l, index);
+            }
+        }
+        for (i, item) in items.iter().enumerate() {
+            ffi::lua_pushlstring(l, item.as_ptr() as *const _, item.len());
+            ffi::lua_rawseti(l, index, i as ffi::lua_Integer + 1);
+        }
     }
 }
 
