@@ -648,8 +648,42 @@ thread_local! {
 fn eval_sha(body: &[u8], out: &mut [u8; 40]) {
     match EVAL_SHA.with(|c| c.take()) {
         Some((at, len, sha)) if at == body.as_ptr() as usize && len == body.len() => *out = sha,
-        _ => sha1hex_into(body, out),
+        _ => body_sha(body, out),
     }
+}
+
+/// Bodies cached per thread by `body_sha`, and the longest one kept.
+const RECENT_BODIES: usize = 16;
+const RECENT_BODY_MAX: usize = 16 * 1024;
+
+thread_local! {
+    /// The SHAs of the EVAL bodies this thread saw last, by a hash of the body: direct
+    /// mapped, an entry replaced by the next body that maps to it.
+    static RECENT: std::cell::RefCell<Vec<Option<(u64, Box<[u8]>, [u8; 40])>>> =
+        std::cell::RefCell::new(vec![None; RECENT_BODIES]);
+}
+
+/// The SHA1 (hex) of an EVAL body. PERF: Redis hashes the body on every EVAL; here a body
+/// this thread saw recently is found by a much cheaper hash and a comparison of its bytes
+/// (SHA1 of `return 1` costs more than running it).
+fn body_sha(body: &[u8], out: &mut [u8; 40]) {
+    use std::hash::BuildHasher;
+    if body.len() > RECENT_BODY_MAX {
+        return sha1hex_into(body, out);
+    }
+    static HASHER: std::sync::OnceLock<hashbrown::DefaultHashBuilder> = std::sync::OnceLock::new();
+    let hash = HASHER.get_or_init(Default::default).hash_one(body);
+    RECENT.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        let entry = &mut recent[hash as usize % RECENT_BODIES];
+        match entry {
+            Some((h, seen, sha)) if *h == hash && **seen == *body => *out = *sha,
+            _ => {
+                sha1hex_into(body, out);
+                *entry = Some((hash, body.into(), *out));
+            }
+        }
+    })
 }
 
 impl Engine {
@@ -671,7 +705,7 @@ impl Engine {
         let name = args[0];
         if name.eq_ignore_ascii_case(b"eval") || name.eq_ignore_ascii_case(b"eval_ro") {
             let mut sha = [0u8; 40];
-            sha1hex_into(args[1], &mut sha);
+            body_sha(args[1], &mut sha);
             EVAL_SHA.with(|c| c.set(Some((args[1].as_ptr() as usize, args[1].len(), sha))));
             let sha = std::str::from_utf8(&sha).unwrap_or_default();
             self.scripting.eval_scripts.read().get(sha).is_some_and(|s| s.conduct.runs_alongside())
@@ -1161,7 +1195,9 @@ unsafe extern "C-unwind" fn c_wrap(l: *mut mlua::ffi::lua_State) -> std::ffi::c_
 
 /// `c_runner(handler, G, compiled)`: the runner, a C closure of `c_run` over the error
 /// handler, the scripts' real globals, the compiled EVAL scripts (`Vm::compiled`), and the
-/// KEYS and ARGV tables EVAL scripts get, with those two names.
+/// KEYS and ARGV tables EVAL scripts get, with those two names, and whether the globals
+/// hold those tables (a function VM has no KEYS or ARGV globals: they are made on the first
+/// EVAL run, and again when a table is replaced).
 unsafe extern "C-unwind" fn c_runner(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     use mlua::ffi;
     // SAFETY: called by the prelude with the three values as arguments.
@@ -1171,7 +1207,8 @@ unsafe extern "C-unwind" fn c_runner(l: *mut mlua::ffi::lua_State) -> std::ffi::
         ffi::lua_createtable(l, 0, 0);
         ffi::lua_pushstring(l, c"KEYS".as_ptr());
         ffi::lua_pushstring(l, c"ARGV".as_ptr());
-        ffi::lua_pushcclosure(l, c_run, 7);
+        ffi::lua_pushboolean(l, 0);
+        ffi::lua_pushcclosure(l, c_run, 8);
         1
     }
 }
@@ -1184,6 +1221,7 @@ const RUN_KEYS: i32 = 4;
 const RUN_ARGV: i32 = 5;
 const RUN_KEYS_NAME: i32 = 6;
 const RUN_ARGV_NAME: i32 = 7;
+const RUN_PUBLISHED: i32 = 8;
 
 /// `runner(f)`: calls `f` (a function, or the slot of a compiled EVAL script: no
 /// reference to it is made per run) under the error handler and returns `ok, result`
@@ -1217,12 +1255,19 @@ unsafe extern "C-unwind" fn c_run(l: *mut mlua::ffi::lua_State) -> std::ffi::c_i
                 let inv = ptr.as_ptr();
                 let (keys, argv): (&[&[u8]], &[&[u8]]) = ((*inv).keys, (*inv).argv);
                 if (*inv).eval_mode {
+                    let mut published = ffi::lua_toboolean(l, ffi::lua_upvalueindex(RUN_PUBLISHED)) != 0;
                     for (table, name, items) in [(RUN_KEYS, RUN_KEYS_NAME, keys), (RUN_ARGV, RUN_ARGV_NAME, argv)] {
-                        refill_array(l, ffi::lua_upvalueindex(table), items);
-                        // G[name] = the table.
-                        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(name));
-                        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(table));
-                        ffi::lua_rawset(l, ffi::lua_upvalueindex(RUN_GLOBALS));
+                        if refill_array(l, ffi::lua_upvalueindex(table), items) || !published {
+                            // G[name] = the table.
+                            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(name));
+                            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(table));
+                            ffi::lua_rawset(l, ffi::lua_upvalueindex(RUN_GLOBALS));
+                        }
+                    }
+                    if !published {
+                        published = true;
+                        ffi::lua_pushboolean(l, published as std::ffi::c_int);
+                        ffi::lua_replace(l, ffi::lua_upvalueindex(RUN_PUBLISHED));
                     }
                     0
                 } else {
@@ -1240,17 +1285,20 @@ unsafe extern "C-unwind" fn c_run(l: *mut mlua::ffi::lua_State) -> std::ffi::c_i
 }
 
 /// Makes the table at `index` (an upvalue) the array `items`: emptied of what an earlier
-/// run left (and of what its script added), or replaced when a script gave it a metatable.
+/// run left (and of what its script added), or replaced when a script gave it a metatable
+/// (then true: the globals must be given the new table).
 ///
 /// # Safety
 /// `l` has room for three more values; `index` is a pseudo-index holding a table.
-unsafe fn refill_array(l: *mut mlua::ffi::lua_State, index: i32, items: &[&[u8]]) {
+unsafe fn refill_array(l: *mut mlua::ffi::lua_State, index: i32, items: &[&[u8]]) -> bool {
     use mlua::ffi;
+    let mut replaced = false;
     unsafe {
         if ffi::lua_getmetatable(l, index) != 0 {
             ffi::lua_pop(l, 1);
             ffi::lua_createtable(l, items.len().min(i32::MAX as usize) as i32, 0);
             ffi::lua_replace(l, index);
+            replaced = true;
         } else {
             ffi::lua_pushnil(l);
             while ffi::lua_next(l, index) != 0 {
@@ -1266,6 +1314,7 @@ unsafe fn refill_array(l: *mut mlua::ffi::lua_State, index: i32, items: &[&[u8]]
             ffi::lua_rawseti(l, index, i as ffi::lua_Integer + 1);
         }
     }
+    replaced
 }
 
 /// Pushes an array of strings.
@@ -3763,6 +3812,31 @@ pub fn register() -> Vec<CommandSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remembered_body_shas_are_the_bodies_own() {
+        let sha = |body: &[u8]| {
+            let mut out = [0u8; 40];
+            sha1hex_into(body, &mut out);
+            out
+        };
+        // More bodies than entries (so entries are replaced), each seen several times,
+        // bodies differing in one byte, and one too long to keep.
+        let mut bodies: Vec<Vec<u8>> = (0..200).map(|i| format!("return {i}").into_bytes()).collect();
+        bodies.push(b"return 10".to_vec());
+        bodies.push(b"return 1O".to_vec());
+        bodies.push(vec![b' '; RECENT_BODY_MAX + 1]);
+        for round in 0..3 {
+            for body in bodies.iter().skip(round) {
+                let mut out = [0u8; 40];
+                body_sha(body, &mut out);
+                assert_eq!(out, sha(body), "{}", String::from_utf8_lossy(&body[..body.len().min(20)]));
+            }
+        }
+        let mut out = [0u8; 40];
+        body_sha(b"return 1", &mut out);
+        assert_eq!(&out, b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+    }
 
     #[test]
     fn shebang_flags() {
