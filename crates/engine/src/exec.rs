@@ -794,9 +794,10 @@ impl Engine {
         for command in queued {
             let args: SmallVec<[&[u8]; 8]> = command.iter().map(|a| &a[..]).collect();
             if let Resolved::Found(spec) = self.table.resolve(&args) {
-                writes |= spec.has_flag(crate::command::flags::WRITE);
+                let (command_writes, command_stale_ok) = self.writes_and_stale_ok(spec, &args);
+                writes |= command_writes;
                 denies_oom |= self.command_denies_oom(spec, &args);
-                stale_ok &= spec.has_flag(crate::command::flags::STALE);
+                stale_ok &= command_stale_ok;
             }
         }
         // Redis's processCommand order: OOM (evicting first, for every EXEC), MISCONF,

@@ -777,11 +777,47 @@ fn script_flags_on_a_stale_replica_match_redis() {
             cmd(&["FCALL", "w", "0"]),
             cmd(&["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]),
             cmd(&["EVAL", "#!lua flags=no-writes,allow-stale\nreturn 1", "0"]),
+            // Without a shebang: refused before it runs (scriptPrepareForRun).
+            cmd(&["EVAL", "return redis.call('get', KEYS[1])", "1", "x"]),
+            cmd(&["EVAL", "return 1", "0"]),
             cmd(&["CONFIG", "SET", "replica-serve-stale-data", "yes"]),
+            // A read-only replica: a write inside a script without shebang is refused.
+            cmd(&["EVAL", "return redis.call('set', KEYS[1], 1)", "1", "x"]),
+            cmd(&["EVAL", "return redis.call('get', KEYS[1])", "1", "x"]),
             cmd(&["FCALL", "f1", "0"]),
             cmd(&["FCALL", "w", "0"]),
             cmd(&["REPLICAOF", "NO", "ONE"]),
             cmd(&["FCALL", "w", "0"]),
         ],
     );
+}
+
+/// A transaction queued on a master and run after the server became a read-only replica:
+/// a queued script that declares writes aborts EXEC (its flags are the transaction's), one
+/// without a shebang runs and its write fails inside (Redis's unit/scripting "no-writes
+/// shebang flag on replica").
+#[test]
+fn queued_scripts_on_a_server_turned_replica_match_redis() {
+    let Some(diff) = Differential::start(QUINCE) else { return };
+    let mut replies = Vec::new();
+    for port in [diff.redis.port, diff.quince.port] {
+        let mut admin = quince_test_util::RawClient::connect(port);
+        let mut declared = quince_test_util::RawClient::connect(port);
+        let mut compat = quince_test_util::RawClient::connect(port);
+        let mut seen = Vec::new();
+        seen.push(declared.call(&["MULTI"]));
+        seen.push(declared.call(&["EVAL", "#!lua\nreturn 1", "0"]));
+        seen.push(compat.call(&["MULTI"]));
+        seen.push(compat.call(&["EVAL", "redis.call('set', KEYS[1], 1) return 1", "1", "x"]));
+        seen.push(compat.call(&["EVAL", "return redis.call('get', KEYS[1])", "1", "x"]));
+        seen.push(admin.call(&["REPLICAOF", "127.0.0.1", "1"]));
+        seen.push(declared.call(&["EXEC"]));
+        seen.push(compat.call(&["EXEC"]));
+        seen.push(admin.call(&["REPLICAOF", "NO", "ONE"]));
+        // The script's SHA names it in the error: the same on both.
+        replies.push(seen.into_iter().map(|r| String::from_utf8_lossy(&r).into_owned()).collect::<Vec<_>>());
+    }
+    assert_eq!(replies[1], replies[0], "quince (left) against redis-server (right)");
+    assert!(replies[0][6].starts_with("-EXECABORT Transaction discarded because of: READONLY"), "{:?}", replies[0]);
+    assert!(replies[0][7].contains("READONLY You can't write against a read only replica."), "{:?}", replies[0]);
 }

@@ -573,6 +573,21 @@ impl Engine {
             || !self.script_flags(args).is_some_and(|f| f & flag::EVAL_COMPAT == 0 && f & flag::NO_WRITES != 0)
     }
 
+    /// Whether the command writes (CMD_WRITE) and may run on a stale replica (CMD_STALE),
+    /// as Redis's processCommand sees it: for a script command whose script declares flags
+    /// (a shebang, or a function), those flags decide (scriptFlagsToCmdFlags); an EVAL
+    /// without shebang keeps its command's.
+    pub(crate) fn writes_and_stale_ok(&self, spec: &CommandSpec, args: &[&[u8]]) -> (bool, bool) {
+        let declared = (spec.has_flag(crate::command::flags::WRITE), spec.has_flag(crate::command::flags::STALE));
+        if !is_script_command(args[0]) {
+            return declared;
+        }
+        match self.script_flags(args) {
+            Some(f) if f & flag::EVAL_COMPAT == 0 => (f & flag::NO_WRITES == 0, f & flag::ALLOW_STALE != 0),
+            _ => declared,
+        }
+    }
+
     /// The flags of the script or function a script command runs, when known (a shebang, a
     /// cached script, a loaded function).
     fn script_flags(&self, args: &[&[u8]]) -> Option<u32> {
@@ -2245,8 +2260,14 @@ impl Invocation<'_> {
         if self.read_only && (writes || has_may_replicate_flag(spec)) {
             return self.reject(Some(spec), "ERR Write commands are not allowed from read-only scripts.");
         }
-        // Redis's scriptVerifyWriteCommandAllow: no write while persistence is failing
-        // (MISCONF), checked for every write the script makes.
+        // Redis's scriptVerifyWriteCommandAllow: no write on a read-only replica (an EVAL
+        // without shebang gets this far there, in a transaction too), unless the script
+        // wrote already or its client is the master's link.
+        if writes && !self.wrote && !self.client.must_obey && self.engine.read_only_replica() {
+            return self.reject(Some(spec), "READONLY You can't write against a read only replica.");
+        }
+        // No write while persistence is failing (MISCONF), checked for every write the
+        // script makes.
         if writes {
             if let Some(line) = self.engine.persistence().and_then(|p| p.write_refusal()) {
                 return self.reject(Some(spec), &line);
@@ -2707,9 +2728,10 @@ fn run_script(
     // Redis's scriptPrepareForRun, in its order, for scripts with flags (a shebang, or a
     // function).
     let obeying = ctx.client.must_obey;
-    if flags & flag::EVAL_COMPAT == 0 && flags & flag::ALLOW_STALE == 0 && ctx.engine.running_stale() {
-        // (Redis refuses it before the script starts: the command's flags come from the
-        // script's, and it is not `stale` then.)
+    // (Redis refuses a script with flags before it starts: the command's flags come from the
+    // script's, and it is not `stale` then; one without a shebang is refused by
+    // scriptPrepareForRun, with the same text.)
+    if flags & flag::ALLOW_STALE == 0 && ctx.engine.running_stale() {
         return Err(CmdError::msg("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."));
     }
     if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_WRITES == 0 {
