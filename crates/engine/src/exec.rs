@@ -903,7 +903,13 @@ impl Engine {
         // A busy script may hold only the shared gate (and its shards): everyone else gets
         // BUSY all the same, as in Redis.
         if !obey && self.scripting.busy(&*self.clock) {
-            return if allow_busy() { Some(Gate::Bypass) } else { None };
+            if allow_busy() {
+                return Some(Gate::Bypass);
+            }
+            self.scripting.wait_for_debug_session();
+            if self.scripting.busy(&*self.clock) {
+                return None;
+            }
         }
         let free = if exclusive {
             self.exec_gate.try_write().map(Gate::Exclusive)

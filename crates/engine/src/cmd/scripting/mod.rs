@@ -111,6 +111,8 @@ pub struct Scripting {
     runs: Arc<Mutex<Vec<Arc<RunState>>>>,
     /// Running scripts past `busy-reply-threshold`: other clients get BUSY meanwhile.
     busy_scripts: Arc<AtomicUsize>,
+    /// Synchronous Lua debugger sessions running (`SCRIPT DEBUG SYNC`).
+    debug_sessions: AtomicUsize,
     /// Where "Slow script detected" goes (the server's log, set by the host).
     warning_log: WarningLog,
     /// math.random's generator, shared by every VM (Redis's is global).
@@ -339,6 +341,22 @@ impl Scripting {
     /// its count hook noticed, as Redis's does, every 100,000 instructions. One atomic read.
     pub fn busy(&self, _clock: &dyn crate::Clock) -> bool {
         self.busy_scripts.load(Ordering::SeqCst) > 0
+    }
+
+    /// Before a command on another thread gets BUSY from a debugger session: waits up to
+    /// 100 ms for the session to end. Redis serves no one during a synchronous session, so
+    /// a client that connects just as the debugging client leaves is served once the
+    /// session ends (unit/scripting's "lua stack overflow" test reconnects at once); here
+    /// the session ends when its worker reads the close, which may come a moment later.
+    pub(crate) fn wait_for_debug_session(&self) {
+        // (Not on the session's own thread: it serves its other clients from inside.)
+        if self.debug_sessions.load(Ordering::SeqCst) == 0 || INVOCATION.with(|c| c.get()).is_some() || ldb::active() {
+            return;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(100);
+        while self.debug_sessions.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// The busy script SCRIPT KILL, FUNCTION KILL and FUNCTION STATS act on (the one that
@@ -2769,6 +2787,7 @@ fn run_script(
     // other clients get BUSY while the user steps (Redis blocks the whole server).
     let debugging = eval_mode && ctx.client.script_debug && ldb::active();
     if debugging {
+        engine.scripting.debug_sessions.fetch_add(1, Ordering::SeqCst);
         run.busy.store(true, Ordering::SeqCst);
         vm.busy_scripts.fetch_add(1, Ordering::SeqCst);
         let timeout_ms = engine.hot.busy_reply_threshold_ms.load(Ordering::Relaxed);
@@ -2836,6 +2855,9 @@ fn run_script(
     if run.busy.load(Ordering::Relaxed) {
         run.busy.store(false, Ordering::SeqCst);
         engine.scripting.busy_scripts.fetch_sub(1, Ordering::SeqCst);
+    }
+    if debugging {
+        engine.scripting.debug_sessions.fetch_sub(1, Ordering::SeqCst);
     }
     if killed || escalated || debugging {
         run.escalated.store(false, Ordering::SeqCst);
