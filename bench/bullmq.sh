@@ -28,20 +28,27 @@ done
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 QUINCE_THREADS=${QUINCE_THREADS:-1}
-need_tools redis-server redis-cli node npm taskset python3
+need_tools redis-server redis-cli node npm taskset python3 bc
 prepare_quince_and_out
 install_bullmq
 start_pinned_servers
 
-RESULTS=$WORK/results  # "server run enqueue process"
+RESULTS=$WORK/results  # "server run enqueue process server_us_per_job wall_s server_cpu_s"
 : > "$RESULTS"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+TICK_HZ=$(getconf CLK_TCK)
 for run in $(seq "$RUNS"); do
   for server in quince redis; do
-    port=$QPORT; [ "$server" = redis ] && port=$RPORT
+    port=$QPORT; pid=$QPID
+    [ "$server" = redis ] && port=$RPORT && pid=$RPID
+    before=$(cpu_ticks "$pid"); started=$(date +%s.%N)
     line=$(cd "$root/bench/bullmq" && taskset -c "$CLIENT_CPU" node bench.mjs "$port" "$JOBS" 1000 50)
+    ticks=$(( $(cpu_ticks "$pid") - before )); wall=$(echo "$(date +%s.%N) - $started" | bc)
     read -r enq proc <<<"$(queue_rates "$line")"
-    echo "$server $run $enq $proc" >> "$RESULTS"
-    echo "  $server run $run: enqueue $enq jobs/s, process $proc jobs/s" >&2
+    # The server's user+system time over both phases (and the client's start-up), per job.
+    us_per_job=$(echo "scale=1; $ticks * 1000000 / $TICK_HZ / $JOBS" | bc)
+    echo "$server $run $enq $proc $us_per_job $wall $(echo "scale=3; $ticks / $TICK_HZ" | bc)" >> "$RESULTS"
+    echo "  $server run $run: enqueue $enq jobs/s, process $proc jobs/s, server CPU $us_per_job us/job over ${wall}s" >&2
   done
 done
 
@@ -59,5 +66,10 @@ with open(sys.argv[2], "w") as out:
         q, r = runs("quince", col), runs("redis", col)
         ratio = (sum(q) / len(q)) / (sum(r) / len(r))
         out.write(f"| {name} | {' / '.join(map(str, q))} | {' / '.join(map(str, r))} | {ratio:.2f} |\n")
+    cpu = lambda server: [float(r[4]) for r in rows if r[0] == server]
+    q, r = cpu("quince"), cpu("redis")
+    out.write(f"| server CPU µs per job (both phases) | {' / '.join(map(str, q))} | {' / '.join(map(str, r))} | {(sum(q) / len(q)) / (sum(r) / len(r)):.2f} |\n")
+    busy = lambda server: [round(100 * float(r[6]) / float(r[5])) for r in rows if r[0] == server]
+    out.write(f"| server core busy, % of the run | {' / '.join(map(str, busy('quince')))} | {' / '.join(map(str, busy('redis')))} | |\n")
 PY
 report bullmq "BullMQ 6.7.0 on quince vs redis-server $REDIS_VERSION"
