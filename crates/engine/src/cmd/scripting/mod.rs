@@ -789,6 +789,35 @@ hooks.flatten = function(t, with_values)
   return flat
 end
 
+-- What a table in a script's reply is, in one call from Rust (in Redis's order of checks):
+-- 1 err, 2 ok, 3 double, 4 big_number, 5 verbatim_string (format, string), 6 map, 7 set,
+-- each with its value; else 0, the array's length up to its first nil and, for a short
+-- array, its elements.
+local raw_get, raw_type, raw_unpack = rawget, type, unpack
+hooks.classify = function(t)
+  local v = raw_get(t, 'err')
+  if raw_type(v) == 'string' then return 1, v end
+  v = raw_get(t, 'ok')
+  if raw_type(v) == 'string' then return 2, v end
+  v = raw_get(t, 'double')
+  if raw_type(v) == 'number' then return 3, v end
+  v = raw_get(t, 'big_number')
+  if raw_type(v) == 'string' then return 4, v end
+  v = raw_get(t, 'verbatim_string')
+  if raw_type(v) == 'table' then
+    local f, s = raw_get(v, 'format'), raw_get(v, 'string')
+    if raw_type(f) == 'string' and raw_type(s) == 'string' then return 5, f, s end
+  end
+  v = raw_get(t, 'map')
+  if raw_type(v) == 'table' then return 6, v end
+  v = raw_get(t, 'set')
+  if raw_type(v) == 'table' then return 7, v end
+  local n = 0
+  while raw_get(t, n + 1) ~= nil do n = n + 1 end
+  if n <= 64 then return 0, n, raw_unpack(t, 1, n) end
+  return 0, n
+end
+
 -- Errors raised by Rust functions arrive as mlua error objects: keep just the message.
 local function clean(e)
   if type(e) == 'string' or type(e) == 'table' then return e end
@@ -1588,6 +1617,7 @@ impl Vm {
             compiled.clone(),
         ))?;
         lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
+        lua.set_named_registry_value("quince_classify", hooks.raw_get::<Function>("classify")?)?;
         hooks.raw_set(
             "setresp",
             lua.create_function(|_, v: i64| {
@@ -1971,16 +2001,20 @@ const REPLY_MAX_DEPTH: usize = 7995;
 /// element at a time: a reply may be millions of elements long or thousands of levels deep
 /// without growing the thread's stack or mlua's reference stack.
 fn lua_to_reply(lua: &Lua, value: Value, out: &mut dyn ReplySink, script_resp: u8) {
-    /// An aggregate being written: its table (maps and sets flattened to arrays of keys,
-    /// or of keys and values, by the prelude), the next index and the last. Past
-    /// `HELD_IN_RUST` levels the tables wait in a Lua table instead (`deep`): each value
-    /// Rust holds takes a slot of mlua's reference stack, which has about 8,000.
-    struct Open {
-        table: Option<Table>,
-        next: usize,
-        last: usize,
+    /// An aggregate being written: its elements, fetched already (a short array), or its
+    /// table (maps and sets flattened to arrays of keys, or of keys and values, by the
+    /// prelude) with the next index and the last. Past `HELD_IN_RUST` levels the tables
+    /// wait in a Lua table instead (`deep`): each value Rust holds takes a slot of mlua's
+    /// reference stack, which has about 8,000.
+    enum Open {
+        Fetched(std::vec::IntoIter<Value>),
+        Table { table: Option<Table>, next: usize, last: usize },
     }
     const HELD_IN_RUST: usize = 64;
+    const FETCHED_LEVELS: usize = 16;
+    // PERF: one call classifies a table and hands over a short array's elements (instead
+    // of a lookup per special key and per element, each taking mlua's lock).
+    let classify: Option<Function> = lua.named_registry_value("quince_classify").ok();
     let mut open: Vec<Open> = Vec::new();
     let mut deep: Option<Table> = None;
     let mut value = Some(value);
@@ -1988,17 +2022,27 @@ fn lua_to_reply(lua: &Lua, value: Value, out: &mut dyn ReplySink, script_resp: u
         let Some(v) = value.take() else {
             let depth = open.len();
             let Some(top) = open.last_mut() else { return };
-            if top.next > top.last {
-                open.pop();
-                continue;
+            match top {
+                Open::Fetched(elements) => match elements.next() {
+                    Some(element) => value = Some(element),
+                    None => {
+                        open.pop();
+                    }
+                },
+                Open::Table { table, next, last } => {
+                    if *next > *last {
+                        open.pop();
+                        continue;
+                    }
+                    let element = match (&*table, &deep) {
+                        (Some(t), _) => t.raw_get::<Value>(*next),
+                        (None, Some(d)) => d.raw_get::<Table>(depth).and_then(|t| t.raw_get::<Value>(*next)),
+                        (None, None) => Ok(Value::Nil),
+                    };
+                    value = Some(element.unwrap_or(Value::Nil));
+                    *next += 1;
+                }
             }
-            let element = match (&top.table, &deep) {
-                (Some(t), _) => t.raw_get::<Value>(top.next),
-                (None, Some(d)) => d.raw_get::<Table>(depth).and_then(|t| t.raw_get::<Value>(top.next)),
-                (None, None) => Ok(Value::Nil),
-            };
-            value = Some(element.unwrap_or(Value::Nil));
-            top.next += 1;
             continue;
         };
         if open.len() >= REPLY_MAX_DEPTH {
@@ -2007,28 +2051,50 @@ fn lua_to_reply(lua: &Lua, value: Value, out: &mut dyn ReplySink, script_resp: u
             out.error("ERR reached lua stack limit");
             continue;
         }
-        if let Some((table, last)) = write_lua_value(lua, &v, out, script_resp) {
-            let depth = open.len() + 1;
-            let table = if depth <= HELD_IN_RUST {
-                Some(table)
-            } else {
-                if deep.is_none() {
-                    deep = lua.create_table().ok();
-                }
-                match &deep {
-                    Some(d) if d.raw_set(depth, table.clone()).is_ok() => None,
-                    // Its header is written: hold it here rather than lose its elements.
-                    _ => Some(table),
-                }
-            };
-            open.push(Open { table, next: 1, last });
+        // (Fetched elements each hold a reference: only near the top, so deep replies don't
+        // run out of mlua's reference slots.)
+        let fetch = open.len() < FETCHED_LEVELS;
+        match write_lua_value(lua, classify.as_ref(), v, out, script_resp, fetch) {
+            None => {}
+            Some(Aggregate::Fetched(elements)) => open.push(Open::Fetched(elements.into_iter())),
+            Some(Aggregate::Table(table, last)) => {
+                let depth = open.len() + 1;
+                let table = if depth <= HELD_IN_RUST {
+                    Some(table)
+                } else {
+                    if deep.is_none() {
+                        deep = lua.create_table().ok();
+                    }
+                    match &deep {
+                        Some(d) if d.raw_set(depth, table.clone()).is_ok() => None,
+                        // Its header is written: hold it here rather than lose its elements.
+                        _ => Some(table),
+                    }
+                };
+                open.push(Open::Table { table, next: 1, last });
+            }
         }
     }
 }
 
+/// An aggregate whose header `write_lua_value` wrote: its elements, or the table holding
+/// them with their count.
+enum Aggregate {
+    Fetched(Vec<Value>),
+    Table(Table, usize),
+}
+
 /// Writes a scalar or a special table (`err`, `ok`, `double`...) and returns None, or writes
-/// an aggregate's header and returns the table of its elements and their count.
-fn write_lua_value(lua: &Lua, value: &Value, out: &mut dyn ReplySink, script_resp: u8) -> Option<(Table, usize)> {
+/// an aggregate's header and returns its elements (`fetch`: as values when the array is
+/// short, else as its table).
+fn write_lua_value(
+    lua: &Lua,
+    classify: Option<&Function>,
+    value: Value,
+    out: &mut dyn ReplySink,
+    script_resp: u8,
+    fetch: bool,
+) -> Option<Aggregate> {
     let replace_crlf = |s: &[u8]| -> String {
         String::from_utf8_lossy(s).chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect()
     };
@@ -2036,87 +2102,94 @@ fn write_lua_value(lua: &Lua, value: &Value, out: &mut dyn ReplySink, script_res
         Value::String(s) => out.bulk(&s.as_bytes()),
         Value::Boolean(b) => {
             if script_resp == 2 {
-                if *b {
+                if b {
                     out.integer(1)
                 } else {
                     out.null()
                 }
             } else {
-                out.boolean(*b)
+                out.boolean(b)
             }
         }
-        Value::Integer(i) => out.integer(*i),
+        Value::Integer(i) => out.integer(i),
         // (long long) of the double, as x86-64 converts it (NaN and out of range: INT64_MIN).
-        Value::Number(n) => out.integer(luaapi::c_double_to_i64(*n)),
+        Value::Number(n) => out.integer(luaapi::c_double_to_i64(n)),
         Value::Table(t) => {
-            if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
-                out.error(&replace_crlf(&e.as_bytes()));
+            // (If Lua can't classify or copy it, the element is an error: a count written
+            // for it would not match what follows.)
+            const NO_COPY: &str = "ERR internal error while converting the script's reply";
+            let Some(Ok(found)) = classify.map(|f| f.call::<mlua::MultiValue>(&t)) else {
+                out.error(NO_COPY);
                 return None;
-            }
-            if let Ok(Value::String(ok)) = t.raw_get::<Value>("ok") {
-                out.simple(&replace_crlf(&ok.as_bytes()));
-                return None;
-            }
-            match t.raw_get::<Value>("double") {
-                Ok(Value::Number(d)) => {
-                    out.double(d);
-                    return None;
-                }
-                Ok(Value::Integer(i)) => {
-                    out.double(i as f64);
-                    return None;
-                }
-                _ => {}
-            }
-            if let Ok(Value::String(b)) = t.raw_get::<Value>("big_number") {
-                out.big_number(replace_crlf(&b.as_bytes()).as_bytes());
-                return None;
-            }
-            if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
-                if let (Ok(Value::String(f)), Ok(Value::String(s))) =
-                    (v.raw_get::<Value>("format"), v.raw_get::<Value>("string"))
-                {
-                    let f = f.as_bytes();
-                    let mut format = *b"txt";
-                    for (i, b) in f.iter().take(3).enumerate() {
-                        format[i] = *b;
-                    }
-                    out.verbatim(&format, &s.as_bytes());
-                    return None;
-                }
-            }
+            };
+            let mut found = found.into_iter();
+            let kind = match found.next() {
+                Some(Value::Integer(k)) => k,
+                Some(Value::Number(k)) => k as i64,
+                _ => -1,
+            };
+            let mut text = || match found.next() {
+                Some(Value::String(s)) => Some(s),
+                _ => None,
+            };
             let flatten = |t: &Table, with_values: bool| -> Option<(Table, usize)> {
                 let f: Function = lua.named_registry_value("quince_flatten").ok()?;
                 let flat: Table = f.call((t.clone(), with_values)).ok()?;
                 let len = flat.raw_len();
                 Some((flat, len))
             };
-            // (If Lua can't make the flat copy, the element is an error: a count written
-            // for it would not match what follows.)
-            const NO_COPY: &str = "ERR internal error while converting the script's reply";
-            if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
-                let Some((flat, len)) = flatten(&m, true) else {
-                    out.error(NO_COPY);
-                    return None;
-                };
-                out.map(len / 2);
-                return Some((flat, len));
+            match kind {
+                1 => out.error(&replace_crlf(&text()?.as_bytes())),
+                2 => out.simple(&replace_crlf(&text()?.as_bytes())),
+                3 => match found.next() {
+                    Some(Value::Number(d)) => out.double(d),
+                    Some(Value::Integer(i)) => out.double(i as f64),
+                    _ => out.error(NO_COPY),
+                },
+                4 => out.big_number(replace_crlf(&text()?.as_bytes()).as_bytes()),
+                5 => {
+                    let (Some(f), Some(s)) = (text(), text()) else {
+                        out.error(NO_COPY);
+                        return None;
+                    };
+                    let f = f.as_bytes();
+                    let mut format = *b"txt";
+                    for (i, b) in f.iter().take(3).enumerate() {
+                        format[i] = *b;
+                    }
+                    out.verbatim(&format, &s.as_bytes());
+                }
+                6 | 7 => {
+                    let Some(Value::Table(inner)) = found.next() else {
+                        out.error(NO_COPY);
+                        return None;
+                    };
+                    let Some((flat, len)) = flatten(&inner, kind == 6) else {
+                        out.error(NO_COPY);
+                        return None;
+                    };
+                    if kind == 6 {
+                        out.map(len / 2);
+                    } else {
+                        out.set(len);
+                    }
+                    return Some(Aggregate::Table(flat, len));
+                }
+                0 => {
+                    let len = match found.next() {
+                        Some(Value::Integer(n)) => n.max(0) as usize,
+                        Some(Value::Number(n)) => n.max(0.0) as usize,
+                        _ => 0,
+                    };
+                    out.array(len);
+                    let elements: Vec<Value> = found.collect();
+                    if fetch && elements.len() == len {
+                        return Some(Aggregate::Fetched(elements));
+                    }
+                    return Some(Aggregate::Table(t, len));
+                }
+                _ => out.error(NO_COPY),
             }
-            if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
-                let Some((flat, len)) = flatten(&s, false) else {
-                    out.error(NO_COPY);
-                    return None;
-                };
-                out.set(len);
-                return Some((flat, len));
-            }
-            // Up to the first nil, as Redis counts an array.
-            let mut len = 0;
-            while !matches!(t.raw_get::<Value>(len + 1), Ok(Value::Nil) | Err(_)) {
-                len += 1;
-            }
-            out.array(len);
-            return Some((t.clone(), len));
         }
         _ => out.null(),
     }
