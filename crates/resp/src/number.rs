@@ -181,14 +181,17 @@ mod tests {
     #[test]
     fn whole_numbers_take_the_short_way_to_the_same_text() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut values = vec![1.0, -1.0, 9.0, 10.0, 1e15, 1e16, -1e16, 99_999_999_999_999_984.0, 9_007_199_254_740_993.0];
+        let mut values =
+            vec![1.0, -1.0, 9.0, 10.0, 1e15, 1e16, -1e16, 99_999_999_999_999_984.0, 9_007_199_254_740_993.0];
         values.extend([2f64.powi(53), 2f64.powi(53) + 2.0, -(2f64.powi(53) + 4.0), 1_700_000_000_123.0]);
         for _ in 0..100_000 {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             let digits = (state % 18) as i32;
-            values.push(((state >> 8) % 10u64.pow(digits as u32).max(1)) as f64 * if state & 1 == 0 { 1.0 } else { -1.0 });
+            values.push(
+                ((state >> 8) % 10u64.pow(digits as u32).max(1)) as f64 * if state & 1 == 0 { 1.0 } else { -1.0 },
+            );
         }
         for d in values {
             if d == 0.0 {

@@ -804,16 +804,17 @@ fn queued_scripts_on_a_server_turned_replica_match_redis() {
         let mut admin = quince_test_util::RawClient::connect(port);
         let mut declared = quince_test_util::RawClient::connect(port);
         let mut compat = quince_test_util::RawClient::connect(port);
-        let mut seen = Vec::new();
-        seen.push(declared.call(&["MULTI"]));
-        seen.push(declared.call(&["EVAL", "#!lua\nreturn 1", "0"]));
-        seen.push(compat.call(&["MULTI"]));
-        seen.push(compat.call(&["EVAL", "redis.call('set', KEYS[1], 1) return 1", "1", "x"]));
-        seen.push(compat.call(&["EVAL", "return redis.call('get', KEYS[1])", "1", "x"]));
-        seen.push(admin.call(&["REPLICAOF", "127.0.0.1", "1"]));
-        seen.push(declared.call(&["EXEC"]));
-        seen.push(compat.call(&["EXEC"]));
-        seen.push(admin.call(&["REPLICAOF", "NO", "ONE"]));
+        let seen = vec![
+            declared.call(&["MULTI"]),
+            declared.call(&["EVAL", "#!lua\nreturn 1", "0"]),
+            compat.call(&["MULTI"]),
+            compat.call(&["EVAL", "redis.call('set', KEYS[1], 1) return 1", "1", "x"]),
+            compat.call(&["EVAL", "return redis.call('get', KEYS[1])", "1", "x"]),
+            admin.call(&["REPLICAOF", "127.0.0.1", "1"]),
+            declared.call(&["EXEC"]),
+            compat.call(&["EXEC"]),
+            admin.call(&["REPLICAOF", "NO", "ONE"]),
+        ];
         // The script's SHA names it in the error: the same on both.
         replies.push(seen.into_iter().map(|r| String::from_utf8_lossy(&r).into_owned()).collect::<Vec<_>>());
     }

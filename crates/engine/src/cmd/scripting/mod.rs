@@ -689,10 +689,13 @@ fn eval_sha(body: &[u8], out: &mut [u8; 40]) {
 const RECENT_BODIES: usize = 16;
 const RECENT_BODY_MAX: usize = 16 * 1024;
 
+/// A body seen recently: its cheap hash, the body, its SHA.
+type RecentBody = (u64, Box<[u8]>, [u8; 40]);
+
 thread_local! {
     /// The SHAs of the EVAL bodies this thread saw last, by a hash of the body: direct
     /// mapped, an entry replaced by the next body that maps to it.
-    static RECENT: std::cell::RefCell<Vec<Option<(u64, Box<[u8]>, [u8; 40])>>> =
+    static RECENT: std::cell::RefCell<Vec<Option<RecentBody>>> =
         std::cell::RefCell::new(vec![None; RECENT_BODIES]);
 }
 
