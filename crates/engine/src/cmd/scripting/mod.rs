@@ -280,6 +280,8 @@ struct Vm {
     hooks: Table,
     /// Runs a function under the error handler: returns ok, result.
     runner: Function,
+    /// Classifies a table of a script's reply (`lua_to_reply`).
+    classify: Function,
     /// The read-only environment scripts see as their globals.
     env: Table,
     scripts: ShaMap<Script>,
@@ -1620,7 +1622,7 @@ impl Vm {
             compiled.clone(),
         ))?;
         lua.set_named_registry_value("quince_flatten", hooks.raw_get::<Function>("flatten")?)?;
-        lua.set_named_registry_value("quince_classify", hooks.raw_get::<Function>("classify")?)?;
+        let classify: Function = hooks.raw_get("classify")?;
         hooks.raw_set(
             "setresp",
             lua.create_function(|_, v: i64| {
@@ -1692,6 +1694,7 @@ impl Vm {
             pool_epoch,
             hooks,
             runner,
+            classify,
             env,
             scripts: ShaMap::default(),
             compiled,
@@ -2003,7 +2006,7 @@ const REPLY_MAX_DEPTH: usize = 7995;
 /// Writes a Lua value as the script's reply (luaReplyToRedisReply). Iterative, holding one
 /// element at a time: a reply may be millions of elements long or thousands of levels deep
 /// without growing the thread's stack or mlua's reference stack.
-fn lua_to_reply(lua: &Lua, value: Value, out: &mut dyn ReplySink, script_resp: u8) {
+fn lua_to_reply(lua: &Lua, classify: &Function, value: Value, out: &mut dyn ReplySink, script_resp: u8) {
     /// An aggregate being written: its elements, fetched already (a short array), or its
     /// table (maps and sets flattened to arrays of keys, or of keys and values, by the
     /// prelude) with the next index and the last. Past `HELD_IN_RUST` levels the tables
@@ -2015,9 +2018,9 @@ fn lua_to_reply(lua: &Lua, value: Value, out: &mut dyn ReplySink, script_resp: u
     }
     const HELD_IN_RUST: usize = 64;
     const FETCHED_LEVELS: usize = 16;
-    // PERF: one call classifies a table and hands over a short array's elements (instead
-    // of a lookup per special key and per element, each taking mlua's lock).
-    let classify: Option<Function> = lua.named_registry_value("quince_classify").ok();
+    // PERF: one call (`classify`) classifies a table and hands over a short array's
+    // elements (instead of a lookup per special key and per element, each taking mlua's
+    // lock).
     let mut open: Vec<Open> = Vec::new();
     let mut deep: Option<Table> = None;
     let mut value = Some(value);
@@ -2057,7 +2060,7 @@ fn lua_to_reply(lua: &Lua, value: Value, out: &mut dyn ReplySink, script_resp: u
         // (Fetched elements each hold a reference: only near the top, so deep replies don't
         // run out of mlua's reference slots.)
         let fetch = open.len() < FETCHED_LEVELS;
-        match write_lua_value(lua, classify.as_ref(), v, out, script_resp, fetch) {
+        match write_lua_value(lua, classify, v, out, script_resp, fetch) {
             None => {}
             Some(Aggregate::Fetched(elements)) => open.push(Open::Fetched(elements.into_iter())),
             Some(Aggregate::Table(table, last)) => {
@@ -2092,7 +2095,7 @@ enum Aggregate {
 /// short, else as its table).
 fn write_lua_value(
     lua: &Lua,
-    classify: Option<&Function>,
+    classify: &Function,
     value: Value,
     out: &mut dyn ReplySink,
     script_resp: u8,
@@ -2121,7 +2124,7 @@ fn write_lua_value(
             // (If Lua can't classify or copy it, the element is an error: a count written
             // for it would not match what follows.)
             const NO_COPY: &str = "ERR internal error while converting the script's reply";
-            let Some(Ok(found)) = classify.map(|f| f.call::<mlua::MultiValue>(&t)) else {
+            let Ok(found) = classify.call::<mlua::MultiValue>(&t) else {
                 out.error(NO_COPY);
                 return None;
             };
@@ -2978,7 +2981,7 @@ fn run_script(
                     return Err(CmdError::msg(text));
                 }
             }
-            lua_to_reply(&vm.lua, value, out, resp);
+            lua_to_reply(&vm.lua, &vm.classify, value, out, resp);
             Ok(())
         }
         Ok((false, Value::Table(err), _)) => {
