@@ -67,10 +67,15 @@ impl Drop for ExclusiveGate<'_> {
 }
 
 /// This thread's slot.
+/// How many threads have taken a slot index: while fewer than `SLOTS`, the slots from
+/// this number on are unused and a writer need not look at them.
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
 fn slot_index() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
-        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SLOTS;
+        // (SeqCst: a writer that reads a count without this thread's slot comes before it
+        // in the total order, so this thread's reader sees the writer's flag.)
+        static INDEX: usize = NEXT_SLOT.fetch_add(1, Ordering::SeqCst) % SLOTS;
     }
     INDEX.with(|i| *i)
 }
@@ -136,7 +141,9 @@ impl ExecGate {
     }
 
     fn slots_empty(&self) -> bool {
-        self.slots.iter().all(|s| s.0.load(Ordering::SeqCst) == 0)
+        // PERF: only the slots threads have taken (a server has a few threads, not 32).
+        let taken = NEXT_SLOT.load(Ordering::SeqCst).min(SLOTS);
+        self.slots[..taken].iter().all(|s| s.0.load(Ordering::SeqCst) == 0)
     }
 
     /// Waits for the readers in slots to leave (they can't come back while the flag is
