@@ -36,36 +36,34 @@ impl Clock for SystemClock {
     }
 }
 
-/// CLOCK_REALTIME in nanoseconds since the Unix epoch.
-fn realtime_ns() -> i64 {
+/// `clock_gettime(id)` in nanoseconds; None where it fails or does not exist.
+fn clock_ns(id: libc::clockid_t) -> Option<i64> {
     // PERF: clock_gettime with plain integer arithmetic; SystemTime's checked subtraction
     // and u128 conversion cost as much again.
     #[cfg(unix)]
     {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: `ts` is a valid place for the kernel (vDSO) to write the time.
-        if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) } == 0 {
+        if unsafe { libc::clock_gettime(id, &mut ts) } == 0 {
             // (time_t and c_long are narrower than i64 on 32-bit targets.)
             #[allow(clippy::unnecessary_cast)]
-            return ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64;
+            return Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64);
         }
     }
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+    let _ = id;
+    None
+}
+
+/// CLOCK_REALTIME in nanoseconds since the Unix epoch.
+fn realtime_ns() -> i64 {
+    clock_ns(libc::CLOCK_REALTIME)
+        .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64))
 }
 
 /// CLOCK_MONOTONIC in nanoseconds: it runs at the wall clock's rate (NTP slews both) but
 /// never jumps, so the counter's rate is measured against it.
 fn monotonic_ns() -> i64 {
-    #[cfg(unix)]
-    {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: as above.
-        if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } == 0 {
-            #[allow(clippy::unnecessary_cast)]
-            return ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64;
-        }
-    }
-    realtime_ns()
+    clock_ns(libc::CLOCK_MONOTONIC).unwrap_or_else(realtime_ns)
 }
 
 /// Where a `TickClock` reads its counter and the clocks it keeps in step with.
