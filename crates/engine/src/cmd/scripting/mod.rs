@@ -1704,6 +1704,8 @@ impl Vm {
             memory_gauge,
         };
         vm.install_script_hook();
+        // What the prelude left behind (its temporaries) goes before the VM is counted.
+        let _ = vm.lua.gc_collect();
         vm.note_memory();
         Ok(vm)
     }
