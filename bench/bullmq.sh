@@ -10,7 +10,8 @@
 #   -o  report directory, or "none" for no files      default: bench/results
 # Environment: QUINCE_BIN, NO_BUILD, QUINCE_THREADS, SERVER_CPU, CLIENT_CPU (as compare.sh).
 # Needs node and npm (installs bench/bullmq/node_modules on first use).
-# Output: a Markdown table (jobs/s per run and phase, and quince/redis ratios of the means);
+# Output: a Markdown table (jobs/s per run and phase, and quince/redis ratios of the means;
+# the server's CPU time per job over both phases, and how busy its core was during a run);
 # unless -o none also DIR/YYYY-MM-DD-HHMM-bullmq.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -797,9 +797,9 @@ end
 -- What a table in a script's reply is, in one call from Rust (in Redis's order of checks):
 -- 1 err, 2 ok, 3 double, 4 big_number, 5 verbatim_string (format, string), 6 map, 7 set,
 -- each with its value; else 0, the array's length up to its first nil and, for a short
--- array, its elements.
+-- array when `fetch`, its elements.
 local raw_get, raw_type, raw_unpack = rawget, type, unpack
-hooks.classify = function(t)
+hooks.classify = function(t, fetch)
   local v = raw_get(t, 'err')
   if raw_type(v) == 'string' then return 1, v end
   v = raw_get(t, 'ok')
@@ -819,7 +819,7 @@ hooks.classify = function(t)
   if raw_type(v) == 'table' then return 7, v end
   local n = 0
   while raw_get(t, n + 1) ~= nil do n = n + 1 end
-  if n <= 64 then return 0, n, raw_unpack(t, 1, n) end
+  if fetch and n <= 64 then return 0, n, raw_unpack(t, 1, n) end
   return 0, n
 end
 
@@ -2126,7 +2126,7 @@ fn write_lua_value(
             // (If Lua can't classify or copy it, the element is an error: a count written
             // for it would not match what follows.)
             const NO_COPY: &str = "ERR internal error while converting the script's reply";
-            let Ok(found) = classify.call::<mlua::MultiValue>(&t) else {
+            let Ok(found) = classify.call::<mlua::MultiValue>((&t, fetch)) else {
                 out.error(NO_COPY);
                 return None;
             };
@@ -2191,7 +2191,7 @@ fn write_lua_value(
                     };
                     out.array(len);
                     let elements: Vec<Value> = found.collect();
-                    if fetch && elements.len() == len {
+                    if elements.len() == len && len > 0 {
                         return Some(Aggregate::Fetched(elements));
                     }
                     return Some(Aggregate::Table(t, len));
