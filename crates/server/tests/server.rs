@@ -911,7 +911,15 @@ fn a_failed_first_rewrite_removes_the_temporary_incr_file() {
     let pid = child_pid(child.id()).expect("the second rewrite's child");
     // SAFETY: as above.
     unsafe { libc::kill(pid, libc::SIGKILL) };
-    wait_rewrite_done(&mut c);
+    // Between the killed child being reaped and the retry, no rewrite runs or is scheduled:
+    // wait for the retry's success itself.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while info_field(&mut c, "aof_last_bgrewrite_status") != "ok"
+        || info_field(&mut c, "aof_rewrite_in_progress") != "0"
+    {
+        assert!(std::time::Instant::now() < deadline, "the third rewrite never succeeded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(
         std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap(),
         "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
