@@ -743,31 +743,24 @@ impl Db {
         self.map.iter()
     }
 
-    /// One SCAN step within this shard: up to `count` keys whose scan hash is at least
-    /// `from`, in hash order (plus any keys sharing the last hash, so none is skipped).
-    /// Returns the keys and the position to continue from (None when the shard is done).
-    /// Positions are the scan hash shifted right by `shift` (the cursor's shard bits).
-    /// Keys whose TTL passed are included, as Redis's SCAN visits them: the caller deletes
-    /// those it would return (see `is_stale`).
-    pub fn scan(&mut self, from: u64, shift: u32, count: usize) -> (Vec<Key>, Option<u64>) {
-        let mut candidates: Vec<(u64, &[u8])> = self
-            .map
-            .iter()
-            .filter_map(|(k, _)| {
-                let h = scan_hash(k) >> shift;
-                (h >= from).then_some((h, k))
-            })
-            .collect();
-        let count = count.max(1);
-        if candidates.len() <= count {
-            return (candidates.into_iter().map(|(_, k)| Key::from(k)).collect(), None);
+    /// One SCAN call's share of this shard, as Redis's scanGenericCommand: table steps
+    /// from `cursor` (a bucket cursor, see `KeyTable::scan_step`) until `count` keys are
+    /// found, ten times `count` buckets were visited or the walk is over. Returns the keys
+    /// and the cursor to continue from (None when the shard is done). Keys whose TTL passed
+    /// are included, as Redis's SCAN visits them: the caller deletes those it would return
+    /// (see `is_stale`).
+    pub fn scan(&self, cursor: u64, count: usize) -> (Vec<Key>, Option<u64>) {
+        let mut keys = Vec::new();
+        let mut v = cursor;
+        let mut visits = count.saturating_mul(10).max(1);
+        loop {
+            v = self.map.scan_step(v, |k, _| keys.push(Key::from(k)));
+            visits -= 1;
+            if v == 0 || visits == 0 || keys.len() >= count {
+                break;
+            }
         }
-        candidates.select_nth_unstable_by_key(count - 1, |c| c.0);
-        let last = candidates[count - 1].0;
-        // Keys sharing the last position stay on this page, so none is skipped.
-        let (page, rest): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| c.0 <= last);
-        let next = if rest.is_empty() { None } else { last.checked_add(1) };
-        (page.into_iter().map(|(_, k)| Key::from(k)).collect(), next)
+        (keys, (v != 0).then_some(v))
     }
 
     /// Sum and count of the remaining TTLs (ms) of up to `n` keys with a TTL (INFO avg_ttl).
@@ -973,6 +966,23 @@ impl Keyspace {
             .collect()
     }
 
+    /// Redis's `activerehashing`: moves tables that are growing or shrinking on to their
+    /// new bucket arrays for up to `budget`, so tables that see no writes don't go on
+    /// looking in two arrays. Shards in use are skipped (a later cron finishes them).
+    pub fn rehash_for(&self, budget: std::time::Duration) {
+        let start = std::time::Instant::now();
+        for shard in 0..self.shards.len() {
+            let Some(mut guard) = self.try_lock(shard) else { continue };
+            for db in guard.dbs.iter_mut() {
+                while db.map.rehash_some(100) {
+                    if start.elapsed() >= budget {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     pub fn try_lock(&self, shard: usize) -> Option<MutexGuard<'_, Shard>> {
         self.shards[shard].try_lock()
     }
@@ -981,14 +991,14 @@ impl Keyspace {
         self.shards[shard].try_lock_for(wait)
     }
 
-    /// SCAN cursors: the shard index in the top bits, a position in that shard's hash
-    /// order below. Returns (shard, position, shift).
-    pub fn decode_cursor(&self, cursor: u64) -> (usize, u64, u32) {
+    /// SCAN cursors: the shard index in the top bits, that shard's table cursor below.
+    /// Returns (shard, table cursor).
+    pub fn decode_cursor(&self, cursor: u64) -> (usize, u64) {
         let bits = self.shards.len().trailing_zeros();
         if bits == 0 {
-            return (0, cursor, 0);
+            return (0, cursor);
         }
-        ((cursor >> (64 - bits)) as usize, cursor & (u64::MAX >> bits), bits)
+        ((cursor >> (64 - bits)) as usize, cursor & (u64::MAX >> bits))
     }
 
     /// The cursor for continuing at `position` of `shard`; 0 once past the last shard.

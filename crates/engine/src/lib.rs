@@ -164,6 +164,8 @@ pub struct HotConfig {
     /// `lazyfree-lazy-user-del` (DEL frees as UNLINK) and `lazyfree-lazy-user-flush`
     /// (FLUSHDB/FLUSHALL without a mode free as ASYNC).
     pub lazy_user_del: AtomicBool,
+    /// `activerehashing`: the cron finishes the key tables' incremental rehashing.
+    pub active_rehashing: AtomicBool,
     pub lazy_user_flush: AtomicBool,
 }
 
@@ -338,6 +340,7 @@ impl Engine {
                 replica_keeps_expired: AtomicBool::new(false),
                 busy_reply_threshold_ms: std::sync::atomic::AtomicI64::new(0),
                 lazy_user_del: AtomicBool::new(false),
+                active_rehashing: AtomicBool::new(true),
                 lazy_user_flush: AtomicBool::new(false),
             },
             clients: ClientRegistry::default(),
@@ -435,6 +438,7 @@ impl Engine {
         self.hot.notify_flags.store(int("notify-keyspace-events"), Ordering::Relaxed);
         self.hot.busy_reply_threshold_ms.store(int("busy-reply-threshold"), Ordering::Relaxed);
         self.hot.lazy_user_del.store(config.get_bool("lazyfree-lazy-user-del"), Ordering::Relaxed);
+        self.hot.active_rehashing.store(config.get_bool("activerehashing"), Ordering::Relaxed);
         self.hot.latency_tracking.store(config.get_bool("latency-tracking"), Ordering::Relaxed);
         self.hot.lazy_user_flush.store(config.get_bool("lazyfree-lazy-user-flush"), Ordering::Relaxed);
         self.hot.maxmemory.store(maxmemory.max(0) as u64, Ordering::Relaxed);

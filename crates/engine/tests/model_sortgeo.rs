@@ -410,8 +410,17 @@ fn brute_force(positions: &BTreeMap<usize, u64>, shape: &Shape) -> Vec<(Vec<u8>,
             Some((d, member_name(*m).into_bytes()))
         })
         .collect();
+    // Ordered as `sorted_matches` orders a reply: by the distance as printed (four
+    // decimals), so two points whose distances differ only further down tie the same way.
+    let mut out: Vec<(f64, Vec<u8>, Vec<u8>)> = out
+        .into_iter()
+        .map(|(d, m)| {
+            let printed = geohash::format_distance(d / 1000.0);
+            (printed.parse().unwrap(), m, printed.into_bytes())
+        })
+        .collect();
     out.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then_with(|| a.1.cmp(&b.1)));
-    out.into_iter().map(|(d, m)| (m, geohash::format_distance(d / 1000.0).into_bytes())).collect()
+    out.into_iter().map(|(_, m, d)| (m, d)).collect()
 }
 
 /// Redis's search (geohash cells around a bounding box) is documented as approximate near the

@@ -348,8 +348,8 @@ fn keys(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     Ok(())
 }
 
-/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] — O(1) per call in keys returned
-/// (O(shard size) to find them: shards are walked in hash order, see `Db::scan`).
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] — O(COUNT) per call: each shard's
+/// table is walked with Redis's bucket cursor (see `Db::scan`), shard after shard.
 fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let cursor = super::set::parse_cursor(args[1])?;
     let mut count = 10usize;
@@ -376,7 +376,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     let (now, db) = (ctx.now_ms, ctx.client.db);
     let engine = ctx.engine;
     let keyspace = &engine.keyspace;
-    let (mut shard, mut position, shift) = keyspace.decode_cursor(cursor);
+    let (mut shard, mut position) = keyspace.decode_cursor(cursor);
     let mut keys: Vec<Key> = Vec::new();
     // Keys found expired are deleted and logged, as Redis's scanGenericCommand does for
     // the keys it would otherwise return.
@@ -385,11 +385,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     while shard < keyspace.shard_count() {
         let mut guard = keyspace.lock(shard);
         let db = &mut guard.dbs[db];
-        // Finding a page costs a pass over the shard, so a page is never smaller than an
-        // eighth of the shard: a full SCAN then costs a few passes over the keyspace, not
-        // one per COUNT keys. COUNT is a hint in Redis too; replies may be longer.
-        let wanted = (count - keys.len().min(count - 1)).max(db.len() / 8);
-        let (page, resume) = db.scan(position, shift, wanted);
+        let (page, resume) = db.scan(position, count - keys.len().min(count - 1));
         for key in page {
             if pattern.is_some_and(|p| !glob_match(p, &key, false)) {
                 continue;

@@ -1,28 +1,74 @@
-//! The table of one database's keys in one shard.
+//! The table of one database's keys in one shard: a chained hash table with incremental
+//! rehashing, as Redis's dict.
 //!
-//! Each key and its entry live together in one allocation; the hash table holds only
-//! pointers to them. A table is a power of two of buckets at most 7/8 full, so right after
-//! it doubles it is less than half full: with the pair stored in the bucket (72 bytes) every
-//! empty bucket costs as much as a key, with a pointer only 8 bytes. Redis's dict makes the
-//! same trade (an 8-byte bucket array of pointers to entries). See docs/memory.md.
+//! Each key and its entry live together in one allocation (a `Node`, 80 bytes with the
+//! chain link), the buckets hold only the chains' heads: 8 bytes a bucket, at a load between
+//! 1/2 and 1 (the table doubles when it holds as many keys as buckets), so 8 to 16 bytes a
+//! key. Growing or shrinking moves one bucket's chain per write into the new bucket array
+//! (and lookups look in both meanwhile), so no single command pays for moving a whole shard.
+//!
+//! SCAN walks the buckets in Redis's reverse-binary cursor order (`scan_step`), which visits
+//! every key present for the whole scan exactly once per table size, however often the table
+//! grows or shrinks between calls, at a cost proportional to the buckets visited.
+//! See docs/memory.md.
 
-use hashbrown::hash_table::Entry as Slot;
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::DefaultHashBuilder;
 use std::hash::BuildHasher;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use super::{Entry, SmallBytes};
 
-/// A key and its entry, in one allocation.
+/// A key and its entry, in one allocation, linked into its bucket's chain.
 #[derive(Debug)]
-pub(super) struct Pair {
+struct Node {
+    next: Link,
     key: SmallBytes,
     entry: Entry,
 }
 
+type Link = Option<NonNull<Node>>;
+
+/// Bucket arrays are never smaller than this (Redis's DICT_HT_INITIAL_SIZE).
+const MIN_BUCKETS: usize = 4;
+/// Buckets a rehash step may find empty before it stops (Redis's `empty_visits`).
+const EMPTY_VISITS_PER_STEP: usize = 10;
+
 #[derive(Debug, Default)]
 pub(super) struct KeyTable {
-    table: HashTable<Box<Pair>>,
+    /// The buckets (Redis's ht[0]): empty, or a power of two of chain heads.
+    main: Box<[Link]>,
+    /// While rehashing, the new buckets (ht[1]); empty otherwise.
+    next: Box<[Link]>,
+    /// While rehashing, the first bucket of `main` not yet moved to `next`.
+    rehash_at: usize,
+    len: usize,
     hasher: DefaultHashBuilder,
+}
+
+// SAFETY: the table owns its nodes as a Box would (each reachable from exactly one link);
+// `&self` methods only read them.
+unsafe impl Send for KeyTable {}
+// SAFETY: as above.
+unsafe impl Sync for KeyTable {}
+
+impl Drop for KeyTable {
+    fn drop(&mut self) {
+        for head in self.main.iter_mut().chain(self.next.iter_mut()) {
+            let mut link = head.take();
+            while let Some(node) = link {
+                // SAFETY: every node was made by `Box::leak` in `FreeSlot::fill` and is
+                // linked once; it is unlinked here before being freed.
+                let node = unsafe { Box::from_raw(node.as_ptr()) };
+                link = node.next;
+            }
+        }
+    }
+}
+
+/// Redis's `rev`: the cursor counts with its bits reversed.
+fn next_cursor(v: u64, mask: u64) -> u64 {
+    ((v | !mask).reverse_bits().wrapping_add(1)).reverse_bits()
 }
 
 impl KeyTable {
@@ -30,26 +76,51 @@ impl KeyTable {
         self.hasher.hash_one(key)
     }
 
-    pub fn len(&self) -> usize {
-        self.table.len()
+    fn is_rehashing(&self) -> bool {
+        !self.next.is_empty()
     }
 
-    /// Bytes of the table itself (its buckets), not of the keys and entries it points to.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes of the bucket arrays, not of the keys and entries they point to.
     pub fn allocation_size(&self) -> usize {
-        self.table.allocation_size()
+        (self.main.len() + self.next.len()) * std::mem::size_of::<Link>()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.len == 0
+    }
+
+    /// The node holding `key`, in either bucket array.
+    fn find(&self, key: &[u8], hash: u64) -> Link {
+        for buckets in [&self.main, &self.next] {
+            if buckets.is_empty() {
+                break;
+            }
+            let mut link = buckets[hash as usize & (buckets.len() - 1)];
+            while let Some(node) = link {
+                // SAFETY: linked nodes are live while the table is borrowed.
+                let n = unsafe { node.as_ref() };
+                if n.key[..] == *key {
+                    return Some(node);
+                }
+                link = n.next;
+            }
+        }
+        None
     }
 
     pub fn get(&self, key: &[u8]) -> Option<&Entry> {
-        self.table.find(self.hash(key), |p| p.key[..] == *key).map(|p| &p.entry)
+        // SAFETY: a live node, borrowed with the table.
+        self.find(key, self.hash(key)).map(|node| unsafe { &(*node.as_ptr()).entry })
     }
 
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let hash = self.hash(key);
-        self.table.find_mut(hash, |p| p.key[..] == *key).map(|p| &mut p.entry)
+        self.rehash_step();
+        // SAFETY: a live node, borrowed mutably with the table.
+        self.find(key, self.hash(key)).map(|node| unsafe { &mut (*node.as_ptr()).entry })
     }
 
     /// Stores `entry` under `key`; returns the entry it replaced (the key stays as it was).
@@ -63,40 +134,189 @@ impl KeyTable {
         }
     }
 
-    /// The entry of `key`, or the place to put one: one hash and one probe either way.
+    /// The entry of `key`, or the place to put one: one hash and one walk of a chain
+    /// (two while rehashing) either way.
     pub fn slot<'t, 'k>(&'t mut self, key: &'k [u8]) -> KeySlot<'t, 'k> {
+        self.rehash_step();
+        if !self.is_rehashing() && self.len >= self.main.len() {
+            self.resize((self.main.len() * 2).max(MIN_BUCKETS));
+        }
         let hash = self.hash(key);
-        let hasher = &self.hasher;
-        match self.table.entry(hash, |p| p.key[..] == *key, |p| hasher.hash_one(&p.key[..])) {
-            Slot::Occupied(found) => KeySlot::Taken(&mut found.into_mut().entry),
-            Slot::Vacant(vacant) => KeySlot::Free(FreeSlot { vacant, key }),
+        match self.find(key, hash) {
+            // SAFETY: a live node, borrowed mutably with the table.
+            Some(node) => KeySlot::Taken(unsafe { &mut (*node.as_ptr()).entry }),
+            None => KeySlot::Free(FreeSlot { table: self, key, hash }),
         }
     }
 
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        self.rehash_step();
         let hash = self.hash(key);
-        match self.table.find_entry(hash, |p| p.key[..] == *key) {
-            Ok(found) => Some(found.remove().0.entry),
-            Err(_) => None,
+        let removed = self.unlink(key, hash)?;
+        self.len -= 1;
+        self.shrink_if_sparse();
+        // SAFETY: unlinked above, so this is the only pointer to the node.
+        Some(unsafe { Box::from_raw(removed.as_ptr()) }.entry)
+    }
+
+    /// Starts shrinking a table below 10% full to the smallest power of two that holds its
+    /// keys, as Redis's htNeedsResize and dictResize.
+    fn shrink_if_sparse(&mut self) {
+        if !self.is_rehashing() && self.main.len() > MIN_BUCKETS && self.len * 10 < self.main.len() {
+            self.resize(self.len.next_power_of_two().max(MIN_BUCKETS));
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
-        self.table.iter().map(|p| (&p.key[..], &p.entry))
+    /// Takes the node of `key` out of its chain.
+    fn unlink(&mut self, key: &[u8], hash: u64) -> Link {
+        for buckets in [&mut self.main, &mut self.next] {
+            if buckets.is_empty() {
+                break;
+            }
+            let mask = buckets.len() - 1;
+            let mut link: &mut Link = &mut buckets[hash as usize & mask];
+            while let Some(node) = *link {
+                // SAFETY: linked nodes are live; the table is borrowed mutably.
+                let n = unsafe { &mut *node.as_ptr() };
+                if n.key[..] == *key {
+                    *link = n.next.take();
+                    return Some(node);
+                }
+                link = &mut n.next;
+            }
+        }
+        None
     }
 
-    /// Up to `n` entries from the occupied buckets at and after bucket `start` (modulo the
-    /// bucket count), as Redis's dictGetSomeKeys samples: a table at most 7/8 and at least
-    /// about 3/8 full after growing needs a few buckets per entry, so a sample costs O(n),
-    /// not a walk from the table's start.
+    /// Starts moving the keys into `buckets` new buckets (a power of two).
+    fn resize(&mut self, buckets: usize) {
+        if buckets == self.main.len() {
+            return;
+        }
+        let fresh = vec![None; buckets].into_boxed_slice();
+        if self.main.is_empty() {
+            self.main = fresh;
+        } else {
+            self.next = fresh;
+            self.rehash_at = 0;
+        }
+    }
+
+    /// Moves one bucket's chain (looking at no more than a few empty buckets) from the old
+    /// bucket array to the new one, and swaps them once the old one is empty.
+    fn rehash_step(&mut self) {
+        if !self.is_rehashing() {
+            return;
+        }
+        let mask = self.next.len() - 1;
+        let mut empty = 0;
+        while self.rehash_at < self.main.len() {
+            let mut link = self.main[self.rehash_at].take();
+            self.rehash_at += 1;
+            if link.is_none() {
+                empty += 1;
+                if empty == EMPTY_VISITS_PER_STEP {
+                    return;
+                }
+                continue;
+            }
+            while let Some(node) = link {
+                // SAFETY: the chain was taken out of `main`; each node is moved once.
+                let n = unsafe { &mut *node.as_ptr() };
+                link = n.next;
+                let at = self.hasher.hash_one(&n.key[..]) as usize & mask;
+                n.next = self.next[at];
+                self.next[at] = Some(node);
+            }
+            break;
+        }
+        if self.rehash_at == self.main.len() {
+            self.main = std::mem::take(&mut self.next);
+            self.rehash_at = 0;
+        }
+    }
+
+    /// Goes on with a rehash in progress (or a shrink a sparse table needs, as Redis's cron
+    /// does) for about `budget` bucket moves; true if one is still going (Redis's
+    /// `activerehashing`).
+    pub fn rehash_some(&mut self, budget: usize) -> bool {
+        for _ in 0..budget {
+            self.shrink_if_sparse();
+            if !self.is_rehashing() {
+                break;
+            }
+            self.rehash_step();
+        }
+        self.is_rehashing()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
+        self.main.iter().chain(self.next.iter()).flat_map(|head| Chain { link: *head, table: PhantomData })
+    }
+
+    /// Up to `n` entries from the chains at and after bucket `start` (modulo the bucket
+    /// count, both arrays while rehashing), as Redis's dictGetSomeKeys samples: at a load of
+    /// 1/10 to 1 a sample costs O(n) buckets, not a walk from the table's start.
     pub fn sample_from(&self, start: usize, n: usize) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
-        let buckets = self.table.num_buckets();
-        let wanted = if self.table.is_empty() { 0 } else { n.min(self.table.len()) };
+        let buckets = self.main.len() + self.next.len();
+        let wanted = n.min(self.len);
         let start = start % buckets.max(1);
         (0..buckets)
-            .filter_map(move |step| self.table.get_bucket((start + step) % buckets))
+            .flat_map(move |step| {
+                let at = (start + step) % buckets;
+                let head = if at < self.main.len() { self.main[at] } else { self.next[at - self.main.len()] };
+                Chain { link: head, table: PhantomData }
+            })
             .take(wanted)
-            .map(|p| (&p.key[..], &p.entry))
+    }
+
+    /// One step of Redis's dictScan: calls `emit` for every key of the bucket(s) at cursor
+    /// `v` and returns the next cursor, 0 when the walk is over. While rehashing it visits
+    /// the smaller array's bucket and every bucket of the larger one it expands to.
+    pub fn scan_step(&self, v: u64, mut emit: impl FnMut(&[u8], &Entry)) -> u64 {
+        let mut each = |head: Link| {
+            for (k, e) in (Chain { link: head, table: PhantomData }) {
+                emit(k, e);
+            }
+        };
+        if self.main.is_empty() {
+            return 0;
+        }
+        if !self.is_rehashing() {
+            let mask = (self.main.len() - 1) as u64;
+            each(self.main[(v & mask) as usize]);
+            return next_cursor(v, mask);
+        }
+        let (small, large) =
+            if self.main.len() <= self.next.len() { (&self.main, &self.next) } else { (&self.next, &self.main) };
+        let (m0, m1) = ((small.len() - 1) as u64, (large.len() - 1) as u64);
+        each(small[(v & m0) as usize]);
+        let mut v = v;
+        loop {
+            each(large[(v & m1) as usize]);
+            v = next_cursor(v, m1);
+            if v & (m0 ^ m1) == 0 {
+                return v;
+            }
+        }
+    }
+}
+
+/// The keys and entries of one chain.
+struct Chain<'t> {
+    link: Link,
+    table: PhantomData<&'t KeyTable>,
+}
+
+impl<'t> Iterator for Chain<'t> {
+    type Item = (&'t [u8], &'t Entry);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let node = self.link?;
+        // SAFETY: linked nodes are live while the table is borrowed for 't.
+        let n: &'t Node = unsafe { &*node.as_ptr() };
+        self.link = n.next;
+        Some((&n.key[..], &n.entry))
     }
 }
 
@@ -107,13 +327,20 @@ pub(super) enum KeySlot<'t, 'k> {
 }
 
 pub(super) struct FreeSlot<'t, 'k> {
-    vacant: hashbrown::hash_table::VacantEntry<'t, Box<Pair>>,
+    table: &'t mut KeyTable,
     key: &'k [u8],
+    hash: u64,
 }
 
 impl FreeSlot<'_, '_> {
     pub fn fill(self, entry: Entry) {
-        self.vacant.insert(Box::new(Pair { key: self.key.into(), entry }));
+        let table = self.table;
+        // New keys go to the new bucket array while rehashing, as Redis's dictAddRaw.
+        let buckets = if table.is_rehashing() { &mut table.next } else { &mut table.main };
+        let at = self.hash as usize & (buckets.len() - 1);
+        let node = Box::new(Node { next: buckets[at], key: self.key.into(), entry });
+        buckets[at] = Some(NonNull::from(Box::leak(node)));
+        table.len += 1;
     }
 }
 
@@ -135,7 +362,7 @@ mod tests {
 
     /// Eviction and RANDOMKEY sample from a random bucket: `n` distinct entries (or all of a
     /// smaller table), from any start, every key reachable, also when the table is sparse
-    /// after mass deletion (it does not shrink).
+    /// after mass deletion (and shrinking).
     #[test]
     fn samples_from_any_bucket() {
         let mut t = KeyTable::default();
@@ -144,12 +371,14 @@ mod tests {
             t.insert(format!("key:{i}").as_bytes(), entry(i));
         }
         let mut seen = std::collections::HashSet::new();
-        for start in (0..t.table.num_buckets() * 2).step_by(3) {
+        // (A chain is sampled from its head, so a key deep in a long chain is reached from
+        // its own bucket only by a large enough sample, as in Redis's dictGetSomeKeys.)
+        for start in 0..(t.main.len() + t.next.len()) * 2 {
             let sample: Vec<&[u8]> = t.sample_from(start, 5).map(|(k, _)| k).collect();
             assert_eq!(sample.len(), 5);
             let distinct: std::collections::HashSet<&[u8]> = sample.iter().copied().collect();
             assert_eq!(distinct.len(), 5, "start {start}");
-            seen.extend(sample.iter().map(|k| k.to_vec()));
+            seen.extend(t.sample_from(start, 16).map(|(k, _)| k.to_vec()));
         }
         assert_eq!(seen.len(), 10_000, "every key is reachable from some start");
         for i in 0..9_990 {
@@ -160,6 +389,98 @@ mod tests {
             assert_eq!(sample.len(), 5, "a sparse table still gives a full sample");
         }
         assert_eq!(t.sample_from(3, 50).count(), 10, "at most the table's size");
+    }
+
+    /// Every key of a full scan of a table that doesn't change, exactly once.
+    fn full_scan(t: &KeyTable) -> Vec<Vec<u8>> {
+        let mut keys = Vec::new();
+        let mut v = 0;
+        loop {
+            v = t.scan_step(v, |k, _| keys.push(k.to_vec()));
+            if v == 0 {
+                return keys;
+            }
+        }
+    }
+
+    /// Redis's SCAN guarantee over the reverse-binary cursor: a key present from the start
+    /// of a scan to its end is returned, however the table grows, shrinks or rehashes
+    /// between steps (keys come and go at every step here); a table left alone is walked
+    /// exactly once.
+    #[test]
+    fn scan_returns_every_key_present_throughout() {
+        let mut t = KeyTable::default();
+        assert_eq!(t.scan_step(0, |_, _| panic!("empty")), 0);
+        for i in 0..1_000 {
+            t.insert(format!("stay:{i}").as_bytes(), entry(i));
+        }
+        let mut once = full_scan(&t);
+        once.sort();
+        assert_eq!(once.len(), 1_000);
+        once.dedup();
+        assert_eq!(once.len(), 1_000, "no duplicates when nothing changes");
+        // Grow to 64k keys and shrink back to almost nothing, in waves, while scanning.
+        let mut seen = std::collections::HashSet::new();
+        let (mut v, mut steps, mut next_temp, mut live_temp) = (0u64, 0, 0u64, std::collections::VecDeque::new());
+        let mut rehashing_seen = false;
+        loop {
+            v = t.scan_step(v, |k, _| {
+                seen.insert(k.to_vec());
+            });
+            steps += 1;
+            let growing = (steps / 300) % 2 == 0;
+            for _ in 0..(if growing { 200 } else { 0 }) {
+                t.insert(format!("temp:{next_temp}").as_bytes(), entry(0));
+                live_temp.push_back(next_temp);
+                next_temp += 1;
+            }
+            if !growing {
+                for _ in 0..400 {
+                    if let Some(old) = live_temp.pop_front() {
+                        assert!(t.remove(format!("temp:{old}").as_bytes()).is_some());
+                    }
+                }
+            }
+            rehashing_seen |= t.is_rehashing();
+            if v == 0 {
+                break;
+            }
+        }
+        assert!(rehashing_seen, "the scan crossed rehashes");
+        assert!(next_temp > 50_000, "the table grew a lot: {next_temp}");
+        for i in 0..1_000 {
+            assert!(seen.contains(format!("stay:{i}").as_bytes()), "stay:{i} missed after {steps} steps");
+        }
+    }
+
+    /// Growing and shrinking move keys one bucket per write; meanwhile every key is found
+    /// in one of the two arrays, and the cron's steps finish the move.
+    #[test]
+    fn rehashes_incrementally() {
+        let mut t = KeyTable::default();
+        for i in 0..4_096 {
+            t.insert(format!("k{i}").as_bytes(), entry(i));
+        }
+        // The 4,097th key starts a doubling; a lookup finds keys in both arrays.
+        t.insert(b"k4096", entry(4_096));
+        assert!(t.is_rehashing());
+        assert!((0..=4_096).all(|i| int_of(t.get(format!("k{i}").as_bytes())) == Some(i)));
+        assert_eq!(t.iter().count(), 4_097);
+        assert_eq!(t.allocation_size(), (4_096 + 8_192) * 8);
+        assert!(!t.rehash_some(usize::MAX));
+        assert_eq!(t.allocation_size(), 8_192 * 8);
+        assert!((0..=4_096).all(|i| int_of(t.get(format!("k{i}").as_bytes())) == Some(i)));
+        // Below a tenth full it shrinks to the smallest power of two that holds the keys.
+        for i in 0..4_000 {
+            assert_eq!(int_of(t.remove(format!("k{i}").as_bytes()).as_ref()), Some(i));
+        }
+        assert!(!t.rehash_some(usize::MAX));
+        assert_eq!((t.len(), t.allocation_size()), (97, 128 * 8), "shrunk twice: on a delete, then by the cron");
+        assert!((4_000..=4_096).all(|i| int_of(t.get(format!("k{i}").as_bytes())) == Some(i)));
+        for i in 4_000..=4_096 {
+            assert!(t.remove(format!("k{i}").as_bytes()).is_some());
+        }
+        assert!(t.is_empty() && t.iter().next().is_none());
     }
 
     #[test]
