@@ -24,6 +24,7 @@ pub const SHARED_INTEGERS: i64 = 10_000;
 pub use crate::types::small::{SmallBytes, EMB_INLINE_MAX};
 
 mod table;
+pub use table::{fork_child_ended, fork_child_started};
 use table::{KeySlot, KeyTable};
 
 /// A string value, in the encoding Redis would give it (OBJECT ENCODING reports it).
@@ -970,6 +971,9 @@ impl Keyspace {
     /// new bucket arrays for up to `budget`, so tables that see no writes don't go on
     /// looking in two arrays. Shards in use are skipped (a later cron finishes them).
     pub fn rehash_for(&self, budget: std::time::Duration) {
+        if table::resizing_avoided() {
+            return;
+        }
         let start = std::time::Instant::now();
         for shard in 0..self.shards.len() {
             let Some(mut guard) = self.try_lock(shard) else { continue };

@@ -402,7 +402,7 @@ fn sorted_matches(reply: Reply) -> Vec<(Vec<u8>, Vec<u8>)> {
 
 /// Brute force: every stored position inside `shape`, with its distance in km.
 fn brute_force(positions: &BTreeMap<usize, u64>, shape: &Shape) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut out: Vec<(f64, Vec<u8>)> = positions
+    let out: Vec<(f64, Vec<u8>)> = positions
         .iter()
         .filter_map(|(m, &score)| {
             let xy = geohash::decode_score(score as f64)?;

@@ -48,6 +48,7 @@ pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::
         }
         pid => {
             engine.stats.total_forks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            quince_engine::keyspace::fork_child_started();
             Ok(ChildPid(pid))
         }
     }
@@ -177,8 +178,13 @@ pub fn try_reap(child: ChildPid) -> Option<ChildExit> {
     let r = unsafe { libc::waitpid(child.0, &mut status, libc::WNOHANG) };
     if r != child.0 {
         // 0: still running. -1: not our child any more (already reaped): report failure.
-        return if r == 0 { None } else { Some(ChildExit::Code(-1)) };
+        if r == 0 {
+            return None;
+        }
+        quince_engine::keyspace::fork_child_ended();
+        return Some(ChildExit::Code(-1));
     }
+    quince_engine::keyspace::fork_child_ended();
     if libc::WIFSIGNALED(status) {
         Some(ChildExit::Signal(libc::WTERMSIG(status)))
     } else {
@@ -194,4 +200,5 @@ pub fn kill_child(child: ChildPid) {
         let mut status = 0;
         libc::waitpid(child.0, &mut status, 0);
     }
+    quince_engine::keyspace::fork_child_ended();
 }

@@ -16,6 +16,7 @@ use hashbrown::DefaultHashBuilder;
 use std::hash::BuildHasher;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Entry, SmallBytes};
 
@@ -33,6 +34,29 @@ type Link = Option<NonNull<Node>>;
 const MIN_BUCKETS: usize = 4;
 /// Buckets a rehash step may find empty before it stops (Redis's `empty_visits`).
 const EMPTY_VISITS_PER_STEP: usize = 10;
+/// With a forked child alive, a table grows only past this many keys per bucket (Redis's
+/// `dict_force_resize_ratio`).
+const FORCE_RESIZE_RATIO: usize = 5;
+
+/// Forked children alive (BGSAVE, AOF rewrite, replication's RDB). Meanwhile tables start
+/// growing only when over `FORCE_RESIZE_RATIO` times full and never start shrinking, and
+/// the cron leaves rehashing alone, as Redis's `dict_can_resize`: moving keys writes to
+/// the pages the child still shares, so each would be copied. Process-wide, as a fork is.
+static FORK_CHILDREN: AtomicUsize = AtomicUsize::new(0);
+
+/// A forked child started (see `FORK_CHILDREN`).
+pub fn fork_child_started() {
+    FORK_CHILDREN.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A forked child was reaped.
+pub fn fork_child_ended() {
+    let _ = FORK_CHILDREN.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+}
+
+pub(super) fn resizing_avoided() -> bool {
+    FORK_CHILDREN.load(Ordering::Relaxed) > 0
+}
 
 #[derive(Debug, Default)]
 pub(super) struct KeyTable {
@@ -138,7 +162,10 @@ impl KeyTable {
     /// (two while rehashing) either way.
     pub fn slot<'t, 'k>(&'t mut self, key: &'k [u8]) -> KeySlot<'t, 'k> {
         self.rehash_step();
-        if !self.is_rehashing() && self.len >= self.main.len() {
+        if !self.is_rehashing()
+            && self.len >= self.main.len()
+            && (self.main.is_empty() || !resizing_avoided() || self.len >= self.main.len() * FORCE_RESIZE_RATIO)
+        {
             self.resize((self.main.len() * 2).max(MIN_BUCKETS));
         }
         let hash = self.hash(key);
@@ -162,7 +189,11 @@ impl KeyTable {
     /// Starts shrinking a table below 10% full to the smallest power of two that holds its
     /// keys, as Redis's htNeedsResize and dictResize.
     fn shrink_if_sparse(&mut self) {
-        if !self.is_rehashing() && self.main.len() > MIN_BUCKETS && self.len * 10 < self.main.len() {
+        if !self.is_rehashing()
+            && self.main.len() > MIN_BUCKETS
+            && self.len * 10 < self.main.len()
+            && !resizing_avoided()
+        {
             self.resize(self.len.next_power_of_two().max(MIN_BUCKETS));
         }
     }
@@ -240,6 +271,9 @@ impl KeyTable {
     /// does) for about `budget` bucket moves; true if one is still going (Redis's
     /// `activerehashing`).
     pub fn rehash_some(&mut self, budget: usize) -> bool {
+        if resizing_avoided() {
+            return self.is_rehashing();
+        }
         for _ in 0..budget {
             self.shrink_if_sparse();
             if !self.is_rehashing() {
@@ -453,10 +487,14 @@ mod tests {
         }
     }
 
+    /// Tests that assert table sizes run one at a time: the fork flag is process-wide.
+    static SIZES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// Growing and shrinking move keys one bucket per write; meanwhile every key is found
     /// in one of the two arrays, and the cron's steps finish the move.
     #[test]
     fn rehashes_incrementally() {
+        let _sizes = SIZES.lock().unwrap_or_else(|e| e.into_inner());
         let mut t = KeyTable::default();
         for i in 0..4_096 {
             t.insert(format!("k{i}").as_bytes(), entry(i));
@@ -481,6 +519,41 @@ mod tests {
             assert!(t.remove(format!("k{i}").as_bytes()).is_some());
         }
         assert!(t.is_empty() && t.iter().next().is_none());
+    }
+
+    /// While a forked child lives, a table grows only when five times over full and
+    /// doesn't shrink or rehash from the cron (Redis's "Don't rehash if redis has child
+    /// process"); after it, the next write grows it.
+    #[test]
+    fn a_fork_child_holds_resizing_back() {
+        let _sizes = SIZES.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = KeyTable::default();
+        for i in 0..4_096 {
+            t.insert(format!("k{i}").as_bytes(), entry(i));
+        }
+        assert!(!t.rehash_some(usize::MAX));
+        fork_child_started();
+        for i in 4_096..4_100 {
+            t.insert(format!("k{i}").as_bytes(), entry(i));
+        }
+        assert!(!t.is_rehashing() && t.allocation_size() == 4_096 * 8, "no growth at 1x");
+        for i in 4_100..20_480 {
+            t.insert(format!("k{i}").as_bytes(), entry(i));
+        }
+        assert!(!t.is_rehashing(), "nor below 5x");
+        t.insert(b"k20480", entry(20_480));
+        assert!(t.is_rehashing(), "at 5x it grows anyway");
+        assert!(t.rehash_some(usize::MAX), "the cron leaves it");
+        for i in 0..20_481 {
+            t.remove(format!("k{i}").as_bytes());
+        }
+        // (Writes still move the growth along, as Redis's rehash steps.)
+        assert!(t.is_empty() && !t.is_rehashing() && t.allocation_size() == 8_192 * 8, "no shrinking meanwhile");
+        fork_child_ended();
+        assert!(!t.rehash_some(usize::MAX));
+        assert_eq!(t.allocation_size(), MIN_BUCKETS * 8, "shrunk once the child is gone");
+        t.insert(b"a", entry(1));
+        assert_eq!(int_of(t.get(b"a")), Some(1));
     }
 
     #[test]
