@@ -135,6 +135,7 @@ impl Engine {
         let shard = self.keyspace.shard_of(key);
         {
             let mut guard = self.keyspace.lock(shard);
+            guard.dbs[db].set_lazy_free(self.hot.lazy_free_mask.load(Ordering::Relaxed), &self.lazyfree);
             if !guard.dbs[db].evict(key) {
                 return;
             }

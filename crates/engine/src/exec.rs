@@ -307,6 +307,7 @@ impl<'a> Ctx<'a> {
         };
         let db = &mut guard.dbs[db];
         db.access_mode = self.access_mode;
+        db.set_lazy_free(self.engine.hot.lazy_free_mask.load(Ordering::Relaxed), &self.engine.lazyfree);
         let log = if self.propagating { crate::keyspace::EVENT_EXPIRED_LOG } else { 0 };
         // Client-side caching hears of keys found expired.
         let tracked = if self.engine.tracking.active() { crate::keyspace::EVENT_EXPIRED } else { 0 };

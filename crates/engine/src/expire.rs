@@ -116,6 +116,7 @@ impl Engine {
                     let Some(mut guard) = self.keyspace.try_lock(shard) else { break };
                     let table = &mut guard.dbs[db];
                     table.set_collect_events(event_mask | log_mask);
+                    table.set_lazy_free(self.hot.lazy_free_mask.load(Ordering::Relaxed), &self.lazyfree);
                     let (sampled, expired) = table.expire_sample(KEYS_PER_LOOP, now_ms, &mut rng);
                     // The DELs are logged under the shard lock, in order with the writes.
                     if let Some(layer) = persistence {

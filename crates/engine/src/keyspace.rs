@@ -314,6 +314,10 @@ pub struct Db {
     /// (the replica expires them itself; the master knows nothing of them).
     pub track_local_ttls: bool,
     local_ttls: Vec<Key>,
+    /// Which removals (`lazyfree::LAZY_*`) hand big values to `lazy_free`; set by whoever
+    /// locks the table (`set_lazy_free`).
+    lazy_mask: u8,
+    lazy_free: Option<crate::lazyfree::LazyFree>,
 }
 
 /// Orders events recorded in different tables during one command.
@@ -529,7 +533,8 @@ impl Db {
     /// Deletes a key whose TTL passed, counting it as expired (a writable replica's own
     /// keys: nothing is logged, the master never knew them).
     pub fn remove_expired(&mut self, key: &[u8]) {
-        if self.remove_entry(key).is_some() {
+        if let Some(entry) = self.remove_entry(key) {
+            self.dispose(entry.value, crate::lazyfree::LAZY_EXPIRE);
             self.expired_keys += 1;
         }
     }
@@ -551,6 +556,26 @@ impl Db {
         }
     }
 
+    /// Which removals free big values in the background (`lazyfree::LAZY_*` bits, from the
+    /// `lazyfree-lazy-expire`, `-eviction` and `-server-del` switches), and where to.
+    pub fn set_lazy_free(&mut self, mask: u8, lazy_free: &crate::lazyfree::LazyFree) {
+        self.lazy_mask = mask;
+        if mask != 0 && self.lazy_free.is_none() {
+            self.lazy_free = Some(lazy_free.clone());
+        }
+    }
+
+    /// Frees a value this table removed for `cause` (a `lazyfree::LAZY_*` bit): in the
+    /// background when that cause's switch is on and the value is big, else now.
+    fn dispose(&self, value: Value, cause: u8) {
+        match &self.lazy_free {
+            Some(lazy) if self.lazy_mask & cause != 0 => {
+                lazy.free_value(value);
+            }
+            _ => drop(value),
+        }
+    }
+
     /// Stores `value` under `key`, replacing any previous value of any type.
     pub fn set(&mut self, key: &[u8], value: Value, ttl: TtlOnWrite, now_ms: i64) {
         self.expire_if_due(key, now_ms);
@@ -563,26 +588,28 @@ impl Db {
         };
         // PERF: one hash and one probe, whether the key is new or overwritten; the key is
         // only copied when new.
-        let (old_expire, expire_at_ms, new) = match self.map.slot(key) {
+        let (old_expire, expire_at_ms, old) = match self.map.slot(key) {
             KeySlot::Taken(entry) => {
                 let old_expire = entry.expire_at_ms();
                 let expire_at_ms = expiry(old_expire);
-                entry.value = value;
+                let old = std::mem::replace(&mut entry.value, value);
                 entry.set_expire_at_ms(expire_at_ms);
                 // An overwrite keeps the LFU history of the key, as Redis's dbOverwrite does.
                 if !lfu {
                     entry.access = fresh;
                 }
-                (old_expire, expire_at_ms, false)
+                (old_expire, expire_at_ms, Some(old))
             }
             KeySlot::Free(free) => {
                 let expire_at_ms = expiry(None);
                 free.fill(Entry::new(value, expire_at_ms, fresh));
-                (None, expire_at_ms, true)
+                (None, expire_at_ms, None)
             }
         };
-        if new {
-            self.note_new(key);
+        match old {
+            None => self.note_new(key),
+            // An overwritten value goes as a server-side deletion (Redis's dbOverwrite).
+            Some(old) => self.dispose(old, crate::lazyfree::LAZY_SERVER_DEL),
         }
         self.dirty += 1;
         self.track_expire(key, old_expire.is_some(), expire_at_ms.is_some());
@@ -606,7 +633,10 @@ impl Db {
         // RENAME, MOVE and COPY add the key anew (Redis's dbAdd after deleting any old one).
         self.note_new(key);
         self.dirty += 1;
-        let had_ttl = old.is_some_and(|o| o.expire_at_ms().is_some());
+        let had_ttl = old.as_ref().is_some_and(|o| o.expire_at_ms().is_some());
+        if let Some(old) = old {
+            self.dispose(old.value, crate::lazyfree::LAZY_SERVER_DEL);
+        }
         self.track_expire(key, had_ttl, has_ttl);
         self.signal_ready(key);
     }
@@ -623,9 +653,23 @@ impl Db {
         }
     }
 
-    /// Removes a key; true if it existed (and had not expired).
+    /// Removes a key as the server does on its own (a STORE's old destination, an emptied
+    /// collection): true if it existed (and had not expired). Its value goes as a
+    /// server-side deletion (`lazyfree-lazy-server-del`).
     pub fn remove(&mut self, key: &[u8], now_ms: i64) -> bool {
-        self.take(key, now_ms).is_some()
+        self.remove_for(key, now_ms, crate::lazyfree::LAZY_SERVER_DEL)
+    }
+
+    /// Removes a key for `cause` (a `lazyfree::LAZY_*` bit: an EXPIRE or SET with a time
+    /// already past deletes as expiry does); true if it existed (and had not expired).
+    pub fn remove_for(&mut self, key: &[u8], now_ms: i64, cause: u8) -> bool {
+        match self.take(key, now_ms) {
+            Some(entry) => {
+                self.dispose(entry.value, cause);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Removes a key and returns its entry.
@@ -703,7 +747,9 @@ impl Db {
         }
         if let Some(entry) = self.map.get(key) {
             if entry.expire_at_ms().is_some_and(|at| at <= now_ms) {
-                self.remove_entry(key);
+                if let Some(entry) = self.remove_entry(key) {
+                    self.dispose(entry.value, crate::lazyfree::LAZY_EXPIRE);
+                }
                 self.note_expired(key);
             }
         }
@@ -721,7 +767,9 @@ impl Db {
             .cloned()
             .collect();
         for key in due {
-            self.remove_entry(&key);
+            if let Some(entry) = self.remove_entry(&key) {
+                self.dispose(entry.value, crate::lazyfree::LAZY_EXPIRE);
+            }
             self.note_expired(&key);
         }
     }
@@ -817,7 +865,13 @@ impl Db {
 
     /// Removes a key evicted by `maxmemory` (not a change made by a client: no dirty count).
     pub fn evict(&mut self, key: &[u8]) -> bool {
-        self.remove_entry(key).is_some()
+        match self.remove_entry(key) {
+            Some(entry) => {
+                self.dispose(entry.value, crate::lazyfree::LAZY_EVICTION);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The first key at or after table bucket `start` (RANDOMKEY with a random `start`):
@@ -840,7 +894,9 @@ impl Db {
             let due = self.map.get(&key[..]).and_then(|e| e.expire_at_ms()).is_some_and(|at| at <= now_ms);
             if due {
                 let key = self.expires.swap_remove_index(idx).expect("index in range");
-                self.map.remove(&key[..]);
+                if let Some(entry) = self.map.remove(&key[..]) {
+                    self.dispose(entry.value, crate::lazyfree::LAZY_EXPIRE);
+                }
                 self.note_expired(&key);
                 expired += 1;
             }

@@ -1,5 +1,7 @@
 //! Freeing big values off the command path, as Redis's lazyfree: UNLINK, FLUSHDB/FLUSHALL
-//! ASYNC and `lazyfree-lazy-user-del` / `lazyfree-lazy-user-flush` hand what they removed to
+//! ASYNC, `lazyfree-lazy-user-del` / `lazyfree-lazy-user-flush`, and for values removed by
+//! expiry, eviction or a server-side deletion (an overwrite, a STORE's old destination)
+//! `lazyfree-lazy-expire`, `-eviction` and `-server-del`, hand what they removed to
 //! one background thread ("quince-lazyfree", started on first use, ended with the engine)
 //! when freeing it takes more than LAZYFREE_THRESHOLD allocations; smaller values are
 //! freed at once, where handing them over would cost more. INFO's
@@ -19,12 +21,30 @@ pub const LAZYFREE_THRESHOLD: usize = 64;
 /// Something to drop in the background and how many objects it counts for.
 type Job = (Box<dyn Send>, u64);
 
-#[derive(Default)]
+/// A handle on the engine's background freeing; clones share it (each database table
+/// keeps one for the values it removes itself, see `Db::set_lazy_free`).
+#[derive(Clone, Default)]
 pub struct LazyFree {
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
     sender: Mutex<Option<mpsc::Sender<Job>>>,
     pending: Arc<AtomicU64>,
     freed: Arc<AtomicU64>,
 }
+
+impl std::fmt::Debug for LazyFree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyFree").field("pending", &self.pending()).field("freed", &self.freed()).finish()
+    }
+}
+
+/// Causes of removal with their own `lazyfree-lazy-*` switch (`Db::set_lazy_free`'s mask).
+pub const LAZY_EXPIRE: u8 = 1;
+pub const LAZY_EVICTION: u8 = 2;
+pub const LAZY_SERVER_DEL: u8 = 4;
 
 /// About how many allocations freeing `value` takes (Redis's lazyfreeGetFreeEffort, for
 /// quince's representations): one for compact encodings, one per element otherwise, a
@@ -57,11 +77,12 @@ impl LazyFree {
     }
 
     fn defer(&self, what: Box<dyn Send>, objects: u64) {
-        self.pending.fetch_add(objects, Ordering::Relaxed);
-        let mut sender = self.sender.lock();
+        let shared = &*self.shared;
+        shared.pending.fetch_add(objects, Ordering::Relaxed);
+        let mut sender = shared.sender.lock();
         if sender.is_none() {
             let (tx, rx) = mpsc::channel::<Job>();
-            let (pending, freed) = (self.pending.clone(), self.freed.clone());
+            let (pending, freed) = (shared.pending.clone(), shared.freed.clone());
             let spawned = std::thread::Builder::new().name("quince-lazyfree".into()).spawn(move || {
                 for (what, objects) in rx {
                     drop(what);
@@ -81,22 +102,22 @@ impl LazyFree {
         // No thread (it could not start): free here, still counted.
         if let Some((what, objects)) = unsent {
             drop(what);
-            self.pending.fetch_sub(objects, Ordering::Relaxed);
-            self.freed.fetch_add(objects, Ordering::Relaxed);
+            shared.pending.fetch_sub(objects, Ordering::Relaxed);
+            shared.freed.fetch_add(objects, Ordering::Relaxed);
         }
     }
 
     /// Objects handed over and not yet freed (`lazyfree_pending_objects`).
     pub fn pending(&self) -> u64 {
-        self.pending.load(Ordering::Relaxed)
+        self.shared.pending.load(Ordering::Relaxed)
     }
 
     /// Objects freed in the background since start or CONFIG RESETSTAT (`lazyfreed_objects`).
     pub fn freed(&self) -> u64 {
-        self.freed.load(Ordering::Relaxed)
+        self.shared.freed.load(Ordering::Relaxed)
     }
 
     pub fn reset_stats(&self) {
-        self.freed.store(0, Ordering::Relaxed);
+        self.shared.freed.store(0, Ordering::Relaxed);
     }
 }

@@ -166,6 +166,8 @@ pub struct HotConfig {
     pub lazy_user_del: AtomicBool,
     /// `activerehashing`: the cron finishes the key tables' incremental rehashing.
     pub active_rehashing: AtomicBool,
+    /// `lazyfree-lazy-expire`, `-eviction` and `-server-del` as `lazyfree::LAZY_*` bits.
+    pub lazy_free_mask: std::sync::atomic::AtomicU8,
     pub lazy_user_flush: AtomicBool,
 }
 
@@ -341,6 +343,7 @@ impl Engine {
                 busy_reply_threshold_ms: std::sync::atomic::AtomicI64::new(0),
                 lazy_user_del: AtomicBool::new(false),
                 active_rehashing: AtomicBool::new(true),
+                lazy_free_mask: std::sync::atomic::AtomicU8::new(0),
                 lazy_user_flush: AtomicBool::new(false),
             },
             clients: ClientRegistry::default(),
@@ -439,6 +442,13 @@ impl Engine {
         self.hot.busy_reply_threshold_ms.store(int("busy-reply-threshold"), Ordering::Relaxed);
         self.hot.lazy_user_del.store(config.get_bool("lazyfree-lazy-user-del"), Ordering::Relaxed);
         self.hot.active_rehashing.store(config.get_bool("activerehashing"), Ordering::Relaxed);
+        let lazy = [
+            ("lazyfree-lazy-expire", lazyfree::LAZY_EXPIRE),
+            ("lazyfree-lazy-eviction", lazyfree::LAZY_EVICTION),
+            ("lazyfree-lazy-server-del", lazyfree::LAZY_SERVER_DEL),
+        ];
+        let mask = lazy.iter().filter(|(name, _)| config.get_bool(name)).fold(0, |m, (_, bit)| m | bit);
+        self.hot.lazy_free_mask.store(mask, Ordering::Relaxed);
         self.hot.latency_tracking.store(config.get_bool("latency-tracking"), Ordering::Relaxed);
         self.hot.lazy_user_flush.store(config.get_bool("lazyfree-lazy-user-flush"), Ordering::Relaxed);
         self.hot.maxmemory.store(maxmemory.max(0) as u64, Ordering::Relaxed);

@@ -70,3 +70,74 @@ fn big_values_and_whole_databases_are_freed_in_the_background() {
     assert_eq!(c.call(&["FLUSHDB"]), b"+OK\r\n");
     assert_eq!(lazyfreed(&mut c), 51);
 }
+
+/// `lazyfree-lazy-server-del`, `-expire` and `-eviction`: big values removed by an
+/// overwrite (SET, RENAME), by expiry (on access, by the active cycle, by an EXPIRE in the
+/// past) or by eviction go to the background thread when their switch is on, and are freed
+/// at once (uncounted) when it is off.
+#[test]
+fn server_deletions_expiry_and_eviction_free_in_the_background_when_switched_on() {
+    let server = start_quince(QUINCE, &[]);
+    let mut c = server.client();
+    let members: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
+    let mut big = |c: &mut RawClient, key: &str| {
+        let mut sadd = vec!["SADD", key];
+        sadd.extend(members.iter().map(String::as_str));
+        assert_eq!(c.call(&sadd), b":200\r\n");
+    };
+    let wait_gone = |c: &mut RawClient, key: &str| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while c.call(&["DBSIZE"]) != b":0\r\n" {
+            assert!(Instant::now() < deadline, "{key} never expired");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+
+    // All off: freed at once.
+    big(&mut c, "s");
+    c.call(&["SET", "s", "x"]);
+    big(&mut c, "t");
+    c.call(&["PEXPIRE", "t", "1"]);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(c.call(&["EXISTS", "t"]), b":0\r\n");
+    assert_eq!(lazyfreed(&mut c), 0);
+
+    c.call(&["CONFIG", "SET", "lazyfree-lazy-server-del", "yes"]);
+    big(&mut c, "s2");
+    assert_eq!(c.call(&["SET", "s2", "x"]), b"+OK\r\n");
+    assert_eq!(lazyfreed(&mut c), 1, "an overwritten big value");
+    big(&mut c, "s3");
+    assert_eq!(c.call(&["RENAME", "s", "s3"]), b"+OK\r\n");
+    assert_eq!(lazyfreed(&mut c), 2, "RENAME's old destination");
+    assert_eq!(c.call(&["FLUSHALL"]), b"+OK\r\n");
+
+    c.call(&["CONFIG", "SET", "lazyfree-lazy-expire", "yes"]);
+    big(&mut c, "e1");
+    c.call(&["PEXPIRE", "e1", "1"]);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(c.call(&["EXISTS", "e1"]), b":0\r\n");
+    assert_eq!(lazyfreed(&mut c), 3, "expired on access");
+    big(&mut c, "e2");
+    c.call(&["PEXPIRE", "e2", "1"]);
+    wait_gone(&mut c, "e2");
+    assert_eq!(lazyfreed(&mut c), 4, "expired by the active cycle");
+    big(&mut c, "e3");
+    assert_eq!(c.call(&["EXPIRE", "e3", "-1"]), b":1\r\n");
+    assert_eq!(lazyfreed(&mut c), 5, "an EXPIRE in the past");
+
+    // Eviction: the only key is the big set; a limit just below what is used evicts it.
+    for lazy in ["no", "yes"] {
+        c.call(&["CONFIG", "SET", "lazyfree-lazy-eviction", lazy]);
+        big(&mut c, "v");
+        let before = lazyfreed(&mut c);
+        let info = String::from_utf8_lossy(&c.call(&["INFO", "memory"])).into_owned();
+        let used: u64 = info.lines().find_map(|l| l.strip_prefix("used_memory:")).unwrap().trim().parse().unwrap();
+        c.call(&["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]);
+        c.call(&["CONFIG", "SET", "maxmemory", &(used - 2_000).to_string()]);
+        c.call(&["SET", "x", "y"]);
+        c.call(&["CONFIG", "SET", "maxmemory", "0"]);
+        assert_eq!(c.call(&["EXISTS", "v"]), b":0\r\n", "evicted (lazyfree-lazy-eviction {lazy})");
+        assert_eq!(lazyfreed(&mut c), before + u64::from(lazy == "yes"), "lazyfree-lazy-eviction {lazy}");
+        c.call(&["FLUSHALL"]);
+    }
+}

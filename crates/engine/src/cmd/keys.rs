@@ -105,7 +105,7 @@ fn expire_generic(
     // lazyfree-lazy-expire) as Redis's expireGenericCommand does; not while applying logged
     // effects, which set the TTL instead (the key then expires as anywhere else).
     if when <= now && !ctx.obeying() {
-        ctx.db(key).remove(key, now);
+        ctx.db(key).remove_for(key, now, crate::lazyfree::LAZY_EXPIRE);
         ctx.notify(notify::GENERIC, "del", key);
         let del = super::deletion_command(ctx, "lazyfree-lazy-expire");
         ctx.propagate_as(&[del, key]);
@@ -385,6 +385,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
     while shard < keyspace.shard_count() {
         let mut guard = keyspace.lock(shard);
         let db = &mut guard.dbs[db];
+        db.set_lazy_free(engine.hot.lazy_free_mask.load(std::sync::atomic::Ordering::Relaxed), &engine.lazyfree);
         let (page, resume) = db.scan(position, count - keys.len().min(count - 1));
         for key in page {
             if pattern.is_some_and(|p| !glob_match(p, &key, false)) {

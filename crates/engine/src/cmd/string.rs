@@ -287,7 +287,7 @@ fn getex(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     match expire_at {
         // GETEX is never logged as is: as DEL/UNLINK, PEXPIREAT or PERSIST (getexCommand).
         Some((ExpireUnit::ExAt | ExpireUnit::PxAt, at)) if at <= now && !obeying => {
-            db.remove(key, now);
+            db.remove_for(key, now, crate::lazyfree::LAZY_EXPIRE);
             ctx.notify(notify::GENERIC, "del", key);
             let del = super::deletion_command(ctx, "lazyfree-lazy-expire");
             ctx.propagate_as(&[del, key]);
