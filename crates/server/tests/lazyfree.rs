@@ -80,7 +80,7 @@ fn server_deletions_expiry_and_eviction_free_in_the_background_when_switched_on(
     let server = start_quince(QUINCE, &[]);
     let mut c = server.client();
     let members: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
-    let mut big = |c: &mut RawClient, key: &str| {
+    let big = |c: &mut RawClient, key: &str| {
         let mut sadd = vec!["SADD", key];
         sadd.extend(members.iter().map(String::as_str));
         assert_eq!(c.call(&sadd), b":200\r\n");
