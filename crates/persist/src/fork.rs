@@ -20,9 +20,17 @@ impl ChildExit {
     }
 }
 
+/// A child just forked: its pid and the pipe its progress reports come through.
+#[derive(Debug)]
+pub struct Spawned {
+    pub pid: ChildPid,
+    pub info: Option<crate::child_info::InfoPipe>,
+}
+
 /// Forks; the child runs `work` and exits with its result (0: success). The caller must
 /// hold `Engine::exclusive()`, so the child's copy of the dataset is at a consistent point.
-pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::io::Result<ChildPid> {
+pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::io::Result<Spawned> {
+    let (info, report_to) = crate::child_info::open().unzip();
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // The death signal follows the thread that forked, not the process: only children of
@@ -42,14 +50,20 @@ pub fn spawn_child(engine: &Engine, work: impl FnOnce(&Engine) -> bool) -> std::
             unsafe { engine.keyspace.unlock_all_after_fork() };
             // (A failure leaves the parent's score: nothing to report from here.)
             let _ = crate::oom::apply(engine, crate::oom::Class::BackgroundChild);
+            drop(info);
+            if let Some(fd) = report_to {
+                crate::child_info::install_in_child(fd);
+            }
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(engine))).unwrap_or(false);
+            crate::child_info::finish();
             // SAFETY: ends the child without running the parent's exit handlers.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) }
         }
         pid => {
             engine.stats.total_forks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             quince_engine::keyspace::fork_child_started();
-            Ok(ChildPid(pid))
+            drop(report_to);
+            Ok(Spawned { pid: ChildPid(pid), info })
         }
     }
 }

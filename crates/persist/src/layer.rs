@@ -54,6 +54,44 @@ struct Child {
     temp: PathBuf,
     /// The child writes a snapshot for replicas (into a pipe), not the RDB file.
     to_replicas: bool,
+    /// Its progress reports (`child_info`), and what it has said so far.
+    info: Option<crate::child_info::InfoPipe>,
+    progress: ChildProgress,
+}
+
+/// A child's progress as INFO persistence shows it (Redis's stat_current_cow_*,
+/// stat_current_save_keys_*).
+#[derive(Debug, Default, Clone, Copy)]
+struct ChildProgress {
+    /// Keys in the dataset when it forked.
+    keys_total: u64,
+    keys_done: u64,
+    cow_bytes: u64,
+    cow_peak: u64,
+    /// When the child measured `cow_bytes`, Unix ms (0: not yet).
+    cow_at_ms: i64,
+    /// The child's last report came: `cow_bytes` is its final figure.
+    finished: bool,
+}
+
+impl Child {
+    /// Takes in what the child reported since the last look.
+    fn read_reports(&mut self) {
+        let Some(pipe) = self.info.as_mut() else { return };
+        for report in pipe.drain() {
+            let p = &mut self.progress;
+            p.keys_done = report.keys;
+            p.cow_bytes = report.cow_bytes;
+            p.cow_peak = p.cow_peak.max(report.cow_bytes);
+            p.cow_at_ms = report.at_ms;
+            p.finished |= report.last;
+        }
+    }
+}
+
+/// Keys in every database (what a child forked now will write).
+fn total_keys(engine: &Engine) -> u64 {
+    (0..engine.keyspace.databases()).map(|db| engine.keyspace.db_len(db) as u64).sum()
 }
 
 #[derive(Debug)]
@@ -84,6 +122,10 @@ struct State {
     /// The temporary incremental file used while in `WaitRewrite`.
     temp_incr: Option<String>,
     last_write_error: Option<String>,
+    /// Copy-on-write of the last snapshot and rewrite children (`rdb_last_cow_size`,
+    /// `aof_last_cow_size`).
+    rdb_last_cow_bytes: u64,
+    aof_last_cow_bytes: u64,
 }
 
 pub struct Layer {
@@ -173,6 +215,8 @@ impl Layer {
                 aof_base_size: 0,
                 temp_incr: None,
                 last_write_error: None,
+                rdb_last_cow_bytes: 0,
+                aof_last_cow_bytes: 0,
             }),
             aof: RwLock::new(None),
             logging: AtomicBool::new(false),
@@ -351,11 +395,12 @@ impl Layer {
             self.replication.transfer_started(receivers.clone(), id, offset);
         }
         let child_mark = mark.clone();
+        let keys_total = total_keys(engine);
         let forked = fork::spawn_child(engine, move |engine| {
             crate::replication::transfer::write_snapshot(engine, output, repl, &child_mark, functions_only)
         });
-        let pid = match forked {
-            Ok(pid) => pid,
+        let spawned = match forked {
+            Ok(spawned) => spawned,
             Err(e) => {
                 self.log(LogLevel::Warning, &format!("Can't fork for a replica's sync: {e}"));
                 self.replication.transfer_finished();
@@ -370,9 +415,10 @@ impl Layer {
             &format!(
                 "Starting BGSAVE for SYNC with target: {} (pid {})",
                 if diskless { "replicas sockets" } else { "disk" },
-                pid.0
+                spawned.pid.0
             ),
         );
+        let pid = spawned.pid;
         state.child = Some(Child {
             kind: ChildKind::Rdb,
             pid,
@@ -380,6 +426,8 @@ impl Layer {
             dirty_at_fork: engine.dirty(),
             temp: PathBuf::new(),
             to_replicas: true,
+            info: spawned.info,
+            progress: ChildProgress { keys_total, ..ChildProgress::default() },
         });
         drop(state);
         crate::replication::transfer::relay(
@@ -827,7 +875,8 @@ impl Layer {
         let name = p.dbfilename.clone();
         // Read before the fork: the child must take no lock another thread may hold.
         let repl = self.replication.history_for_save();
-        let pid = fork::spawn_child(engine, move |engine| {
+        let keys_total = total_keys(engine);
+        let spawned = fork::spawn_child(engine, move |engine| {
             // SAFETY: getpid has no preconditions.
             let me = unsafe { libc::getpid() };
             snapshot::save_file(engine, &dir, &name, me, repl).is_ok()
@@ -836,6 +885,7 @@ impl Layer {
             state.last_bgsave_ok = false;
             format!("ERR Can't save in background: fork: {e}")
         })?;
+        let pid = spawned.pid;
         self.log(LogLevel::Notice, &format!("Background saving started by pid {}", pid.0));
         state.child = Some(Child {
             kind: ChildKind::Rdb,
@@ -844,6 +894,8 @@ impl Layer {
             dirty_at_fork: dirty,
             temp: p.dir.join(format!("temp-{}.rdb", pid.0)),
             to_replicas: false,
+            info: spawned.info,
+            progress: ChildProgress { keys_total, ..ChildProgress::default() },
         });
         Ok(())
     }
@@ -922,13 +974,15 @@ impl Layer {
         let rdb = engine.config.read().get_bool("aof-use-rdb-preamble");
         let dir = p.aof_dir.clone();
         let dirty = engine.dirty();
-        let pid = fork::spawn_child(engine, move |engine| {
+        let keys_total = total_keys(engine);
+        let spawned = fork::spawn_child(engine, move |engine| {
             // SAFETY: getpid has no preconditions.
             let me = unsafe { libc::getpid() };
             let temp = dir.join(format!("temp-rewriteaof-bg-{me}.aof"));
             snapshot::write_base_file(engine, &temp, rdb).is_ok()
         })
         .map_err(|e| format!("Can't rewrite append only file in background: fork: {e}"))?;
+        let pid = spawned.pid;
         self.log(LogLevel::Notice, &format!("Background append only file rewriting started by pid {}", pid.0));
         state.rewrite_scheduled = false;
         state.child = Some(Child {
@@ -938,6 +992,8 @@ impl Layer {
             dirty_at_fork: dirty,
             temp: p.aof_dir.join(format!("temp-rewriteaof-bg-{}.aof", pid.0)),
             to_replicas: false,
+            info: spawned.info,
+            progress: ChildProgress { keys_total, ..ChildProgress::default() },
         });
         Ok(())
     }
@@ -1127,7 +1183,15 @@ impl Layer {
         let mut state = self.state.lock();
         let Some(child) = state.child.as_ref() else { return };
         let Some(exit) = fork::try_reap(child.pid) else { return };
-        let child = state.child.take().expect("checked above");
+        let mut child = state.child.take().expect("checked above");
+        // Its last words are in the pipe before it exits.
+        child.read_reports();
+        if child.progress.finished {
+            match child.kind {
+                ChildKind::Rdb => state.rdb_last_cow_bytes = child.progress.cow_bytes,
+                ChildKind::Aof => state.aof_last_cow_bytes = child.progress.cow_bytes,
+            }
+        }
         let elapsed_s = (engine.clock.now_ms() - child.started_ms) / 1000;
         match child.kind {
             ChildKind::Rdb if child.to_replicas => {
@@ -1319,25 +1383,40 @@ impl Persistence for Layer {
     }
 
     fn info_fields(&self, engine: &Engine) -> String {
-        let state = self.state.lock();
+        let mut state = self.state.lock();
         let now_ms = engine.clock.now_ms();
         let writer = self.aof.read().clone();
+        if let Some(child) = state.child.as_mut() {
+            child.read_reports();
+        }
+        let state = state;
+        // Redis's current_* fields: the running child's, zeros without one.
+        let progress = state.child.as_ref().map(|c| c.progress).unwrap_or_default();
+        let cow_age_s = if progress.cow_at_ms > 0 { (now_ms - progress.cow_at_ms).max(0) / 1000 } else { 0 };
+        let fork_perc =
+            if progress.keys_total > 0 { progress.keys_done as f64 * 100.0 / progress.keys_total as f64 } else { 0.0 };
         let child_of = |kind| state.child.as_ref().filter(|c| c.kind == kind);
         let rdb_child = child_of(ChildKind::Rdb);
         let aof_child = child_of(ChildKind::Aof);
         let status = |ok: bool| if ok { "ok" } else { "err" };
         let mut s = format!(
-            "loading:{}\r\nasync_loading:{}\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n\
-             current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n\
+            "loading:{}\r\nasync_loading:{}\r\ncurrent_cow_peak:{}\r\ncurrent_cow_size:{}\r\ncurrent_cow_size_age:{}\r\n\
+             current_fork_perc:{:.2}\r\ncurrent_save_keys_processed:{}\r\ncurrent_save_keys_total:{}\r\n\
              rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\n\
              rdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\n\
-             rdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\n\
+             rdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\n\
              aof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\n\
              aof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\n\
              aof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\n\
-             aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+             aof_last_cow_size:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
             u8::from(self.loading.load(Ordering::SeqCst)),
             u8::from(self.async_loading.load(Ordering::SeqCst)),
+            progress.cow_peak,
+            progress.cow_bytes,
+            cow_age_s,
+            fork_perc,
+            progress.keys_done,
+            progress.keys_total,
             engine.dirty().saturating_sub(state.dirty_at_last_save),
             u8::from(rdb_child.is_some()),
             state.lastsave_s,
@@ -1345,6 +1424,7 @@ impl Persistence for Layer {
             state.last_bgsave_duration_s,
             rdb_child.map_or(-1, |c| (now_ms - c.started_ms) / 1000),
             state.rdb_saves,
+            state.rdb_last_cow_bytes,
             self.last_load_keys[1].load(Ordering::Relaxed),
             self.last_load_keys[0].load(Ordering::Relaxed),
             u8::from(state.aof != AofState::Off),
@@ -1356,6 +1436,7 @@ impl Persistence for Layer {
             state.aof_rewrites,
             state.rewrite_failures,
             status(state.last_write_error.is_none()),
+            state.aof_last_cow_bytes,
         );
         if let (AofState::On, Some(writer)) = (state.aof, writer) {
             s.push_str(&format!(

@@ -4,6 +4,7 @@
 //! (`docs/replication.md`).
 
 pub mod aof;
+pub mod child_info;
 pub mod commands;
 pub mod dump;
 pub mod fork;

@@ -1021,3 +1021,66 @@ fn rename_command_renames_or_removes_commands() {
         assert!(text.contains(&format!(">>> 'rename-command {old} {new}'\n{reason}")), "{text}");
     }
 }
+
+/// A BGSAVE child reports its progress and its copy-on-write cost as Redis's does
+/// (INFO persistence `current_save_keys_processed/total`, `current_fork_perc`,
+/// `current_cow_size/peak`, then `rdb_last_cow_size`); a rewrite child its own
+/// `aof_last_cow_size`. Writes made meanwhile leave the child's copies of those pages private.
+#[test]
+fn background_children_report_progress_and_copy_on_write() {
+    let dir = fresh_dir("quince-cow");
+    let (child, port) = spawn_listening(|cmd| {
+        cmd.args(["--save", "", "--enable-debug-command", "yes"]).arg("--dir").arg(&dir);
+    });
+    let mut c = RawClient::connect(port);
+    assert_eq!(info_field(&mut c, "current_save_keys_total"), "0");
+    assert_eq!(info_field(&mut c, "rdb_last_cow_size"), "0");
+    assert_eq!(c.call(&["DEBUG", "POPULATE", "20000", "key", "100"]), b"+OK\r\n");
+    // 20,000 keys at 30 µs each (about 100 µs of sleep here): about 2 s of saving.
+    assert_eq!(c.call(&["CONFIG", "SET", "rdb-key-save-delay", "30"]), b"+OK\r\n");
+    assert_eq!(c.call(&["BGSAVE"]), b"+Background saving started\r\n");
+    assert_eq!(info_field(&mut c, "current_save_keys_total"), "20000");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut round = 0;
+    loop {
+        // Rewrite values the child has yet to save: the parent's pages get copied.
+        for i in 0..2_000 {
+            let key = format!("key:{}", (round * 2_000 + i) % 20_000);
+            c.call(&["SET", &key, &"y".repeat(100)]);
+        }
+        round += 1;
+        let processed: u64 = info_field(&mut c, "current_save_keys_processed").parse().unwrap();
+        let cow: u64 = info_field(&mut c, "current_cow_size").parse().unwrap();
+        if processed > 0 && cow > 0 {
+            let perc: f64 = info_field(&mut c, "current_fork_perc").parse().unwrap();
+            assert!(perc > 0.0 && perc <= 100.0, "{perc}");
+            let peak: u64 = info_field(&mut c, "current_cow_peak").parse().unwrap();
+            assert!(peak >= cow);
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no progress report: {processed} keys, {cow} bytes");
+    }
+    assert_eq!(c.call(&["CONFIG", "SET", "rdb-key-save-delay", "0"]), b"+OK\r\n");
+    while info_field(&mut c, "rdb_bgsave_in_progress") != "0" {
+        assert!(std::time::Instant::now() < deadline, "the BGSAVE never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(info_field(&mut c, "rdb_last_bgsave_status"), "ok");
+    let last: u64 = info_field(&mut c, "rdb_last_cow_size").parse().unwrap();
+    assert!(last > 0, "rdb_last_cow_size {last}");
+    for field in ["current_cow_size", "current_cow_peak", "current_save_keys_processed", "current_save_keys_total"] {
+        assert_eq!(info_field(&mut c, field), "0", "{field} without a child");
+    }
+    assert_eq!(info_field(&mut c, "current_fork_perc"), "0.00");
+    // An AOF rewrite's child: its own figure.
+    assert_eq!(info_field(&mut c, "aof_last_cow_size"), "0");
+    assert_eq!(c.call(&["CONFIG", "SET", "appendonly", "yes"]), b"+OK\r\n");
+    while info_field(&mut c, "aof_rewrite_in_progress") != "0" || info_field(&mut c, "aof_rewrite_scheduled") != "0" {
+        assert!(std::time::Instant::now() < deadline + Duration::from_secs(20), "the rewrite never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let aof: u64 = info_field(&mut c, "aof_last_cow_size").parse().unwrap();
+    assert!(aof > 0, "aof_last_cow_size {aof}");
+    drop(child);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -31,6 +31,7 @@ pub fn write_commands(engine: &Engine, out: &mut dyn Write) -> io::Result<u64> {
                 }
                 write_entry(&mut buf, key, entry);
                 keys += 1;
+                crate::child_info::progress(keys);
                 if buf.len() >= 1 << 16 {
                     out.write_all(&buf)?;
                     buf.clear();

@@ -187,6 +187,7 @@ pub fn write_snapshot<W: Write>(engine: &Engine, writer: W, options: &SaveOption
                 keys += 1;
                 sink.drain(&mut o, false)?;
                 key_save_delay(options.key_save_delay_us, keys);
+                crate::child_info::progress(keys);
             }
         }
     }
