@@ -74,6 +74,7 @@ impl Engine {
         if self.hot.active_rehashing.load(Ordering::Relaxed) && !self.pause_in_force() {
             self.keyspace.rehash_for(std::time::Duration::from_millis(1));
         }
+        self.keyspace.note_size();
         let start = Instant::now();
         let mut report = CycleReport::default();
         // DEBUG SET-ACTIVE-EXPIRE 0 turns the cycle off (Redis's tests rely on it).

@@ -556,6 +556,17 @@ impl Db {
         }
     }
 
+    /// Starts loading `key`'s bucket; the hash for `prefetch_chain` (see
+    /// `KeyTable::prefetch_bucket`).
+    pub fn prefetch_bucket(&self, key: &[u8]) -> u64 {
+        self.map.prefetch_bucket(key)
+    }
+
+    /// Starts loading the first node of the chain of `hash`.
+    pub fn prefetch_chain(&self, hash: u64) {
+        self.map.prefetch_chain(hash)
+    }
+
     /// Which removals free big values in the background (`lazyfree::LAZY_*` bits, from the
     /// `lazyfree-lazy-expire`, `-eviction` and `-server-del` switches), and where to.
     pub fn set_lazy_free(&mut self, mask: u8, lazy_free: &crate::lazyfree::LazyFree) {
@@ -976,13 +987,24 @@ impl Shard {
 pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
     databases: usize,
+    /// The keyspace is large enough for prefetching a pipeline's keys to pay (see
+    /// `prefetch`); the cron sets it (`note_size`).
+    large: std::sync::atomic::AtomicBool,
 }
+
+/// From this many keys on, tables and nodes outgrow a core's L2 cache (80 bytes a node),
+/// and a pipeline's keys are worth prefetching; below, the lookahead would only cost.
+const PREFETCH_MIN_KEYS: usize = 50_000;
 
 impl Keyspace {
     /// `shard_count` is rounded up to a power of two and capped at the slot count.
     pub fn new(shard_count: usize, databases: usize) -> Self {
         let n = shard_count.clamp(1, SLOT_COUNT).next_power_of_two();
-        Self { shards: (0..n).map(|_| Mutex::new(Shard::new(databases))).collect(), databases }
+        Self {
+            shards: (0..n).map(|_| Mutex::new(Shard::new(databases))).collect(),
+            databases,
+            large: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     pub fn databases(&self) -> usize {
@@ -1039,6 +1061,45 @@ impl Keyspace {
                         return;
                     }
                 }
+            }
+        }
+    }
+
+    /// Counts the keys (of the shards not in use) and notes whether the keyspace is large
+    /// enough for prefetching (`is_large`). From the cron.
+    pub fn note_size(&self) {
+        let mut keys = 0;
+        for shard in self.shards.iter() {
+            if let Some(guard) = shard.try_lock() {
+                keys += guard.dbs.iter().map(Db::len).sum::<usize>();
+            }
+        }
+        self.large.store(keys >= PREFETCH_MIN_KEYS, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a pipeline's keys are worth prefetching (`note_size`).
+    pub fn is_large(&self) -> bool {
+        self.large.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Starts loading what looking up `keys` in database `db` will read: every key's bucket
+    /// first, then the chains' first nodes, so that up to `keys.len()` cache misses are
+    /// in flight at once (a pipeline's keys in a table larger than the caches). Shards in
+    /// use are skipped.
+    pub fn prefetch(&self, db: usize, keys: &[&[u8]]) {
+        const MAX: usize = 32;
+        let mut found = [(0usize, 0u64); MAX];
+        let mut n = 0;
+        for key in keys.iter().take(MAX) {
+            let shard = self.shard_of(key);
+            let Some(guard) = self.try_lock(shard) else { continue };
+            let Some(table) = guard.dbs.get(db) else { return };
+            found[n] = (shard, table.prefetch_bucket(key));
+            n += 1;
+        }
+        for &(shard, hash) in &found[..n] {
+            if let Some(guard) = self.try_lock(shard) {
+                guard.dbs[db].prefetch_chain(hash);
             }
         }
     }
@@ -1120,6 +1181,36 @@ mod tests {
         assert_eq!(std::mem::size_of::<StrValue>(), 24);
         assert_eq!(std::mem::size_of::<Value>(), 32);
         assert_eq!(std::mem::size_of::<Entry>(), 48);
+    }
+
+    /// Prefetching is a hint: any keys (present, missing, in tables being rehashed, in a
+    /// database that doesn't exist) leave the tables as they were; the cron's count turns it
+    /// on from PREFETCH_MIN_KEYS keys.
+    #[test]
+    fn prefetching_is_only_a_hint() {
+        let ks = Keyspace::new(4, 2);
+        ks.note_size();
+        assert!(!ks.is_large());
+        let keys: Vec<String> = (0..PREFETCH_MIN_KEYS + 10).map(|i| format!("key:{i}")).collect();
+        for (i, key) in keys.iter().enumerate() {
+            let shard = ks.shard_of(key.as_bytes());
+            ks.lock(shard).dbs[0].set(key.as_bytes(), s(&i.to_string()), TtlOnWrite::Clear, 0);
+            if i % 997 == 0 {
+                let batch: Vec<&[u8]> = keys[i.saturating_sub(40)..=i].iter().map(|k| k.as_bytes()).collect();
+                ks.prefetch(0, &batch);
+                ks.prefetch(1, &batch);
+                ks.prefetch(7, &batch);
+                ks.prefetch(0, &[b"missing", b""]);
+            }
+        }
+        ks.note_size();
+        assert!(ks.is_large());
+        assert_eq!(ks.db_len(0), PREFETCH_MIN_KEYS + 10);
+        for (i, key) in keys.iter().enumerate().step_by(101) {
+            let shard = ks.shard_of(key.as_bytes());
+            let mut guard = ks.lock(shard);
+            assert_eq!(guard.dbs[0].peek(key.as_bytes(), 0).map(|e| e.value.clone()), Some(s(&i.to_string())));
+        }
     }
 
     #[test]

@@ -87,6 +87,8 @@ pub struct Connection {
     /// is a stale copy until it comes back, and further requests wait, like a blocked
     /// client's.
     pub script_running: bool,
+    /// Requests of the pipeline whose keys were prefetched and have not run yet.
+    prefetched: usize,
     /// The connection is to be closed (peer gone, killed) once its script comes back.
     pub close_pending: bool,
     /// Whether the poller currently watches for writability too (re-registering only
@@ -128,6 +130,7 @@ impl Connection {
             token,
             scripts,
             script_running: false,
+            prefetched: 0,
             close_pending: false,
             registered_writable: false,
             rearm: false,
@@ -265,9 +268,37 @@ impl Connection {
     }
 
     /// Executes all complete requests in the read buffer.
+    /// Looks ahead at up to `PREFETCH_WINDOW` buffered requests and has the engine start
+    /// loading their keys (the argument after the command name), so that in a large
+    /// keyspace their cache misses overlap. Returns how many requests it covered (at
+    /// least 1, so a lone request is looked at once).
+    fn prefetch_keys(&self, engine: &Engine) -> usize {
+        const PREFETCH_WINDOW: usize = 16;
+        let mut keys: SmallVec<[&[u8]; PREFETCH_WINDOW]> = SmallVec::new();
+        let mut at = self.read_start;
+        let mut seen = 0;
+        while seen < PREFETCH_WINDOW {
+            let pending = &self.read_buf[at..self.read_end];
+            let Some((len, key)) = quince_resp::peek_request(pending) else { break };
+            if let Some(key) = key {
+                keys.push(&pending[key]);
+            }
+            at += len;
+            seen += 1;
+        }
+        if seen > 1 {
+            engine.keyspace.prefetch(self.client.db, &keys);
+        }
+        seen.max(1)
+    }
+
     fn execute_buffered(&mut self, engine: &Engine) {
         self.client.begin_batch();
+        self.prefetched = 0;
         while !self.closing && self.client.blocked.is_none() && !self.script_running {
+            if self.prefetched == 0 && engine.keyspace.is_large() {
+                self.prefetched = self.prefetch_keys(engine);
+            }
             let pending = &self.read_buf[self.read_start..self.read_end];
             self.decoder.set_unauthenticated(engine.acl.auth_required(self.client.authenticated));
             match self.decoder.decode(pending) {
@@ -296,6 +327,7 @@ impl Connection {
                     let replied_before = self.write_buf.len();
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
                     engine.execute(&mut self.client, &args, &mut out);
+                    self.prefetched = self.prefetched.saturating_sub(1);
                     self.read_start += len;
                     if self.write_buf.len() > replied_before && self.is_replica_link() {
                         // The reply would land in the middle of the replication stream: as
