@@ -81,7 +81,9 @@ class Cluster:
         conf.write_text(
             f"port {port}\nbind 127.0.0.1\ndir {self.tmp}\n"
             f"sentinel monitor mymaster 127.0.0.1 {master_port} 2\n"
-            "sentinel down-after-milliseconds mymaster 1000\n"
+            # 3 s, not 1: on a loaded two-core machine a sentinel missed the PING replies
+            # of a just-promoted master for a second and failed over a second time.
+            "sentinel down-after-milliseconds mymaster 3000\n"
             "sentinel failover-timeout mymaster 3000\n"
             "sentinel parallel-syncs mymaster 1\n"
         )
