@@ -6,6 +6,7 @@
 # INFO memory's used_memory are read before and after loading the dataset into both.
 # Datasets (sizes at -s 1):
 #   strings   1,000,000 string keys, 16-byte key names on average, 3-byte values (DEBUG POPULATE)
+#   volatile  the same keys, each then given a time to live (EXPIRE, one day)
 #   hashes    100,000 hashes of 5 fields (2-byte names, 6-byte values)
 #   intsets   100,000 sets of 5 small integers (an intset in redis)
 #   strsets   100,000 sets of 5 short strings (8 bytes each)
@@ -14,7 +15,7 @@
 #
 # Usage: bench/memory.sh [-s SCALE] [-d strings,hashes,...] [-o DIR]
 #   -s  scale factor for every dataset's key count   default: 1 (e.g. 0.1 for a quick run)
-#   -d  datasets to run (comma separated)            default: strings,hashes,intsets,strsets,zsets
+#   -d  datasets to run (comma separated)            default: strings,volatile,hashes,intsets,strsets,zsets
 #   -o  report directory, or "none" for no files     default: bench/results
 # Environment: QUINCE_BIN (default target/release/quince-server, built first unless
 # NO_BUILD=1; a QUINCE_BIN given explicitly is never built), QUINCE_THREADS (quince's
@@ -29,7 +30,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
 CMDLINE=$(command_line "QUINCE_BIN NO_BUILD QUINCE_THREADS SERVER_ARGS SETTLE" "$0" "$@")
 
-SCALE=1; DATASETS=strings,hashes,intsets,strsets,zsets; OUT=""
+SCALE=1; DATASETS=strings,volatile,hashes,intsets,strsets,zsets; OUT=""
 while getopts "s:d:o:h" opt; do
   case $opt in
     s) SCALE=$OPTARG ;; d) DATASETS=$OPTARG ;; o) OUT=$OPTARG ;;
@@ -98,9 +99,9 @@ EOF
 
 # gen_resp KIND COUNT > file: the RESP commands that create COUNT keys of KIND.
 gen_resp() {
-  python3 - "$1" "$2" <<'EOF'
+  python3 - "$1" "$2" "${PREFIX:-}" <<'EOF'
 import sys
-kind, n = sys.argv[1], int(sys.argv[2])
+kind, n, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 out = sys.stdout.buffer
 def cmd(*args):
     parts = [b"*%d\r\n" % len(args)]
@@ -118,6 +119,8 @@ for i in range(n):
         args = ["SADD", f"iset:{i}"] + [str(j * 7 + i % 10) for j in range(5)]
     elif kind == "strsets":
         args = ["SADD", f"sset:{i}"] + [f"mem{j}{i % 1000:04d}" for j in range(5)]
+    elif kind == "volatile":
+        args = ["EXPIRE", f"{prefix}:{i}", "86400"]
     elif kind == "zsets":
         args = ["ZADD", f"zset:{i}"]
         for j in range(5):
@@ -134,10 +137,11 @@ EOF
 # load PORT KIND COUNT
 load() {
   local port=$1 kind=$2 count=$3 reply
-  if [ "$kind" = strings ]; then
+  if [ "$kind" = strings ] || [ "$kind" = volatile ]; then
     reply=$(redis-cli -p "$port" debug populate "$count" "$PREFIX" 3)
     [ "$reply" = OK ] || { echo "DEBUG POPULATE on port $port: $reply" >&2; exit 1; }
-  else
+  fi
+  if [ "$kind" != strings ]; then
     redis-cli -p "$port" --pipe < "$WORK/$kind.resp" > "$WORK/pipe.log" 2>&1 \
       || { cat "$WORK/pipe.log" >&2; exit 1; }
     grep -q 'errors: 0,' "$WORK/pipe.log" || { echo "redis-cli --pipe to port $port:" >&2; cat "$WORK/pipe.log" >&2; exit 1; }
@@ -167,11 +171,13 @@ for kind in ${DATASETS//,/ }; do
   case $kind in
     strings) count=$(count_for 1000000); read -r PREFIX keylen <<<"$(string_prefix "$count")"
              desc="DEBUG POPULATE $count $PREFIX 3: keys \`$PREFIX:<n>\` ($keylen bytes on average), 3-byte values" ;;
+    volatile) count=$(count_for 1000000); read -r PREFIX keylen <<<"$(string_prefix "$count")"
+             desc="as strings, then EXPIRE <key> 86400 on every key" ;;
     hashes)  count=$(count_for 100000); desc="HSET hash:<n> with 5 fields f0..f4, 6-byte values" ;;
     intsets) count=$(count_for 100000); desc="SADD iset:<n> with 5 small integers" ;;
     strsets) count=$(count_for 100000); desc="SADD sset:<n> with 5 members of 8 bytes" ;;
     zsets)   count=$(count_for 100000); desc="ZADD zset:<n> with 5 members of 2 bytes, decimal scores" ;;
-    *) echo "unknown dataset $kind (strings, hashes, intsets, strsets, zsets)" >&2; exit 2 ;;
+    *) echo "unknown dataset $kind (strings, volatile, hashes, intsets, strsets, zsets)" >&2; exit 2 ;;
   esac
   DESCRIPTIONS+="- $kind: $desc"$'\n'
   if [ "$kind" != strings ]; then gen_resp "$kind" "$count" > "$WORK/$kind.resp"; fi

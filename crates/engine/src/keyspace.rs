@@ -7,7 +7,6 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use hashbrown::HashMap;
-use indexmap::IndexSet;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::blocking::WaiterRef;
@@ -224,6 +223,10 @@ pub struct Entry {
     expire: i64,
     /// LRU clock of the last access, or LFU `minutes << 8 | counter` (see `AccessMode`).
     pub access: u32,
+    /// Where the key table's list of keys with a TTL holds this key's node, while it has
+    /// one and is in a table (see `KeyTable::set_expire`). PERF: in the padding after
+    /// `access`, so the list costs a pointer per key with a TTL and nothing per entry.
+    ttl_slot: u32,
 }
 
 /// `Entry::expire` of a key without a time to live.
@@ -231,7 +234,7 @@ const NO_EXPIRY: i64 = i64::MIN;
 
 impl Entry {
     pub fn new(value: Value, expire_at_ms: Option<i64>, access: u32) -> Self {
-        let mut entry = Self { value, expire: NO_EXPIRY, access };
+        let mut entry = Self { value, expire: NO_EXPIRY, access, ttl_slot: 0 };
         entry.set_expire_at_ms(expire_at_ms);
         entry
     }
@@ -243,8 +246,9 @@ impl Entry {
     }
 
     /// Sets or clears the expiry; returns the previous one. (`i64::MIN` itself, a time long
-    /// past like its neighbour, is stored as `i64::MIN + 1`.)
-    pub fn set_expire_at_ms(&mut self, at: Option<i64>) -> Option<i64> {
+    /// past like its neighbour, is stored as `i64::MIN + 1`.) Not for an entry in a table,
+    /// whose list of keys with a TTL must follow: see `KeyTable::set_expire`.
+    fn set_expire_at_ms(&mut self, at: Option<i64>) -> Option<i64> {
         let old = self.expire_at_ms();
         self.expire = at.map_or(NO_EXPIRY, |t| t.max(NO_EXPIRY + 1));
         old
@@ -284,8 +288,6 @@ pub struct Db {
     /// PERF: each key and its entry in one allocation (keys of up to 22 bytes inline in
     /// it), the table holding pointers (see keyspace/table.rs).
     map: KeyTable,
-    /// Keys that have a TTL, indexable so the active expiry cycle can sample at random.
-    expires: IndexSet<Key>,
     /// Keys removed because their TTL passed (lazily or by the active cycle).
     pub expired_keys: u64,
     /// Writes made through this table (Redis's `dirty` counter, its share of it).
@@ -374,7 +376,6 @@ impl Db {
     /// DEL after the SWAPDB).
     pub fn swap_data(&mut self, other: &mut Db) -> (Vec<Key>, Vec<Key>) {
         std::mem::swap(&mut self.map, &mut other.map);
-        std::mem::swap(&mut self.expires, &mut other.expires);
         // Every key someone waits on: one the swap brought in may serve them, and one it
         // took away ends an XREADGROUP's wait with an error (Redis's
         // scanDatabaseForDeletedKeys); serving skips the other waiters of a missing key.
@@ -446,15 +447,13 @@ impl Db {
     }
 
     pub fn expires_len(&self) -> usize {
-        self.expires.len()
+        self.map.volatile_len()
     }
 
     /// Bytes of this table's own structures (MEMORY STATS' overheads): the key table's
-    /// buckets, and the expiry index (its entries: a key handle and a hash each; its index:
-    /// a position and a control byte per slot).
+    /// buckets, and the list of keys with a TTL (a pointer each).
     pub fn table_overheads(&self) -> (usize, usize) {
-        let expires = self.expires.capacity() * (std::mem::size_of::<Key>() + 8 + 9);
-        (self.map.allocation_size(), expires)
+        (self.map.allocation_size(), self.map.volatile_allocation_size())
     }
 
     /// Looks a key up and records the access, deleting it first if its TTL has passed.
@@ -599,22 +598,22 @@ impl Db {
         };
         // PERF: one hash and one probe, whether the key is new or overwritten; the key is
         // only copied when new.
-        let (old_expire, expire_at_ms, old) = match self.map.slot(key) {
-            KeySlot::Taken(entry) => {
-                let old_expire = entry.expire_at_ms();
-                let expire_at_ms = expiry(old_expire);
+        let (expire_at_ms, old) = match self.map.slot(key) {
+            KeySlot::Taken(mut found) => {
+                let expire_at_ms = expiry(found.entry().expire_at_ms());
+                found.set_expire(expire_at_ms);
+                let entry = found.entry();
                 let old = std::mem::replace(&mut entry.value, value);
-                entry.set_expire_at_ms(expire_at_ms);
                 // An overwrite keeps the LFU history of the key, as Redis's dbOverwrite does.
                 if !lfu {
                     entry.access = fresh;
                 }
-                (old_expire, expire_at_ms, Some(old))
+                (expire_at_ms, Some(old))
             }
             KeySlot::Free(free) => {
                 let expire_at_ms = expiry(None);
                 free.fill(Entry::new(value, expire_at_ms, fresh));
-                (None, expire_at_ms, None)
+                (expire_at_ms, None)
             }
         };
         match old {
@@ -623,7 +622,6 @@ impl Db {
             Some(old) => self.dispose(old, crate::lazyfree::LAZY_SERVER_DEL),
         }
         self.dirty += 1;
-        self.track_expire(key, old_expire.is_some(), expire_at_ms.is_some());
         if self.track_local_ttls && expire_at_ms.is_some() {
             self.local_ttls.push(key.into());
         }
@@ -639,29 +637,14 @@ impl Db {
     /// moves, replacing any existing key.
     pub fn insert_entry(&mut self, key: &[u8], entry: Entry, now_ms: i64) {
         self.expire_if_due(key, now_ms);
-        let has_ttl = entry.expire_at_ms().is_some();
         let old = self.map.insert(key, entry);
         // RENAME, MOVE and COPY add the key anew (Redis's dbAdd after deleting any old one).
         self.note_new(key);
         self.dirty += 1;
-        let had_ttl = old.as_ref().is_some_and(|o| o.expire_at_ms().is_some());
         if let Some(old) = old {
             self.dispose(old.value, crate::lazyfree::LAZY_SERVER_DEL);
         }
-        self.track_expire(key, had_ttl, has_ttl);
         self.signal_ready(key);
-    }
-
-    fn track_expire(&mut self, key: &[u8], had: bool, has: bool) {
-        match (had, has) {
-            (true, false) => {
-                self.expires.swap_remove(key);
-            }
-            (false, true) => {
-                self.expires.insert(key.into());
-            }
-            _ => {}
-        }
     }
 
     /// Removes a key as the server does on its own (a STORE's old destination, an emptied
@@ -693,9 +676,6 @@ impl Db {
 
     fn remove_entry(&mut self, key: &[u8]) -> Option<Entry> {
         let entry = self.map.remove(key)?;
-        if entry.expire_at_ms().is_some() {
-            self.expires.swap_remove(key);
-        }
         // Clients blocked in XREADGROUP on a deleted (or expired) stream get an error.
         if matches!(entry.value, Value::Stream(_)) {
             self.signal_ready(key);
@@ -706,9 +686,8 @@ impl Db {
     /// Sets an absolute expiry on an existing key. Returns false if the key is missing.
     pub fn set_expire(&mut self, key: &[u8], at_ms: i64, now_ms: i64) -> bool {
         self.expire_if_due(key, now_ms);
-        let Some(entry) = self.map.get_mut(key) else { return false };
-        if entry.set_expire_at_ms(Some(at_ms)).is_none() {
-            self.expires.insert(key.into());
+        if self.map.set_expire(key, Some(at_ms)).is_none() {
+            return false;
         }
         if self.track_local_ttls {
             self.local_ttls.push(key.into());
@@ -720,9 +699,8 @@ impl Db {
     /// Removes a key's TTL. True if it had one.
     pub fn persist(&mut self, key: &[u8], now_ms: i64) -> bool {
         self.expire_if_due(key, now_ms);
-        let had_ttl = self.map.get_mut(key).and_then(|entry| entry.set_expire_at_ms(None)).is_some();
+        let had_ttl = self.map.set_expire(key, None).flatten().is_some();
         if had_ttl {
-            self.expires.swap_remove(key);
             self.dirty += 1;
         }
         had_ttl
@@ -747,13 +725,11 @@ impl Db {
         }
         let n = self.map.len();
         self.dirty += n as u64;
-        let table = std::mem::take(&mut self.map);
-        let expires = std::mem::take(&mut self.expires);
-        (n, Box::new((table, expires)))
+        (n, Box::new(std::mem::take(&mut self.map)))
     }
 
     fn expire_if_due(&mut self, key: &[u8], now_ms: i64) {
-        if self.expires.is_empty() || self.expiry_suspended || self.expiry_deferred {
+        if self.map.volatile_len() == 0 || self.expiry_suspended || self.expiry_deferred {
             return;
         }
         if let Some(entry) = self.map.get(key) {
@@ -772,10 +748,10 @@ impl Db {
             return;
         }
         let due: Vec<Key> = self
-            .expires
-            .iter()
-            .filter(|k| self.map.get(&k[..]).and_then(|e| e.expire_at_ms()).is_some_and(|at| at <= now_ms))
-            .cloned()
+            .map
+            .volatile_iter()
+            .filter(|(_, e)| e.expire_at_ms().is_some_and(|at| at <= now_ms))
+            .map(|(k, _)| Key::from(k))
             .collect();
         for key in due {
             if let Some(entry) = self.remove_entry(&key) {
@@ -827,8 +803,8 @@ impl Db {
     pub fn sample_ttls(&self, now_ms: i64, n: usize) -> (i64, i64) {
         let mut sum = 0;
         let mut count = 0;
-        for key in self.expires.iter().take(n) {
-            if let Some(at) = self.map.get(&key[..]).and_then(|e| e.expire_at_ms()) {
+        for (_, entry) in self.map.volatile_iter().take(n) {
+            if let Some(at) = entry.expire_at_ms() {
                 sum += (at - now_ms).max(0);
                 count += 1;
             }
@@ -860,15 +836,11 @@ impl Db {
             best.map(|(s, key)| (s, Key::from(key)))
         }
         if volatile {
-            if self.expires.is_empty() {
+            let keys = self.map.volatile_len();
+            if keys == 0 {
                 return None;
             }
-            let expires = &self.expires;
-            let drawn = (0..n).filter_map(|_| {
-                let key = &expires[rng.below(expires.len())];
-                self.map.get(&key[..]).map(|entry| (&key[..], entry))
-            });
-            lowest(drawn, score)
+            lowest((0..n).map(|_| self.map.volatile_at(rng.below(keys))), score)
         } else {
             lowest(self.map.sample_from(rng.below(usize::MAX), n), score)
         }
@@ -894,17 +866,15 @@ impl Db {
     /// Checks up to `samples` random keys with a TTL and deletes the expired ones.
     /// Returns (sampled, expired).
     pub fn expire_sample(&mut self, samples: usize, now_ms: i64, rng: &mut Rng) -> (usize, usize) {
-        let sampled = samples.min(self.expires.len());
+        let sampled = samples.min(self.map.volatile_len());
         let mut expired = 0;
         for _ in 0..sampled {
-            if self.expires.is_empty() {
+            if self.map.volatile_len() == 0 {
                 break;
             }
-            let idx = rng.below(self.expires.len());
-            let key = &self.expires[idx];
-            let due = self.map.get(&key[..]).and_then(|e| e.expire_at_ms()).is_some_and(|at| at <= now_ms);
-            if due {
-                let key = self.expires.swap_remove_index(idx).expect("index in range");
+            let (key, entry) = self.map.volatile_at(rng.below(self.map.volatile_len()));
+            if entry.expire_at_ms().is_some_and(|at| at <= now_ms) {
+                let key = SmallBytes::new(key);
                 if let Some(entry) = self.map.remove(&key[..]) {
                     self.dispose(entry.value, crate::lazyfree::LAZY_EXPIRE);
                 }

@@ -68,6 +68,10 @@ pub(super) struct KeyTable {
     rehash_at: usize,
     len: usize,
     hasher: DefaultHashBuilder,
+    /// The nodes of the keys with a TTL, in no order, each node knowing its place
+    /// (`Entry::ttl_slot`): what the active expiry cycle and volatile eviction sample from,
+    /// at one pointer per key (nodes never move; Redis keeps a second dict for this).
+    volatile: Vec<NonNull<Node>>,
 }
 
 // SAFETY: the table owns its nodes as a Box would (each reachable from exactly one link);
@@ -129,6 +133,35 @@ impl KeyTable {
         self.len == 0
     }
 
+    /// Keys with a TTL.
+    pub fn volatile_len(&self) -> usize {
+        self.volatile.len()
+    }
+
+    /// Bytes of the list of keys with a TTL.
+    pub fn volatile_allocation_size(&self) -> usize {
+        self.volatile.capacity() * std::mem::size_of::<NonNull<Node>>()
+    }
+
+    /// The `i`-th key with a TTL (`i < volatile_len()`), for sampling.
+    pub fn volatile_at(&self, i: usize) -> (&[u8], &Entry) {
+        // SAFETY: listed nodes are live while the table is borrowed.
+        let n = unsafe { self.volatile[i].as_ref() };
+        (&n.key[..], &n.entry)
+    }
+
+    /// Every key with a TTL.
+    pub fn volatile_iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
+        (0..self.volatile.len()).map(|i| self.volatile_at(i))
+    }
+
+    /// Sets or clears the expiry of `key`: None if it is missing, else its previous expiry.
+    pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> Option<Option<i64>> {
+        self.rehash_step();
+        let node = self.find(key, self.hash(key))?;
+        Some(set_node_expire(&mut self.volatile, node, at))
+    }
+
     /// The node holding `key`, in either bucket array.
     fn find(&self, key: &[u8], hash: u64) -> Link {
         for buckets in [&self.main, &self.next] {
@@ -187,7 +220,13 @@ impl KeyTable {
     /// Stores `entry` under `key`; returns the entry it replaced (the key stays as it was).
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
         match self.slot(key) {
-            KeySlot::Taken(found) => Some(std::mem::replace(found, entry)),
+            KeySlot::Taken(mut found) => {
+                let expire = found.set_expire(entry.expire_at_ms());
+                let e = found.entry();
+                let value = std::mem::replace(&mut e.value, entry.value);
+                let access = std::mem::replace(&mut e.access, entry.access);
+                Some(Entry::new(value, expire, access))
+            }
             KeySlot::Free(free) => {
                 free.fill(entry);
                 None
@@ -208,7 +247,7 @@ impl KeyTable {
         let hash = self.hash(key);
         match self.find(key, hash) {
             // SAFETY: a live node, borrowed mutably with the table.
-            Some(node) => KeySlot::Taken(unsafe { &mut (*node.as_ptr()).entry }),
+            Some(node) => KeySlot::Taken(Occupied { volatile: &mut self.volatile, node }),
             None => KeySlot::Free(FreeSlot { table: self, key, hash }),
         }
     }
@@ -218,9 +257,12 @@ impl KeyTable {
         let hash = self.hash(key);
         let removed = self.unlink(key, hash)?;
         self.len -= 1;
+        let expire = set_node_expire(&mut self.volatile, removed, None);
         self.shrink_if_sparse();
-        // SAFETY: unlinked above, so this is the only pointer to the node.
-        Some(unsafe { Box::from_raw(removed.as_ptr()) }.entry)
+        // SAFETY: unlinked above (and out of `volatile`), so this is the only pointer to it.
+        let mut entry = unsafe { Box::from_raw(removed.as_ptr()) }.entry;
+        entry.set_expire_at_ms(expire);
+        Some(entry)
     }
 
     /// Starts shrinking a table below 10% full to the smallest power of two that holds its
@@ -394,10 +436,54 @@ impl<'t> Iterator for Chain<'t> {
     }
 }
 
+/// Sets or clears the expiry of a linked node, keeping `volatile` (the keys with a TTL) in
+/// step; returns the previous expiry. A node leaving the list swaps the last one into its
+/// place.
+fn set_node_expire(volatile: &mut Vec<NonNull<Node>>, node: NonNull<Node>, at: Option<i64>) -> Option<i64> {
+    // SAFETY: a live node of the table `volatile` belongs to, borrowed mutably with it.
+    let entry = unsafe { &mut (*node.as_ptr()).entry };
+    let old = entry.set_expire_at_ms(at);
+    match (old.is_some(), at.is_some()) {
+        (false, true) => {
+            entry.ttl_slot = u32::try_from(volatile.len()).expect("fewer than 2^32 keys with a TTL in a table");
+            volatile.push(node);
+        }
+        (true, false) => {
+            let slot = entry.ttl_slot as usize;
+            debug_assert_eq!(volatile[slot], node);
+            volatile.swap_remove(slot);
+            if let Some(moved) = volatile.get(slot) {
+                // SAFETY: another live node of the same table.
+                unsafe { (*moved.as_ptr()).entry.ttl_slot = slot as u32 };
+            }
+        }
+        _ => {}
+    }
+    old
+}
+
 /// What `KeyTable::slot` found.
 pub(super) enum KeySlot<'t, 'k> {
-    Taken(&'t mut Entry),
+    Taken(Occupied<'t>),
     Free(FreeSlot<'t, 'k>),
+}
+
+/// A key found by `KeyTable::slot`: its entry, whose expiry changes through `set_expire`.
+pub(super) struct Occupied<'t> {
+    volatile: &'t mut Vec<NonNull<Node>>,
+    node: NonNull<Node>,
+}
+
+impl<'t> Occupied<'t> {
+    pub fn entry(&mut self) -> &mut Entry {
+        // SAFETY: a live node, borrowed mutably with its table for 't.
+        unsafe { &mut (*self.node.as_ptr()).entry }
+    }
+
+    /// Sets or clears the expiry; returns the previous one.
+    pub fn set_expire(&mut self, at: Option<i64>) -> Option<i64> {
+        set_node_expire(self.volatile, self.node, at)
+    }
 }
 
 pub(super) struct FreeSlot<'t, 'k> {
@@ -412,9 +498,13 @@ impl FreeSlot<'_, '_> {
         // New keys go to the new bucket array while rehashing, as Redis's dictAddRaw.
         let buckets = if table.is_rehashing() { &mut table.next } else { &mut table.main };
         let at = self.hash as usize & (buckets.len() - 1);
-        let node = Box::new(Node { next: buckets[at], key: self.key.into(), entry });
-        buckets[at] = Some(NonNull::from(Box::leak(node)));
+        let expire = entry.expire_at_ms();
+        let mut entry = entry;
+        entry.set_expire_at_ms(None);
+        let node = NonNull::from(Box::leak(Box::new(Node { next: buckets[at], key: self.key.into(), entry })));
+        buckets[at] = Some(node);
         table.len += 1;
+        set_node_expire(&mut table.volatile, node, expire);
     }
 }
 
@@ -622,7 +712,7 @@ mod tests {
         assert!((0..10_000).all(|i| int_of(t.get(format!("k{i}").as_bytes())) == Some(i)));
         assert!(!t.is_empty());
         match t.slot(b"k7") {
-            KeySlot::Taken(e) => *e = entry(70),
+            KeySlot::Taken(mut e) => e.entry().value = entry(70).value,
             KeySlot::Free(_) => panic!("k7 is there"),
         }
         match t.slot(b"new") {
@@ -630,5 +720,60 @@ mod tests {
             KeySlot::Taken(_) => panic!("new is not there"),
         }
         assert_eq!((int_of(t.get(b"k7")), int_of(t.get(b"new")), t.len()), (Some(70), Some(5), 10_002));
+    }
+
+    /// The list of keys with a TTL follows every way an expiry changes (insert, overwrite,
+    /// `set_expire`, `Occupied::set_expire`, removal) through growth and shrinking: it
+    /// holds exactly the keys with a TTL, each once, each node knowing its place.
+    #[test]
+    fn keys_with_a_ttl_are_listed_once_whatever_changes_them() {
+        use std::collections::BTreeMap;
+        let mut t = KeyTable::default();
+        let mut model: BTreeMap<Vec<u8>, Option<i64>> = BTreeMap::new();
+        let mut rng = crate::keyspace::Rng::new(7);
+        for step in 0..40_000u64 {
+            let key = format!("k{}", rng.below(if step < 20_000 { 3_000 } else { 300 })).into_bytes();
+            let at = (rng.below(2) == 0).then_some(step as i64);
+            match rng.below(5) {
+                0 => {
+                    t.insert(&key, Entry::new(Value::Str(StrValue::Int(1)), at, 0));
+                    model.insert(key, at);
+                }
+                1 => {
+                    let had = model.get(&key).copied();
+                    assert_eq!(t.set_expire(&key, at), had);
+                    if let Some(e) = model.get_mut(&key) {
+                        *e = at;
+                    }
+                }
+                2 => match t.slot(&key) {
+                    KeySlot::Taken(mut found) => {
+                        assert_eq!(found.set_expire(at), model[&key]);
+                        model.insert(key, at);
+                    }
+                    KeySlot::Free(free) => {
+                        free.fill(Entry::new(Value::Str(StrValue::Int(2)), at, 0));
+                        model.insert(key, at);
+                    }
+                },
+                _ => {
+                    let removed = t.remove(&key).map(|e| e.expire_at_ms());
+                    assert_eq!(removed, model.remove(&key));
+                }
+            }
+            if step % 997 == 0 || step == 39_999 {
+                let mut listed: Vec<(Vec<u8>, i64)> =
+                    t.volatile_iter().map(|(k, e)| (k.to_vec(), e.expire_at_ms().unwrap())).collect();
+                listed.sort();
+                let want: Vec<(Vec<u8>, i64)> =
+                    model.iter().filter_map(|(k, at)| at.map(|at| (k.clone(), at))).collect();
+                assert_eq!(listed, want);
+                for (i, node) in t.volatile.iter().enumerate() {
+                    // SAFETY: listed nodes are live.
+                    assert_eq!(unsafe { node.as_ref() }.entry.ttl_slot as usize, i);
+                }
+            }
+        }
+        assert_eq!(t.len(), model.len());
     }
 }
