@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# A full `redis-cli --scan` of a keyspace, quince-server and redis-server side by side.
+# A full scan of a keyspace (or of one big set or hash), quince-server and redis-server
+# side by side.
 #
-# For each key count, a fresh quince and a fresh redis-server (--save "" --appendonly no)
-# are loaded with DEBUG POPULATE (keys key:N, 10-byte values), then `redis-cli --scan`
-# (COUNT 10, one call per round trip) lists every key. Reported per server: keys listed
-# (must be the key count), wall time, the server's CPU time for the whole scan (utime +
-# stime from /proc/PID/stat) and that CPU per key: flat across key counts means a scan
-# linear in the keyspace.
+# For each count, a fresh quince and a fresh redis-server (--save "" --appendonly no) are
+# loaded, then every element is listed at COUNT 10, one call per round trip:
+#   keys  DEBUG POPULATE N key 10, listed by `redis-cli --scan`
+#   set   one set of N members (SADD, through redis-cli --pipe), listed by SSCAN
+#   hash  one hash of N fields, listed by HSCAN
+# Reported per server: elements listed (at least N: SSCAN and HSCAN may return an element
+# twice, as in Redis), the largest page, wall time, the server's CPU time for the whole
+# scan (utime + stime from /proc/PID/stat) and that CPU per element: flat across counts
+# means a scan linear in the size.
 #
-# Usage: bench/scan.sh [-n 1000000,4000000] [-o DIR]
-#   -n  key counts (comma separated)     default: 1000000,4000000
+# Usage: bench/scan.sh [-n 1000000,4000000] [-k keys|set|hash] [-o DIR]
+#   -n  counts (comma separated)         default: 1000000,4000000
+#   -k  what to scan                     default: keys
 #   -o  report directory, or "none"      default: bench/results
 # Environment: QUINCE_BIN (default target/release/quince-server, built first unless
 # NO_BUILD=1), SERVERS (default "quince redis").
@@ -20,10 +25,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
 CMDLINE=$(command_line "QUINCE_BIN NO_BUILD SERVERS" "$0" "$@")
 
-COUNTS=1000000,4000000; OUT=""
-while getopts "n:o:h" opt; do
+COUNTS=1000000,4000000; OUT=""; KIND=keys
+while getopts "n:k:o:h" opt; do
   case $opt in
-    n) COUNTS=$OPTARG ;; o) OUT=$OPTARG ;;
+    n) COUNTS=$OPTARG ;; k) KIND=$OPTARG ;; o) OUT=$OPTARG ;;
     *) usage ;;
   esac
 done
@@ -50,29 +55,38 @@ for n in ${COUNTS//,/ }; do
     esac
     pid=$!
     wait_ready "$port"
-    redis-cli -p "$port" DEBUG POPULATE "$n" key 10 >/dev/null
+    case $KIND in
+      keys) redis-cli -p "$port" DEBUG POPULATE "$n" key 10 >/dev/null ;;
+      set|hash) python3 "$root/bench/scan_collection.py" load "$KIND" "$n" | redis-cli -p "$port" --pipe >/dev/null ;;
+      *) echo "unknown kind $KIND (keys, set, hash)" >&2; exit 2 ;;
+    esac
     before=$(cpu_ticks "$pid")
     start=$(date +%s.%N)
-    listed=$(redis-cli -p "$port" --scan | wc -l)
+    if [ "$KIND" = keys ]; then
+      listed="$(redis-cli -p "$port" --scan | wc -l) n/a"
+    else
+      listed=$(python3 "$root/bench/scan_collection.py" scan "$KIND" "$port")
+    fi
     end=$(date +%s.%N)
     after=$(cpu_ticks "$pid")
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+    read -r listed page <<< "$listed"
     row=$(python3 -c "
 n, listed, wall, cpu = $n, $listed, $end - $start, ($after - $before) / $ticks_per_s
-print(f'| {\"$server\"} | {n:,} | {listed:,} | {wall:.1f} | {cpu:.2f} | {cpu / n * 1e6:.2f} |')")
+print(f'| {\"$server\"} | $KIND | {n:,} | {listed:,} | $page | {wall:.1f} | {cpu:.2f} | {cpu / n * 1e6:.2f} |')")
     echo "$row" >&2
     rows+="$row"$'\n'
   done
 done
 
-table="| server | keys | listed | wall s | server CPU s | server CPU µs per key |
-|---|---|---|---|---|---|
+table="| server | scanned | elements | listed | largest page | wall s | server CPU s | server CPU µs per element |
+|---|---|---|---|---|---|---|---|
 $rows"
 echo "$table"
 if [ "$OUT" != none ]; then
   base=$(report_base "$OUT" scan)
   {
-    echo "# redis-cli --scan, $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "# full scan ($KIND), $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo
     echo "Command: \`$CMDLINE\`"
     echo

@@ -338,8 +338,8 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
     Ok(())
 }
 
-/// HSCAN key cursor [MATCH pattern] [COUNT count] — O(1) per call in fields returned (see
-/// `types::set::scan_page`); a listpack-encoded hash is returned whole.
+/// HSCAN key cursor [MATCH pattern] [COUNT count]: COUNT fields visited per call (see
+/// `types::set::scan_positions`); a listpack-encoded hash is returned whole.
 fn hscan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let cursor = parse_cursor(args[2])?;
     let Some(hash) = read_hash(ctx, args[1])? else {

@@ -683,8 +683,8 @@ fn sdiffstore(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
     Ok(())
 }
 
-/// SSCAN key cursor [MATCH pattern] [COUNT count] — O(1) per call in members returned
-/// (see `types::set::scan_page`).
+/// SSCAN key cursor [MATCH pattern] [COUNT count]: COUNT members visited per call (see
+/// `types::set::scan_positions`).
 fn sscan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let cursor = parse_cursor(args[2])?;
     let Some(set) = read_set(ctx, args[1])? else {

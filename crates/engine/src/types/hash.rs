@@ -8,7 +8,7 @@ use hashbrown::DefaultHashBuilder;
 use indexmap::IndexMap;
 
 use super::packed::Packed;
-use super::set::{scan_page, ScanPage};
+use super::set::{scan_positions, ScanPage};
 use super::small::SmallBytes;
 use super::Limits;
 
@@ -152,11 +152,14 @@ impl HashValue {
     }
 
     /// One HSCAN step: a listpack returns everything and cursor 0, as in Redis; a table
-    /// returns a page in the order of a fixed hash of the field (see `scan_page`).
+    /// returns `count` fields (see `scan_positions`).
     pub fn scan(&self, cursor: u64, count: usize) -> ScanPage<(&[u8], &[u8])> {
         match self {
             HashValue::Listpack(p) => ScanPage { items: pairs(p).collect(), next: 0 },
-            HashValue::Table(t) => scan_page(t.iter().map(|(f, v)| (&f[..], (&f[..], &v[..]))), cursor, count),
+            HashValue::Table(t) => {
+                let (at, next) = scan_positions(t.len(), cursor, count);
+                ScanPage { items: at.filter_map(|i| t.get_index(i)).map(|(f, v)| (&f[..], &v[..])).collect(), next }
+            }
         }
     }
 }
@@ -219,6 +222,7 @@ mod tests {
         let mut cursor = 0;
         loop {
             let page = h.scan(cursor, 10);
+            assert_eq!(page.items.len(), 10);
             for (f, _) in page.items {
                 assert!(seen.insert(f.to_vec()), "returned twice");
             }
