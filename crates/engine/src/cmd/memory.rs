@@ -22,6 +22,8 @@ pub fn entry_usage(key: &[u8], entry: &Entry) -> usize {
         // Collections: element bytes plus a per-element allocation and pointer overhead.
         Value::List(l) => l.iter().map(|i| i.len() + 24).sum(),
         Value::Hash(h) => h.iter().map(|(f, v)| f.len() + v.len() + 48).sum(),
+        // A small packed set: its one buffer.
+        Value::Set(crate::types::SetValue::Small(b)) => b.len(),
         Value::Set(set) => set.iter().map(|m| m.len() + 24).sum(),
         Value::ZSet(z) => z.iter().map(|(m, _)| m.len() + 48).sum(),
         Value::Stream(st) => st.data_bytes(),

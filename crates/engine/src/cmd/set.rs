@@ -210,6 +210,7 @@ fn reply_members(out: &mut dyn ReplySink, set: &SetValue) {
     out.set(set.len());
     match set {
         SetValue::Intset(v) => v.iter().for_each(|n| reply_int_member(out, n)),
+        SetValue::Small(_) => set.iter().for_each(|m| out.bulk(&m)),
         SetValue::Table(t) => t.iter().for_each(|m| out.bulk(m)),
     }
 }
@@ -422,12 +423,13 @@ fn spop_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
         }
         match &*set {
             SetValue::Intset(v) => v.iter().for_each(|n| reply_int_member(out, n)),
+            SetValue::Small(_) => set.iter().for_each(|m| out.bulk(&m)),
             SetValue::Table(t) => t.iter().for_each(|m| out.bulk(m)),
         }
         if propagating {
             popped = match &*set {
                 SetValue::Intset(v) => v.iter().map(|n| Bytes::from(n.to_string().into_bytes())).collect(),
-                SetValue::Table(t) => t.iter().map(|m| Bytes::from(m.to_vec())).collect(),
+                SetValue::Small(_) | SetValue::Table(_) => set.iter().map(|m| Bytes::from(m.to_vec())).collect(),
             };
         }
         *set = kept;
@@ -471,8 +473,16 @@ fn srandmember_count(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink)
         out.array(0);
     } else if !unique || count == 1 {
         out.array(count);
-        for _ in 0..count {
-            out.bulk(&set.get_index(rng.below(size)));
+        if let SetValue::Small(_) = set {
+            // Picking by index walks a packed set: list its members once.
+            let members: Vec<_> = set.iter().collect();
+            for _ in 0..count {
+                out.bulk(&members[rng.below(size)]);
+            }
+        } else {
+            for _ in 0..count {
+                out.bulk(&set.get_index(rng.below(size)));
+            }
         }
     } else if count >= size {
         out.array(size);

@@ -69,7 +69,7 @@ pub fn read_object<R: Read>(input: &mut Input<R>, rdb_type: u8, limits: &Limits)
             if members.len() > limits.set_max_intset_entries.min(INTSET_MAX_ENTRIES) {
                 let mut t = MemberTable::with_capacity_and_hasher(members.len(), DefaultHashBuilder::default());
                 t.extend(members.iter().map(|n| SmallBytes::new(n.to_string().as_bytes())));
-                Value::Set(SetValue::Table(Box::new(t)))
+                Value::Set(SetValue::from_table(t))
             } else {
                 Value::Set(SetValue::Intset(members.into_iter().collect()))
             }
@@ -235,7 +235,7 @@ fn read_set<R: Read>(input: &mut Input<R>, limits: &Limits) -> Result<Option<Val
             }
             Value::Set(SetValue::Intset(v.into_iter().collect()))
         }
-        None => Value::Set(SetValue::Table(Box::new(table))),
+        None => Value::Set(SetValue::from_table(table)),
     }))
 }
 

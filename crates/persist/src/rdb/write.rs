@@ -34,7 +34,7 @@ pub fn object_type(value: &Value) -> u8 {
         Value::Str(_) => types::STRING,
         Value::List(_) => types::LIST_QUICKLIST_2,
         Value::Set(SetValue::Intset(_)) => types::SET_INTSET,
-        Value::Set(SetValue::Table(_)) => types::SET,
+        Value::Set(SetValue::Small(_) | SetValue::Table(_)) => types::SET,
         Value::ZSet(ZSetValue::Listpack(_)) => types::ZSET_LISTPACK,
         Value::ZSet(ZSetValue::Skiplist(_)) => types::ZSET_2,
         Value::Hash(HashValue::Listpack(_)) => types::HASH_LISTPACK,
@@ -57,10 +57,10 @@ pub(crate) fn write_value(o: &mut Output, value: &Value, opts: &WriteOptions) {
         Value::Str(StrValue::Raw(b)) => o.string(b),
         Value::List(list) => write_list(o, list, opts.list_max_listpack_size, opts.list_compress_depth),
         Value::Set(SetValue::Intset(members)) => o.string(&intset::encode(&members.iter().collect::<Vec<_>>())),
-        Value::Set(SetValue::Table(t)) => {
-            o.len(t.len() as u64);
-            for m in t.iter() {
-                o.string(m);
+        Value::Set(set @ (SetValue::Small(_) | SetValue::Table(_))) => {
+            o.len(set.len() as u64);
+            for m in set.iter() {
+                o.string(&m);
             }
         }
         Value::ZSet(z @ ZSetValue::Listpack(_)) => {
