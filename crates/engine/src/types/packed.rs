@@ -20,7 +20,7 @@ impl std::fmt::Debug for Packed {
 }
 
 /// Reads the item starting at `pos`: (its bytes' range, where the next item starts).
-pub(super) fn item_at(buf: &[u8], pos: usize) -> (std::ops::Range<usize>, usize) {
+fn item_at(buf: &[u8], pos: usize) -> (std::ops::Range<usize>, usize) {
     let mut len = 0usize;
     let mut shift = 0;
     let mut p = pos;
@@ -36,7 +36,7 @@ pub(super) fn item_at(buf: &[u8], pos: usize) -> (std::ops::Range<usize>, usize)
     (p..p + len, p + len)
 }
 
-pub(super) fn write_len(out: &mut Vec<u8>, mut len: usize) {
+fn write_len(out: &mut Vec<u8>, mut len: usize) {
     loop {
         let b = (len & 0x7f) as u8;
         len >>= 7;

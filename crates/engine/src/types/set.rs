@@ -17,7 +17,6 @@ use hashbrown::DefaultHashBuilder;
 use indexmap::IndexSet;
 
 use super::intset::IntSet;
-use super::packed::{item_at, write_len};
 use super::small::SmallBytes;
 use super::{Bytes, Limits};
 
@@ -39,23 +38,22 @@ const SMALL_MAX_MEMBER: usize = 64;
 pub enum SetValue {
     /// Ascending, no duplicates.
     Intset(IntSet),
-    /// A small table's members, packed (see the module's documentation): each a LEB128
-    /// length and its bytes, in insertion order.
+    /// A small table's members, packed (see the module's documentation): each a length
+    /// byte and its bytes, in insertion order.
     Small(Box<[u8]>),
     /// Boxed: a stored value stays small (the key table holds every value inline).
     Table(Box<MemberTable>),
 }
 
-/// The members of a `Small` buffer.
+/// The members of a `Small` buffer. PERF: members are at most `SMALL_MAX_MEMBER` (< 128)
+/// bytes, so each length prefix is one byte, read without LEB128's loop.
 fn small_members(buf: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
     let mut pos = 0;
     std::iter::from_fn(move || {
-        if pos >= buf.len() {
-            return None;
-        }
-        let (bytes, next) = item_at(buf, pos);
-        pos = next;
-        Some(&buf[bytes])
+        let len = usize::from(*buf.get(pos)?);
+        let member = &buf[pos + 1..pos + 1 + len];
+        pos += 1 + len;
+        Some(member)
     })
 }
 
@@ -63,14 +61,12 @@ fn small_members(buf: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
 /// length prefix included.
 fn small_find(buf: &[u8], mut pick: impl FnMut(usize, &[u8]) -> bool) -> Option<std::ops::Range<usize>> {
     let mut pos = 0;
-    let mut i = 0;
-    while pos < buf.len() {
-        let (bytes, next) = item_at(buf, pos);
-        if pick(i, &buf[bytes]) {
+    for (i, member) in small_members(buf).enumerate() {
+        let next = pos + 1 + member.len();
+        if pick(i, member) {
             return Some(pos..next);
         }
         pos = next;
-        i += 1;
     }
     None
 }
@@ -108,7 +104,7 @@ impl SetValue {
         if table.len() <= SMALL_MAX_ENTRIES && table.iter().all(|m| m.len() <= SMALL_MAX_MEMBER) {
             let mut buf = Vec::new();
             for m in &table {
-                write_len(&mut buf, m.len());
+                buf.push(m.len() as u8);
                 buf.extend_from_slice(m);
             }
             SetValue::Small(buf.into_boxed_slice())
@@ -183,8 +179,8 @@ impl SetValue {
                     return self.add(member, limits);
                 }
                 let mut v = std::mem::take(b).into_vec();
-                v.reserve_exact(member.len() + 2);
-                write_len(&mut v, member.len());
+                v.reserve_exact(member.len() + 1);
+                v.push(member.len() as u8);
                 v.extend_from_slice(member);
                 *b = v.into_boxed_slice();
                 true
@@ -247,8 +243,7 @@ impl SetValue {
             SetValue::Intset(v) => v.remove(i).to_string().into_bytes().into(),
             SetValue::Small(b) => {
                 let cut = small_find(b, |at, _| at == i).expect("index below len");
-                let (bytes, _) = item_at(b, cut.start);
-                let member = Bytes::from(&b[bytes]);
+                let member = Bytes::from(&b[cut.start + 1..cut.end]);
                 small_without(b, cut);
                 member
             }
