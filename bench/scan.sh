@@ -7,12 +7,13 @@
 #   keys  DEBUG POPULATE N key 10, listed by `redis-cli --scan`
 #   set   one set of N members (SADD, through redis-cli --pipe), listed by SSCAN
 #   hash  one hash of N fields, listed by HSCAN
-# Reported per server: elements listed (at least N: SSCAN and HSCAN may return an element
+#   zset  one sorted set of N members, listed by ZSCAN
+# Reported per server: elements listed (at least N: SSCAN, HSCAN and ZSCAN may return an element
 # twice, as in Redis), the largest page, wall time, the server's CPU time for the whole
 # scan (utime + stime from /proc/PID/stat) and that CPU per element: flat across counts
 # means a scan linear in the size.
 #
-# Usage: bench/scan.sh [-n 1000000,4000000] [-k keys|set|hash] [-o DIR]
+# Usage: bench/scan.sh [-n 1000000,4000000] [-k keys|set|hash|zset] [-o DIR]
 #   -n  counts (comma separated)         default: 1000000,4000000
 #   -k  what to scan                     default: keys
 #   -o  report directory, or "none"      default: bench/results
@@ -57,8 +58,8 @@ for n in ${COUNTS//,/ }; do
     wait_ready "$port"
     case $KIND in
       keys) redis-cli -p "$port" DEBUG POPULATE "$n" key 10 >/dev/null ;;
-      set|hash) python3 "$root/bench/scan_collection.py" load "$KIND" "$n" | redis-cli -p "$port" --pipe >/dev/null ;;
-      *) echo "unknown kind $KIND (keys, set, hash)" >&2; exit 2 ;;
+      set|hash|zset) python3 "$root/bench/scan_collection.py" load "$KIND" "$n" | redis-cli -p "$port" --pipe >/dev/null ;;
+      *) echo "unknown kind $KIND (keys, set, hash, zset)" >&2; exit 2 ;;
     esac
     before=$(cpu_ticks "$pid")
     start=$(date +%s.%N)

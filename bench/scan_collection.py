@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Helper of bench/scan.sh: loads one big set or hash, or lists it with SSCAN/HSCAN.
+"""Helper of bench/scan.sh: loads one big set, hash or sorted set, or lists it with
+SSCAN/HSCAN/ZSCAN.
 
-    scan_collection.py load set|hash N   RESP commands creating `big` with N elements, on stdout
-    scan_collection.py scan set|hash PORT  SSCAN/HSCAN `big` at COUNT 10 until cursor 0;
+    scan_collection.py load set|hash|zset N   RESP commands creating `big` with N elements, on stdout
+    scan_collection.py scan set|hash|zset PORT  SSCAN/HSCAN/ZSCAN `big` at COUNT 10 until cursor 0;
                                            prints "elements_listed largest_page"
 """
 import socket
@@ -23,10 +24,14 @@ def load(kind, n):
     for start in range(0, n, batch):
         if kind == "set":
             args = ["SADD", "big"] + [f"member:{i}" for i in range(start, min(n, start + batch))]
-        else:
+        elif kind == "hash":
             args = ["HSET", "big"]
             for i in range(start, min(n, start + batch)):
                 args += [f"field:{i}", "v"]
+        else:
+            args = ["ZADD", "big"]
+            for i in range(start, min(n, start + batch)):
+                args += [str(i % 1000), f"member:{i}"]
         out.write(command(*args))
 
 
@@ -52,7 +57,7 @@ class Reader:
 def scan(kind, port):
     sock = socket.create_connection(("127.0.0.1", port))
     reader = Reader(sock)
-    name = b"SSCAN" if kind == "set" else b"HSCAN"
+    name = {"set": b"SSCAN", "hash": b"HSCAN", "zset": b"ZSCAN"}[kind]
     per_element = 1 if kind == "set" else 2
     cursor, listed, largest = b"0", 0, 0
     while True:

@@ -246,6 +246,31 @@ impl SkipList {
         std::mem::take(&mut node.member)
     }
 
+    /// One ZSCAN step over the node slots from the top down (`cursor`: the slots still to
+    /// visit, 0 to start): up to `count` elements, visiting at most ten times as many slots
+    /// (freed ones hold none), and the cursor after them (0: done). Nodes never move, a score
+    /// update reinserts the element into the slot it just left (`remove` then `insert`: the
+    /// free list is LIFO), and a new element takes a freed or a new slot, so every element
+    /// present for the whole scan is returned (Redis's SCAN guarantee), at O(COUNT) a call.
+    pub fn scan_slots(&self, cursor: u64, count: usize) -> (Vec<(&[u8], f64)>, u64) {
+        let mut top = match cursor {
+            0 => self.nodes.len(),
+            c => usize::try_from(c).unwrap_or(usize::MAX).min(self.nodes.len()),
+        };
+        let mut found = Vec::new();
+        let mut visits = count.saturating_mul(10).max(1);
+        // Slot 0 is the header.
+        while top > 1 && found.len() < count && visits > 0 {
+            top -= 1;
+            visits -= 1;
+            let n = &self.nodes[top];
+            if !n.levels.is_empty() {
+                found.push((&n.member[..], n.score));
+            }
+        }
+        (found, if top > 1 { top as u64 } else { 0 })
+    }
+
     /// How many leading elements satisfy `pred`, which must hold for a prefix of the order
     /// (true, ..., true, false, ...). O(log n).
     pub fn count_prefix(&self, mut pred: impl FnMut(&[u8], f64) -> bool) -> usize {

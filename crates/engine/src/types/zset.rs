@@ -747,4 +747,38 @@ mod tests {
         let r = LexRange { min: LexBound::NegInf, max: LexBound::PosInf };
         assert_eq!(z.lex_range_ranks(&r), (0, 4));
     }
+
+    /// ZSCAN of a skiplist set pages by COUNT and returns every member present for the
+    /// whole scan, while scores change (members move in the order), members go and come.
+    #[test]
+    fn skiplist_scans_cover_members_present_throughout() {
+        let l = limits(0, 64);
+        let mut z = ZSetValue::new_for_add(2, &l);
+        for i in 0..1000 {
+            z.insert(format!("m{i}").as_bytes(), i as f64, &l);
+        }
+        let ZSetValue::Skiplist(_) = z else { panic!("not a skiplist") };
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = 0;
+        let mut step = 0u64;
+        loop {
+            let ZSetValue::Skiplist(s) = &z else { unreachable!() };
+            let (page, next) = s.list.scan_slots(cursor, 7);
+            assert!(page.len() <= 7);
+            seen.extend(page.iter().map(|(m, _)| m.to_vec()));
+            cursor = next;
+            step += 1;
+            // Move members around the order, drop some and add others.
+            z.insert(format!("m{}", (step * 37) % 900).as_bytes(), -(step as f64), &l);
+            z.remove(format!("m{}", 900 + step % 100).as_bytes());
+            z.insert(format!("new{step}").as_bytes(), step as f64 * 0.5, &l);
+            if cursor == 0 {
+                break;
+            }
+        }
+        assert!(step > 100, "{step} calls");
+        for i in 0..900 {
+            assert!(seen.contains(format!("m{i}").as_bytes()), "m{i} missed");
+        }
+    }
 }

@@ -247,10 +247,7 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) 
     }
     let (page, next): (Vec<(&[u8], f64)>, u64) = match zset {
         ZSetValue::Listpack(_) => (zset.iter().collect(), 0),
-        // Finding a page costs a pass over the set, so a page is never smaller than an eighth
-        // of it: a full scan then costs a few passes, not one per COUNT members. COUNT is a
-        // hint in Redis too.
-        ZSetValue::Skiplist(_) => scan_page(zset, cursor, count.max(zset.len() / 8)),
+        ZSetValue::Skiplist(s) => s.list.scan_slots(cursor, count),
     };
     let page: Vec<_> = page.into_iter().filter(|(m, _)| pattern.is_none_or(|p| glob_match(p, m, false))).collect();
     out.array(2);
@@ -264,21 +261,4 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) 
         out.bulk(&text);
     }
     Ok(())
-}
-
-/// The members whose hash is at least `cursor`, the `count` lowest hashes (all members
-/// sharing the last hash included), and the cursor after them (0 when done).
-fn scan_page(zset: &ZSetValue, cursor: u64, count: usize) -> (Vec<(&[u8], f64)>, u64) {
-    let mut rest: Vec<(u64, &[u8], f64)> =
-        zset.table_iter().map(|(m, s)| (scan_hash(m), m, s)).filter(|(h, _, _)| *h >= cursor).collect();
-    if rest.len() > count {
-        rest.select_nth_unstable_by_key(count - 1, |e| e.0);
-        let last = rest[count - 1].0;
-        let (mut page, tail): (Vec<_>, Vec<_>) = rest.into_iter().partition(|e| e.0 <= last);
-        page.sort_unstable_by_key(|e| e.0);
-        let next = if tail.is_empty() { 0 } else { last.wrapping_add(1) };
-        return (page.into_iter().map(|(_, m, s)| (m, s)).collect(), next);
-    }
-    rest.sort_unstable_by_key(|e| e.0);
-    (rest.into_iter().map(|(_, m, s)| (m, s)).collect(), 0)
 }
