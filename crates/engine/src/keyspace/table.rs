@@ -257,12 +257,13 @@ impl KeyTable {
         let hash = self.hash(key);
         let removed = self.unlink(key, hash)?;
         self.len -= 1;
-        let expire = set_node_expire(&mut self.volatile, removed, None);
+        // SAFETY: a live node of this table.
+        if unsafe { removed.as_ref() }.entry.expire_at_ms().is_some() {
+            unlist(&mut self.volatile, removed);
+        }
         self.shrink_if_sparse();
         // SAFETY: unlinked above (and out of `volatile`), so this is the only pointer to it.
-        let mut entry = unsafe { Box::from_raw(removed.as_ptr()) }.entry;
-        entry.set_expire_at_ms(expire);
-        Some(entry)
+        Some(unsafe { Box::from_raw(removed.as_ptr()) }.entry)
     }
 
     /// Starts shrinking a table below 10% full to the smallest power of two that holds its
@@ -436,27 +437,34 @@ impl<'t> Iterator for Chain<'t> {
     }
 }
 
-/// Sets or clears the expiry of a linked node, keeping `volatile` (the keys with a TTL) in
-/// step; returns the previous expiry. A node leaving the list swaps the last one into its
-/// place.
+/// Adds a node to `volatile` (the keys with a TTL of its table), noting its place.
+fn list(volatile: &mut Vec<NonNull<Node>>, node: NonNull<Node>) {
+    let slot = u32::try_from(volatile.len()).expect("fewer than 2^32 keys with a TTL in a table");
+    // SAFETY: a live node of the table `volatile` belongs to, borrowed mutably with it.
+    unsafe { (*node.as_ptr()).entry.ttl_slot = slot };
+    volatile.push(node);
+}
+
+/// Takes a listed node out of `volatile`: the last one takes its place.
+fn unlist(volatile: &mut Vec<NonNull<Node>>, node: NonNull<Node>) {
+    // SAFETY: a live node of the table `volatile` belongs to.
+    let slot = unsafe { node.as_ref() }.entry.ttl_slot as usize;
+    debug_assert_eq!(volatile[slot], node);
+    volatile.swap_remove(slot);
+    if let Some(moved) = volatile.get(slot) {
+        // SAFETY: another live node of the same table.
+        unsafe { (*moved.as_ptr()).entry.ttl_slot = slot as u32 };
+    }
+}
+
+/// Sets or clears the expiry of a linked node, keeping `volatile` in step; returns the
+/// previous expiry.
 fn set_node_expire(volatile: &mut Vec<NonNull<Node>>, node: NonNull<Node>, at: Option<i64>) -> Option<i64> {
     // SAFETY: a live node of the table `volatile` belongs to, borrowed mutably with it.
-    let entry = unsafe { &mut (*node.as_ptr()).entry };
-    let old = entry.set_expire_at_ms(at);
+    let old = unsafe { &mut (*node.as_ptr()).entry }.set_expire_at_ms(at);
     match (old.is_some(), at.is_some()) {
-        (false, true) => {
-            entry.ttl_slot = u32::try_from(volatile.len()).expect("fewer than 2^32 keys with a TTL in a table");
-            volatile.push(node);
-        }
-        (true, false) => {
-            let slot = entry.ttl_slot as usize;
-            debug_assert_eq!(volatile[slot], node);
-            volatile.swap_remove(slot);
-            if let Some(moved) = volatile.get(slot) {
-                // SAFETY: another live node of the same table.
-                unsafe { (*moved.as_ptr()).entry.ttl_slot = slot as u32 };
-            }
-        }
+        (false, true) => list(volatile, node),
+        (true, false) => unlist(volatile, node),
         _ => {}
     }
     old
@@ -498,13 +506,13 @@ impl FreeSlot<'_, '_> {
         // New keys go to the new bucket array while rehashing, as Redis's dictAddRaw.
         let buckets = if table.is_rehashing() { &mut table.next } else { &mut table.main };
         let at = self.hash as usize & (buckets.len() - 1);
-        let expire = entry.expire_at_ms();
-        let mut entry = entry;
-        entry.set_expire_at_ms(None);
+        let has_ttl = entry.expire_at_ms().is_some();
         let node = NonNull::from(Box::leak(Box::new(Node { next: buckets[at], key: self.key.into(), entry })));
         buckets[at] = Some(node);
         table.len += 1;
-        set_node_expire(&mut table.volatile, node, expire);
+        if has_ttl {
+            list(&mut table.volatile, node);
+        }
     }
 }
 

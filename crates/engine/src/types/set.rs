@@ -200,9 +200,9 @@ impl SetValue {
     /// its place).
     fn unpack(&mut self) {
         if let SetValue::Small(b) = self {
-            let members: Vec<&[u8]> = small_members(b).collect();
-            let mut table = MemberTable::with_capacity_and_hasher(members.len() + 1, DefaultHashBuilder::default());
-            table.extend(members.into_iter().map(SmallBytes::new));
+            let mut table =
+                MemberTable::with_capacity_and_hasher(small_members(b).count() + 1, DefaultHashBuilder::default());
+            table.extend(small_members(b).map(SmallBytes::new));
             *self = SetValue::Table(Box::new(table));
         }
     }
