@@ -61,6 +61,17 @@ pub struct Client {
     pub(crate) script_escalated: bool,
     /// SCRIPT DEBUG SYNC: the next EVAL runs under the Lua debugger.
     pub script_debug: bool,
+    /// Cluster mode: ASKING was the previous command (one command's permission to use a
+    /// slot this node is importing).
+    pub cluster_asking: bool,
+    /// Cluster mode: READONLY (a replica serves this client's reads of its master's slots).
+    pub cluster_readonly: bool,
+    /// The slot a script without declared keys touched first (its later commands must
+    /// keep to it, as Redis's `original_c->slot`).
+    pub(crate) script_slot: Option<u16>,
+    /// The running script may reach keys of several slots (no shebang, or
+    /// `allow-cross-slot-keys`).
+    pub(crate) script_cross_slot: bool,
     /// Where the running script's writes are propagated (`persistence::targets`, set by
     /// redis.set_repl).
     pub script_repl: u8,
@@ -136,6 +147,10 @@ impl Client {
             script_alongside: false,
             script_escalated: false,
             script_debug: false,
+            cluster_asking: false,
+            cluster_readonly: false,
+            script_slot: None,
+            script_cross_slot: true,
             script_repl: crate::persistence::targets::ALL,
 
             must_obey: false,
@@ -667,6 +682,10 @@ impl Engine {
             return;
         }
         self.execute_request(client, args, out);
+        // ASKING holds for the next command only (or the next transaction).
+        if client.cluster_asking && client.multi.is_none() && !args[0].eq_ignore_ascii_case(b"asking") {
+            client.cluster_asking = false;
+        }
         if self.tracking.active() || !client.tracking_own.is_empty() {
             self.after_tracked_request(client, args, out);
         }
@@ -1067,6 +1086,13 @@ impl Engine {
                 return true;
             }
         }
+        if self.cluster.enabled() && !client.must_obey {
+            if let Some(line) = self.cluster_refusal(client, spec, args, None) {
+                client.multi_error = true;
+                self.reject(Some(spec), out, &line);
+                return true;
+            }
+        }
         // Queueing takes memory: over `maxmemory` nothing is queued.
         if self.out_of_memory() {
             client.multi_error = true;
@@ -1111,6 +1137,18 @@ impl Engine {
     fn run_transaction(&self, client: &mut Client, out: &mut dyn ReplySink) -> ExecOutcome {
         let queued = client.multi.take().unwrap_or_default();
         client.handle.set_flag(crate::clients::flag::MULTI, false);
+        // Cluster mode: the whole queue must be served here, or the transaction is
+        // discarded with the redirection (processCommand's getNodeByQuery over EXEC).
+        if self.cluster.enabled() && !client.must_obey {
+            if let Resolved::Found(exec) = self.table.resolve(&[b"exec"]) {
+                if let Some(line) = self.cluster_refusal(client, exec, &[b"exec"], Some(&queued)) {
+                    client.multi_error = false;
+                    self.unwatch_all(client);
+                    self.reject(None, out, &line);
+                    return ExecOutcome::Rejected;
+                }
+            }
+        }
         // The server's state is checked first, as Redis's processCommand runs before EXEC.
         if let Some(reason) = self.exec_refusal(&queued, client.must_obey) {
             client.multi_error = false;
@@ -1368,6 +1406,14 @@ impl Engine {
                     self.acl_log_denial(client, spec, args, denial, crate::cmd::acl::context::TOPLEVEL);
                     denial.error_line(spec)
                 };
+                self.reject(Some(spec), out, &line);
+                return;
+            }
+        }
+        // Cluster mode: a node serves only its slots' keys (Redis's processCommand asks
+        // getNodeByQuery after the ACL check); what a master or the AOF sends is obeyed.
+        if self.cluster.enabled() && !client.in_exec && !client.must_obey {
+            if let Some(line) = self.cluster_refusal(client, spec, args, None) {
                 self.reject(Some(spec), out, &line);
                 return;
             }

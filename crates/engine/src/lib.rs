@@ -20,6 +20,7 @@ pub mod bits;
 pub mod blocking;
 pub mod clients;
 pub mod clock;
+pub mod cluster;
 pub mod cmd;
 pub mod command;
 pub mod config;
@@ -252,6 +253,8 @@ pub struct Engine {
     /// The persistence layer, once installed (none: an in-memory engine).
     persistence: std::sync::OnceLock<Arc<dyn persistence::Persistence>>,
     loading: AtomicBool,
+    /// Cluster mode (`cluster-enabled`): the slot map commands are routed by.
+    pub cluster: cluster::Cluster,
 }
 
 impl Engine {
@@ -315,7 +318,9 @@ impl Engine {
         acl.set_default_password(options.config.get("requirepass").unwrap_or(""), &table);
         *acl.applied_requirepass.lock() = Some(options.config.get("requirepass").unwrap_or("").to_string());
         let acl_error = cmd::acl::load_users_at_startup(&acl, &table, &options.config).err();
+        let cluster = cluster::Cluster::new(options.config.get_bool("cluster-enabled"));
         let engine = Self {
+            cluster,
             acl,
             acl_error,
             tracking: tracking::Tracking::default(),

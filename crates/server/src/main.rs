@@ -46,6 +46,27 @@ fn main() {
     }
 }
 
+/// Cluster mode: the bus, nodes.conf and the CLUSTER commands (crates/cluster).
+fn start_cluster(engine: &Arc<Engine>, config: &quince_engine::Config, port: u16) -> Result<(), String> {
+    if config.get_int("cluster-port") == 0 && port > 55535 {
+        return Err("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.".into());
+    }
+    let bind = config.get("bind").unwrap_or("").to_string();
+    if bind.trim().is_empty() {
+        return Err("No bind address is configured, but it is required for the Cluster bus.".into());
+    }
+    let log_fn: quince_cluster::LogFn = Arc::new(|level: &str, line: &str| {
+        let level = match level {
+            "warning" => Level::Warning,
+            "notice" => Level::Notice,
+            "verbose" => Level::Verbose,
+            _ => Level::Verbose,
+        };
+        log::log(level, line);
+    });
+    quince_cluster::start(engine, port, &bind, log_fn)
+}
+
 fn run(startup: config::StartupConfig) -> Result<(), String> {
     let mut config = startup.config;
     log::init(config.get("logfile").unwrap_or(""), config.get("loglevel").unwrap_or("notice"))
@@ -166,6 +187,9 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
     // Redis's test framework waits for.
     show_banner(&engine, bound_port);
     log::log(Level::Notice, "Server initialized");
+    if engine.cluster.enabled() {
+        start_cluster(&engine, &config, bound_port)?;
+    }
 
     let stop = Arc::new(AtomicBool::new(false));
     // One flag per signal: Redis names the signal it got, and a second SIGINT while a
@@ -279,6 +303,10 @@ fn run(startup: config::StartupConfig) -> Result<(), String> {
         ),
     );
     let loaded = loader.join().unwrap_or_else(|_| Err("the loader panicked".into()));
+    let loaded = loaded.and_then(|()| match engine.cluster.enabled() {
+        true => quince_cluster::verify_with_data(&engine),
+        false => Ok(()),
+    });
     if let Err(e) = loaded {
         stop.store(true, Ordering::SeqCst);
         for handle in handles {

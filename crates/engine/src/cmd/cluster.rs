@@ -1,13 +1,89 @@
-//! CLUSTER, READONLY and READWRITE. Quince runs as a standalone server (`cluster-enabled
-//! no`), where Redis answers every one of them with the same error; so does quince.
+//! CLUSTER, READONLY, READWRITE and ASKING. Standalone (`cluster-enabled no`), Redis answers
+//! every one of them with the same error, and so does quince. In cluster mode the
+//! subcommands that only read the local dataset run here; the others belong to the cluster
+//! layer (`crates/cluster`), which installs their handler (`Cluster::set_commands`).
 
 use crate::command::CommandSpec;
 use crate::error::{CmdError, CmdResult};
 use crate::exec::Ctx;
 use crate::reply::ReplySink;
+use crate::slot::{key_hash_slot, SLOT_COUNT};
 
-fn cluster_disabled(_ctx: &mut Ctx<'_>, _args: &[&[u8]], _out: &mut dyn ReplySink) -> CmdResult {
-    Err(CmdError::msg("ERR This instance has cluster support disabled"))
+const DISABLED: &str = "ERR This instance has cluster support disabled";
+
+fn cluster(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if !ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg(DISABLED));
+    }
+    let sub = args[1].to_ascii_lowercase();
+    match (sub.as_slice(), args.len()) {
+        (b"keyslot", 3) => {
+            out.integer(key_hash_slot(args[2]) as i64);
+            Ok(())
+        }
+        (b"countkeysinslot", 3) => {
+            let slot = crate::cmd::parse_i64(args[2])?;
+            if !(0..SLOT_COUNT as i64).contains(&slot) {
+                return Err(CmdError::msg("ERR Invalid slot"));
+            }
+            out.integer(keys_in_slot(ctx, slot as usize, usize::MAX).len() as i64);
+            Ok(())
+        }
+        (b"getkeysinslot", 4) => {
+            let slot = crate::cmd::parse_i64(args[2])?;
+            let count = crate::cmd::parse_i64(args[3])?;
+            if !(0..SLOT_COUNT as i64).contains(&slot) || count < 0 {
+                return Err(CmdError::msg("ERR Invalid slot or number of keys"));
+            }
+            let keys = keys_in_slot(ctx, slot as usize, count as usize);
+            out.array(keys.len());
+            for key in keys {
+                out.bulk(&key);
+            }
+            Ok(())
+        }
+        _ => match ctx.engine.cluster.commands() {
+            Some(handler) => handler(ctx, args, out),
+            None => Err(CmdError::msg("ERR the cluster layer is not running")),
+        },
+    }
+}
+
+/// Up to `limit` keys of database 0 in `slot` (expired ones too, as Redis's per-slot key
+/// list holds them until they are deleted). A slot lives in one shard, so one shard is
+/// walked.
+// PERF: O(keys in the shard); Redis keeps a list of keys per slot.
+fn keys_in_slot(ctx: &mut Ctx<'_>, slot: usize, limit: usize) -> Vec<Vec<u8>> {
+    let engine = ctx.engine;
+    let shard = engine.keyspace.lock(slot & (engine.keyspace.shard_count() - 1));
+    shard.dbs[0].iter_all().filter(|(k, _)| key_hash_slot(k) == slot).take(limit).map(|(k, _)| k.to_vec()).collect()
+}
+
+fn readonly(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if !ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg(DISABLED));
+    }
+    ctx.client.cluster_readonly = true;
+    out.simple("OK");
+    Ok(())
+}
+
+fn readwrite(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if !ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg(DISABLED));
+    }
+    ctx.client.cluster_readonly = false;
+    out.simple("OK");
+    Ok(())
+}
+
+fn asking(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if !ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg(DISABLED));
+    }
+    ctx.client.cluster_asking = true;
+    out.simple("OK");
+    Ok(())
 }
 
 /// (name, arity, flags, since, summary, complexity, tips) of Redis 7.0's CLUSTER subcommands.
@@ -206,7 +282,7 @@ pub fn register() -> Vec<CommandSpec> {
     let subs = SUBCOMMANDS
         .iter()
         .map(|(name, arity, flags, since, summary, complexity, tips)| {
-            let spec = CommandSpec::new(name, *arity, flags, "", cluster_disabled)
+            let spec = CommandSpec::new(name, *arity, flags, "", cluster)
                 .doc("cluster", since, summary, complexity)
                 .tips(tips);
             if *name == "slaves" {
@@ -223,16 +299,22 @@ pub fn register() -> Vec<CommandSpec> {
             "A container for cluster commands",
             "Depends on subcommand.",
         ),
-        CommandSpec::new("readonly", 1, "fast loading stale", "connection", cluster_disabled).doc(
+        CommandSpec::new("readonly", 1, "fast loading stale", "connection", readonly).doc(
             "cluster",
             "3.0.0",
             "Enables read queries for a connection to a cluster replica node",
             "O(1)",
         ),
-        CommandSpec::new("readwrite", 1, "fast loading stale", "connection", cluster_disabled).doc(
+        CommandSpec::new("readwrite", 1, "fast loading stale", "connection", readwrite).doc(
             "cluster",
             "3.0.0",
             "Disables read queries for a connection to a cluster replica node",
+            "O(1)",
+        ),
+        CommandSpec::new("asking", 1, "fast", "connection", asking).doc(
+            "cluster",
+            "3.0.0",
+            "Sent by cluster clients after an -ASK redirect",
             "O(1)",
         ),
     ]

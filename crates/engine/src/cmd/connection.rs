@@ -95,7 +95,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
     out.bulk(b"id");
     out.integer(ctx.client.id as i64);
     out.bulk(b"mode");
-    out.bulk(b"standalone");
+    out.bulk(if ctx.engine.cluster.enabled() { b"cluster" } else { b"standalone" });
     out.bulk(b"role");
     out.bulk(b"master");
     out.bulk(b"modules");
@@ -129,6 +129,9 @@ fn select(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResu
     // Redis parses into an int and says so when the value does not fit.
     let index = i32::try_from(index)
         .map_err(|_| CmdError::msg("ERR value is out of range, value must between -2147483648 and 2147483647"))?;
+    if ctx.engine.cluster.enabled() && index != 0 {
+        return Err(CmdError::msg("ERR SELECT is not allowed in cluster mode"));
+    }
     if index < 0 || index as usize >= ctx.engine.keyspace.databases() {
         return Err(CmdError::DbIndexOutOfRange);
     }

@@ -120,12 +120,13 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             write!(
                 s,
                 "# Server\r\nredis_version:{REDIS_VERSION}\r\nquince_version:{QUINCE_VERSION}\r\n\
-                 redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\n\
+                 redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:{}\r\n\
                  os:{}\r\narch_bits:{}\r\nmonotonic_clock:{}\r\nmultiplexing_api:{}\r\n\
                  atomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\n\
                  run_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{uptime}\r\n\
                  uptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\n\
                  config_file:{}\r\nio_threads_active:0\r\nquince_threads:{}\r\nquince_shards:{}\r\n",
+                if engine.cluster.enabled() { "cluster" } else { "standalone" },
                 facts.os,
                 usize::BITS,
                 engine.clock.describe(),
@@ -351,7 +352,7 @@ fn info_section(ctx: &Ctx<'_>, section: &str, s: &mut String) {
             }
             Ok(())
         }
-        "cluster" => write!(s, "# Cluster\r\ncluster_enabled:0\r\n"),
+        "cluster" => write!(s, "# Cluster\r\ncluster_enabled:{}\r\n", u8::from(engine.cluster.enabled())),
         "keyspace" => {
             let _ = write!(s, "# Keyspace\r\n");
             for db in 0..engine.keyspace.databases() {

@@ -272,6 +272,9 @@ fn parse_db_index(ctx: &Ctx<'_>, arg: &[u8]) -> Result<usize, CmdError> {
 
 /// MOVE key db — O(1).
 fn move_cmd(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg("ERR MOVE is not allowed in cluster mode"));
+    }
     let (key, now) = (args[1], ctx.now_ms);
     let dst = parse_db_index(ctx, args[2])?;
     if dst == ctx.client.db {
@@ -308,6 +311,9 @@ fn copy(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult
             return Err(CmdError::Syntax);
         }
         j += 1;
+    }
+    if ctx.engine.cluster.enabled() && (ctx.client.db != 0 || dst_db != 0) {
+        return Err(CmdError::msg("ERR Copying to another database is not allowed in cluster mode"));
     }
     if src == dst && dst_db == ctx.client.db {
         return Err(CmdError::msg("ERR source and destination objects are the same"));
@@ -481,6 +487,9 @@ fn randomkey(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
 
 /// SWAPDB index1 index2 — O(shards): swaps the two databases in every shard at once.
 fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg("ERR SWAPDB is not allowed in cluster mode"));
+    }
     let parse = |arg: &[u8], which: &str| -> Result<i64, CmdError> {
         parse_i64(arg)
             .ok()

@@ -82,6 +82,9 @@ fn sunsubscribe(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> C
 fn publish_to(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, kind: Kind) -> CmdResult {
     let own = Some((ctx.client.id, &mut *out));
     let receivers = ctx.engine.pubsub.publish(kind, args[1], args[2], ctx.now_ms, own);
+    if ctx.engine.cluster.enabled() {
+        ctx.engine.cluster.published(args[1], args[2], kind == Kind::Shard);
+    }
     // Replicas get the message too (and pass it to their own subscribers), not the AOF.
     ctx.propagate_to_replicas(args);
     out.integer(receivers as i64);

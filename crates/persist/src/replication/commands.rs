@@ -287,6 +287,10 @@ fn replicaof_spec(name: &str, since: &'static str) -> CommandSpec {
 /// REPLICAOF host port | NO ONE — O(1): follow a master (the link syncs in the background)
 /// or become a master again.
 fn replicaof(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    // In a cluster a node replicates whom CLUSTER REPLICATE names.
+    if ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg("ERR REPLICAOF not allowed in cluster mode."));
+    }
     let layer = layer(ctx)?;
     let target = if args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one") {
         None

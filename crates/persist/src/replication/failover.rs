@@ -58,6 +58,9 @@ pub fn register() -> CommandSpec {
 
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds] — O(1).
 fn failover(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    if ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead."));
+    }
     let layer = Layer::of(ctx.engine).ok_or_else(|| CmdError::msg("ERR persistence is not enabled"))?;
     if args.len() == 2 && args[1].eq_ignore_ascii_case(b"abort") {
         if layer.failover.lock().is_none() {

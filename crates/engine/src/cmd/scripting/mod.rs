@@ -2827,6 +2827,10 @@ fn run_script(
     // Redis's scriptPrepareForRun, in its order, for scripts with flags (a shebang, or a
     // function).
     let obeying = ctx.client.must_obey;
+    if flags & flag::EVAL_COMPAT == 0 && flags & flag::NO_CLUSTER != 0 && ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg("ERR Can not run script on cluster, 'no-cluster' flag is set."));
+    }
+    ctx.client.script_cross_slot = flags & (flag::EVAL_COMPAT | flag::ALLOW_CROSS_SLOT) != 0;
     // (Redis refuses a script with flags before it starts: the command's flags come from the
     // script's, and it is not `stale` then; one without a shebang is refused by
     // scriptPrepareForRun, with the same text.)

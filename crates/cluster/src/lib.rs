@@ -1,0 +1,255 @@
+//! Redis Cluster for quince-server (`cluster-enabled yes`): the cluster bus on
+//! `port + 10000` (or `cluster-port`) speaking Redis 7.0's binary protocol, so quince and
+//! redis-server nodes form one cluster; `nodes.conf`; the CLUSTER commands. The engine
+//! routes commands by the slot map this layer publishes (`quince_engine::cluster`).
+//! docs/cluster.md says what is built and what is not yet.
+
+pub mod bus;
+pub mod commands;
+pub mod message;
+pub mod nodes_conf;
+pub mod state;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+use quince_engine::cluster::{SlotMap, NO_NODE};
+use quince_engine::Engine;
+
+use crate::message::{NodeName, SLOTS};
+use crate::state::{Settings, State};
+
+/// A log line's level and text, for the server's log.
+pub type LogFn = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// The cluster layer: the state, where it is saved, and the bus's wake-up.
+pub struct ClusterLayer {
+    pub state: Mutex<State>,
+    pub config_path: PathBuf,
+    pub(crate) waker: Mutex<Option<Arc<mio::Waker>>>,
+    pub(crate) engine: Weak<Engine>,
+    pub(crate) log: LogFn,
+    /// PUBLISH/SPUBLISH messages for the bus thread to send.
+    pub(crate) outbox: Mutex<Vec<(Vec<u8>, Vec<u8>, bool)>>,
+    /// The nodes.conf lock (held for the process's life, as Redis's flock).
+    _lock: Option<std::fs::File>,
+}
+
+impl ClusterLayer {
+    pub fn of(engine: &Engine) -> Option<&ClusterLayer> {
+        engine.cluster.layer()?.downcast_ref::<ClusterLayer>()
+    }
+
+    /// Wakes the bus (a command changed something the network must hear now).
+    pub fn wake(&self) {
+        if let Some(w) = self.waker.lock().as_ref() {
+            let _ = w.wake();
+        }
+    }
+
+    pub(crate) fn log(&self, level: &str, line: &str) {
+        (self.log)(level, line);
+    }
+
+    /// Saves nodes.conf now (CLUSTER SAVECONFIG, and after changes).
+    pub fn save(&self, state: &State) -> std::io::Result<()> {
+        nodes_conf::save(&self.config_path, state, true)
+    }
+
+    /// Publishes the slot map the engine routes by.
+    pub fn publish_routing(&self, state: &State) {
+        let Some(engine) = self.engine.upgrade() else { return };
+        engine.cluster.publish(slot_map(state));
+    }
+}
+
+/// The engine's view of the state: owners by index, endpoints, migrations, health.
+pub fn slot_map(state: &State) -> SlotMap {
+    let names: Vec<NodeName> = state.nodes.keys().copied().collect();
+    let index = |name: &NodeName| names.binary_search(name).map_or(NO_NODE, |i| i as u16);
+    let endpoints = state.nodes.values().map(|n| format!("{}:{}", n.ip, n.port)).collect();
+    let owner = (0..SLOTS).map(|s| state.slots[s].as_ref().map_or(NO_NODE, index)).collect();
+    let me = state.me();
+    SlotMap {
+        owner,
+        endpoints,
+        myself: index(&state.myself),
+        my_master: if me.is_replica() { me.replica_of.as_ref().map_or(NO_NODE, index) } else { NO_NODE },
+        migrating_to: state.migrating_to.iter().map(|(s, n)| (*s, index(n))).collect(),
+        importing_from: state.importing_from.iter().map(|(s, n)| (*s, index(n))).collect(),
+        ok: state.ok,
+    }
+}
+
+/// The settings the state reads, from the server's configuration.
+pub fn settings_from(engine: &Engine, port: u16) -> Settings {
+    let config = engine.config.read();
+    let announce_port = config.get_int("cluster-announce-port") as u16;
+    let announce_bus_port = config.get_int("cluster-announce-bus-port") as u16;
+    let cluster_port = config.get_int("cluster-port") as u16;
+    let bus_port = if cluster_port != 0 { cluster_port } else { port.wrapping_add(10000) };
+    Settings {
+        node_timeout: config.get_int("cluster-node-timeout"),
+        port: if announce_port != 0 { announce_port } else { port },
+        cport: if announce_bus_port != 0 { announce_bus_port } else { bus_port },
+        pport: 0,
+        announce_ip: config.get("cluster-announce-ip").unwrap_or("").to_string(),
+        announce_hostname: config.get("cluster-announce-hostname").unwrap_or("").to_string(),
+        require_full_coverage: config.get_bool("cluster-require-full-coverage"),
+        allow_replica_migration: config.get_bool("cluster-allow-replica-migration"),
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Locks nodes.conf for this process (as Redis's clusterLockConfig): a second server on the
+/// same file stops at start-up.
+fn lock_config(path: &std::path::Path) -> Result<std::fs::File, String> {
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("Can't open {} in order to acquire a lock: {e}", path.display()))?;
+    // SAFETY: flock on a descriptor this function owns.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r != 0 {
+        return Err(format!(
+            "Sorry, the cluster configuration file {} is already used by a different Redis Cluster node. Please make sure that different nodes use different cluster configuration files.",
+            path.display()
+        ));
+    }
+    Ok(file)
+}
+
+/// Starts cluster mode: loads (or creates) nodes.conf, binds the bus, starts its thread,
+/// and installs the CLUSTER commands. `port`: the server's client port.
+pub fn start(engine: &Arc<Engine>, port: u16, bind: &str, log: LogFn) -> Result<(), String> {
+    let now = now_ms();
+    let (dir, file) = {
+        let config = engine.config.read();
+        (
+            config.get("dir").unwrap_or(".").to_string(),
+            config.get("cluster-config-file").unwrap_or("nodes.conf").to_string(),
+        )
+    };
+    let config_path = std::path::Path::new(&dir).join(&file);
+    let settings = settings_from(engine, port);
+    let existing = std::fs::read_to_string(&config_path).ok().filter(|t| !t.trim().is_empty());
+    let lock = lock_config(&config_path)?;
+    let state = match existing {
+        Some(text) => {
+            let loaded = nodes_conf::parse(&text, now)?;
+            let mut state = State::new(loaded.myself, settings.clone(), now);
+            state.nodes.clear();
+            for mut node in loaded.nodes {
+                if node.name == loaded.myself {
+                    // Our own addresses come from this start's configuration.
+                    node.port = settings.port;
+                    node.cport = settings.cport;
+                    node.hostname = settings.announce_hostname.clone();
+                    node.flags |= message::flag::MYSELF;
+                }
+                state.nodes.insert(node.name, node);
+            }
+            let owners: Vec<(NodeName, Vec<usize>)> = state
+                .nodes
+                .values()
+                .filter(|n| n.is_master())
+                .map(|n| (n.name, (0..SLOTS).filter(|&s| message::slot_is_set(&n.slots, s)).collect()))
+                .collect();
+            for (name, slots) in owners {
+                for slot in slots {
+                    state.slots[slot] = Some(name);
+                }
+            }
+            state.current_epoch = loaded.current_epoch;
+            state.last_vote_epoch = loaded.last_vote_epoch;
+            state.migrating_to = loaded.migrating.into_iter().collect();
+            state.importing_from = loaded.importing.into_iter().collect();
+            log("notice", &format!("Node configuration loaded, I'm {}", state::node_name_str(&state.myself)));
+            state
+        }
+        None => {
+            let state = State::new(state::random_name(), settings.clone(), now);
+            log("notice", &format!("No cluster configuration found, I'm {}", state::node_name_str(&state.myself)));
+            state
+        }
+    };
+    let layer = Arc::new(ClusterLayer {
+        state: Mutex::new(state),
+        config_path,
+        waker: Mutex::new(None),
+        engine: Arc::downgrade(engine),
+        log,
+        outbox: Mutex::new(Vec::new()),
+        _lock: Some(lock),
+    });
+    {
+        let state = layer.state.lock();
+        layer.save(&state).map_err(|e| format!("Can't save the cluster configuration file: {e}"))?;
+        layer.publish_routing(&state);
+    }
+    engine.cluster.set_layer(layer.clone());
+    engine.cluster.set_commands(commands::cluster_command);
+    {
+        let weak = Arc::downgrade(&layer);
+        engine.cluster.set_publisher(Box::new(move |channel, message, sharded| {
+            if let Some(layer) = weak.upgrade() {
+                bus::queue_publish(&layer, channel, message, sharded);
+            }
+        }));
+    }
+    bus::spawn(layer, bind, settings.cport)
+}
+
+/// After the dataset loaded (verifyClusterConfigWithData): keys only in database 0, and a
+/// master takes the unassigned slots it holds keys for (or imports those another node
+/// owns). Not for a replica: its data follows its master.
+pub fn verify_with_data(engine: &Engine) -> Result<(), String> {
+    let Some(layer) = ClusterLayer::of(engine) else { return Ok(()) };
+    let keyspace = &engine.keyspace;
+    let mut slots_with_keys = vec![false; SLOTS];
+    for s in 0..keyspace.shard_count() {
+        let shard = keyspace.lock(s);
+        if shard.dbs.iter().skip(1).any(|db| !db.is_empty()) {
+            return Err("You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting.".into());
+        }
+        for (key, _) in shard.dbs[0].iter_all() {
+            slots_with_keys[quince_engine::slot::key_hash_slot(key)] = true;
+        }
+    }
+    let mut state = layer.state.lock();
+    if state.me().is_replica() {
+        return Ok(());
+    }
+    let me = state.myself;
+    let mut changed = false;
+    for (slot, _) in slots_with_keys.iter().enumerate().filter(|(_, k)| **k) {
+        match state.slots[slot] {
+            Some(owner) if owner == me => {}
+            _ if state.importing_from.contains_key(&(slot as u16)) => {}
+            None => {
+                layer.log("warning", &format!("I have keys for unassigned slot {slot}. Taking responsibility for it."));
+                state.add_slot(me, slot);
+                changed = true;
+            }
+            Some(owner) => {
+                layer.log(
+                    "warning",
+                    &format!("I have keys for slot {slot}, but the slot is assigned to another node. Setting it to importing state."),
+                );
+                state.importing_from.insert(slot as u16, owner);
+                changed = true;
+            }
+        }
+    }
+    if changed {
+        layer.save(&state).map_err(|e| format!("Can't save the cluster configuration file: {e}"))?;
+        layer.publish_routing(&state);
+    }
+    Ok(())
+}
