@@ -206,13 +206,18 @@ fn run(layer: Arc<ClusterLayer>, poll: Poll, listeners: Vec<TcpListener>) {
         }
         if Instant::now() >= next_cron {
             next_cron = Instant::now() + Duration::from_millis(100);
-            state.repl_offset = layer.engine.upgrade().map_or(0, |e| replication_offset(&e));
+            if let Some(engine) = layer.engine.upgrade() {
+                state.repl_offset = replication_offset(&engine);
+                state.data_age =
+                    quince_persist::Layer::of(&engine).and_then(|l| l.master_data_age_ms(now)).unwrap_or(i64::MAX / 4);
+            }
             state.cron(now, &mut links);
         }
         for (channel, message, sharded) in std::mem::take(&mut *layer.outbox.lock()) {
             state.send_publish(&channel, &message, sharded, &mut links);
         }
         state.flush_pending(&mut links);
+        state.flush_mfstart(&mut links);
         if std::mem::take(&mut state.pong_to_all) {
             state.broadcast_pong(now, &mut links);
         }
@@ -354,6 +359,14 @@ fn apply_effects(layer: &ClusterLayer, effects: Vec<Effect>) {
                     if let Err(e) = persist.replicaof(target) {
                         layer.log("warning", &format!("Could not change replication: {e}"));
                     }
+                }
+            }
+            Effect::PauseWrites(until) => {
+                let Some(engine) = layer.engine.upgrade() else { continue };
+                if until == 0 {
+                    engine.unpause_clients();
+                } else {
+                    engine.pause_clients(until, false);
                 }
             }
             Effect::Publish { channel, message, sharded } => {

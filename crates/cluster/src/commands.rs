@@ -298,17 +298,25 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
                     return Err(CmdError::Syntax);
                 }
             }
-            let state = layer.state.lock();
+            let (force, takeover) = match args.get(2) {
+                Some(a) if a.eq_ignore_ascii_case(b"takeover") => (true, true),
+                Some(_) => (true, false),
+                None => (false, false),
+            };
+            let mut state = layer.state.lock();
             if state.me().is_master() {
                 return Err(CmdError::msg("ERR You should send CLUSTER FAILOVER to a replica"));
             }
-            if state.me().replica_of.is_none() {
+            let Some(master) = state.me().replica_of.filter(|m| state.nodes.contains_key(m)) else {
                 return Err(CmdError::msg("ERR I'm a replica but my master is unknown to me"));
+            };
+            let m = &state.nodes[&master];
+            if !force && (m.failed() || m.link.is_none()) {
+                return Err(CmdError::msg("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE"));
             }
-            // Not built yet: refused rather than accepted and never carried out.
-            return Err(CmdError::msg(
-                "ERR CLUSTER FAILOVER is not supported by this quince version yet (docs/cluster.md)",
-            ));
+            state.start_manual_failover(force, takeover, now_ms());
+            finish(layer, &mut state)?;
+            out.simple("OK");
         }
         (b"set-config-epoch", 3) => {
             let epoch = quince_engine::cmd::parse_i64(args[2])?;

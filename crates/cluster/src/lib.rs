@@ -98,6 +98,9 @@ pub fn settings_from(engine: &Engine, port: u16) -> Settings {
         announce_hostname: config.get("cluster-announce-hostname").unwrap_or("").to_string(),
         require_full_coverage: config.get_bool("cluster-require-full-coverage"),
         allow_replica_migration: config.get_bool("cluster-allow-replica-migration"),
+        replica_validity_factor: config.get_int("cluster-replica-validity-factor"),
+        repl_ping_period_ms: config.get_int("repl-ping-replica-period") * 1000,
+        replica_no_failover: config.get_bool("cluster-replica-no-failover"),
     }
 }
 

@@ -57,6 +57,8 @@ pub enum Effect {
         sharded: bool,
     },
     Log(&'static str, String),
+    /// A replica's manual failover asked this master to hold writes until then (0: stop).
+    PauseWrites(i64),
 }
 
 /// Another node, or this one.
@@ -85,6 +87,8 @@ pub struct Node {
     pub link: Option<LinkId>,
     pub inbound_link: Option<LinkId>,
     last_in_ping_gossip: u64,
+    /// When this node (a master) last had our vote for one of its replicas.
+    voted_time: i64,
 }
 
 impl Node {
@@ -111,6 +115,7 @@ impl Node {
             link: None,
             inbound_link: None,
             last_in_ping_gossip: 0,
+            voted_time: 0,
         }
     }
 
@@ -154,6 +159,9 @@ pub struct Settings {
     pub announce_hostname: String,
     pub require_full_coverage: bool,
     pub allow_replica_migration: bool,
+    pub replica_validity_factor: i64,
+    pub repl_ping_period_ms: i64,
+    pub replica_no_failover: bool,
 }
 
 impl Default for Settings {
@@ -167,6 +175,9 @@ impl Default for Settings {
             announce_hostname: String::new(),
             require_full_coverage: true,
             allow_replica_migration: true,
+            replica_validity_factor: 10,
+            repl_ping_period_ms: 10_000,
+            replica_no_failover: false,
         }
     }
 }
@@ -178,6 +189,9 @@ const FAIL_UNDO_TIME_MULT: i64 = 2;
 const WRITABLE_DELAY: i64 = 2000;
 const MIN_REJOIN_DELAY: i64 = 500;
 const MAX_REJOIN_DELAY: i64 = 5000;
+/// CLUSTER_MF_TIMEOUT and CLUSTER_MF_PAUSE_MULT.
+const MF_TIMEOUT: i64 = 5000;
+const MF_PAUSE_MULT: i64 = 2;
 pub const BLACKLIST_TTL_MS: i64 = 60_000;
 
 pub struct State {
@@ -215,6 +229,22 @@ pub struct State {
     pending_fail: Vec<NodeName>,
     /// A PONG must go to every node at the next turn (a slot changed hands here).
     pub pong_to_all: bool,
+    failover_auth_time: i64,
+    failover_auth_count: usize,
+    failover_auth_sent: bool,
+    failover_auth_rank: usize,
+    failover_auth_epoch: u64,
+    /// A manual failover in progress ends (fails) at this time (0: none).
+    pub mf_end: i64,
+    /// As a master: the replica failing over manually.
+    mf_replica: Option<NodeName>,
+    /// As a replica: the offset the paused master announced (-1: not yet).
+    mf_master_offset: i64,
+    mf_can_start: bool,
+    /// An MFSTART must go to our master at the next turn.
+    pub send_mfstart: bool,
+    /// A replica's data age (ms), set before each cron from the replication link.
+    pub data_age: i64,
     /// The replication offset this node reports (set by the server before each cron).
     pub repl_offset: u64,
     random: u64,
@@ -270,6 +300,17 @@ impl State {
             effects: Vec::new(),
             pending_fail: Vec::new(),
             pong_to_all: false,
+            failover_auth_time: 0,
+            failover_auth_count: 0,
+            failover_auth_sent: false,
+            failover_auth_rank: 0,
+            failover_auth_epoch: 0,
+            mf_end: 0,
+            mf_replica: None,
+            mf_master_offset: -1,
+            mf_can_start: false,
+            send_mfstart: false,
+            data_age: i64::MAX / 4,
             repl_offset: 0,
             random: now as u64 ^ u64::from_le_bytes(myself[..8].try_into().expect("8 bytes")),
         }
@@ -516,6 +557,9 @@ impl State {
         h.current_epoch = self.current_epoch;
         h.config_epoch = master.config_epoch;
         h.offset = self.repl_offset;
+        if me.is_master() && self.mf_end != 0 {
+            h.mflags[0] |= message::mflag::PAUSED;
+        }
         h
     }
 
@@ -727,6 +771,19 @@ impl State {
             }
             let n = self.nodes.get_mut(&s).expect("known");
             n.repl_offset = hdr.offset;
+            // A manual failover waits for the paused master's final offset.
+            if self.mf_end != 0
+                && self.me().is_replica()
+                && self.me().replica_of == Some(s)
+                && hdr.mflags[0] & message::mflag::PAUSED != 0
+                && self.mf_master_offset == -1
+            {
+                self.mf_master_offset = hdr.offset as i64;
+                self.log(
+                    "warning",
+                    format!("Received replication offset for paused master manual failover: {}", hdr.offset),
+                );
+            }
         }
         match (k, body) {
             (kind::PING | kind::PONG | kind::MEET, Body::Gossip { entries, extensions }) => self
@@ -792,8 +849,37 @@ impl State {
                 self.update_slots_config_with(node, config_epoch, &slots, transport);
                 true
             }
-            // Failover votes and manual failover are not served yet: the messages are
-            // counted and dropped (docs/cluster.md).
+            (kind::FAILOVER_AUTH_REQUEST, _) => {
+                if let Some(s) = sender {
+                    self.send_failover_auth_if_needed(s, &hdr, now, transport);
+                }
+                true
+            }
+            (kind::FAILOVER_AUTH_ACK, _) => {
+                if let Some(s) = sender {
+                    let n = &self.nodes[&s];
+                    // Only masters serving slots vote, for this election.
+                    if n.is_master() && n.numslots > 0 && hdr.current_epoch >= self.failover_auth_epoch {
+                        self.failover_auth_count += 1;
+                        self.handle_replica_failover(now, transport);
+                    }
+                }
+                true
+            }
+            (kind::MFSTART, _) => {
+                let Some(s) = sender else { return true };
+                if self.nodes[&s].replica_of != Some(self.myself) {
+                    return true;
+                }
+                self.reset_manual_failover();
+                self.mf_end = now + MF_TIMEOUT;
+                self.mf_replica = Some(s);
+                self.effects.push(Effect::PauseWrites(now + MF_TIMEOUT * MF_PAUSE_MULT));
+                self.log("warning", format!("Manual failover requested by replica {}.", node_name_str(&s)));
+                self.send_ping(link, kind::PING, now, transport);
+                true
+            }
+            // MODULE messages (no modules here) and unknown types: counted, dropped.
             _ => true,
         }
     }
@@ -1233,6 +1319,261 @@ impl State {
         }
     }
 
+    // ---- failover ----
+
+    /// A master's vote for a replica asking to replace its failed master
+    /// (clusterSendFailoverAuthIfNeeded).
+    fn send_failover_auth_if_needed(
+        &mut self,
+        node: NodeName,
+        request: &Header,
+        now: i64,
+        transport: &mut dyn Transport,
+    ) {
+        if self.me().is_replica() || self.me().numslots == 0 {
+            return;
+        }
+        let name = node_name_str(&node).to_string();
+        if request.current_epoch < self.current_epoch {
+            let line = format!(
+                "Failover auth denied to {name}: reqEpoch ({}) < curEpoch({})",
+                request.current_epoch, self.current_epoch
+            );
+            self.log("warning", line);
+            return;
+        }
+        if self.last_vote_epoch == self.current_epoch {
+            let line = format!("Failover auth denied to {name}: already voted for epoch {}", self.current_epoch);
+            self.log("warning", line);
+            return;
+        }
+        let n = &self.nodes[&node];
+        let master = n.replica_of.filter(|m| self.nodes.contains_key(m));
+        let force_ack = request.mflags[0] & message::mflag::FORCEACK != 0;
+        if n.is_master() {
+            self.log("warning", format!("Failover auth denied to {name}: it is a master node"));
+            return;
+        }
+        let Some(master) = master else {
+            self.log("warning", format!("Failover auth denied to {name}: I don't know its master"));
+            return;
+        };
+        if !self.nodes[&master].failed() && !force_ack {
+            self.log("warning", format!("Failover auth denied to {name}: its master is up"));
+            return;
+        }
+        let timeout = self.settings.node_timeout;
+        let since_vote = now - self.nodes[&master].voted_time;
+        if since_vote < timeout * 2 {
+            let line = format!(
+                "Failover auth denied to {name}: can't vote about this master before {} milliseconds",
+                timeout * 2 - since_vote
+            );
+            self.log("warning", line);
+            return;
+        }
+        // The slots it claims must not be served by a node with a newer config.
+        for slot in 0..SLOTS {
+            if !message::slot_is_set(&request.slots, slot) || self.slot_unclaimed(slot) {
+                continue;
+            }
+            let owner_epoch = self.slots[slot].and_then(|o| self.nodes.get(&o)).map_or(0, |o| o.config_epoch);
+            if owner_epoch <= request.config_epoch {
+                continue;
+            }
+            let line = format!(
+                "Failover auth denied to {name}: slot {slot} epoch ({owner_epoch}) > reqEpoch ({})",
+                request.config_epoch
+            );
+            self.log("warning", line);
+            return;
+        }
+        self.last_vote_epoch = self.current_epoch;
+        self.nodes.get_mut(&master).expect("known").voted_time = now;
+        self.todo_save = true;
+        if let Some(link) = self.nodes[&node].link {
+            let msg = Message { header: self.header(kind::FAILOVER_AUTH_ACK), body: Body::Empty };
+            self.send(link, &msg, transport);
+        }
+        self.log("warning", format!("Failover auth granted to {name} for epoch {}", self.current_epoch));
+    }
+
+    /// How many replicas of our master have newer data than us (they go first).
+    fn replica_rank(&self) -> usize {
+        let Some(master) = self.me().replica_of else { return 0 };
+        let mine = self.repl_offset;
+        self.nodes
+            .values()
+            .filter(|n| n.replica_of == Some(master) && n.name != self.myself)
+            .filter(|n| n.flags & flag::NOFAILOVER == 0 && n.repl_offset > mine)
+            .count()
+    }
+
+    fn reset_manual_failover(&mut self) {
+        if self.mf_replica.is_some() {
+            self.effects.push(Effect::PauseWrites(0));
+        }
+        self.mf_end = 0;
+        self.mf_can_start = false;
+        self.mf_replica = None;
+        self.mf_master_offset = -1;
+    }
+
+    /// CLUSTER FAILOVER [FORCE|TAKEOVER] on a replica (the checks were made).
+    pub fn start_manual_failover(&mut self, force: bool, takeover: bool, now: i64) {
+        self.reset_manual_failover();
+        self.mf_end = now + MF_TIMEOUT;
+        if takeover {
+            self.log("warning", "Taking over the master (user request).".into());
+            crate::commands::bump_epoch_without_consensus(self);
+            self.replace_my_master(now);
+        } else if force {
+            self.log("warning", "Forced failover user request accepted.".into());
+            self.mf_can_start = true;
+        } else {
+            self.log("warning", "Manual failover user request accepted.".into());
+            self.send_mfstart = true;
+        }
+    }
+
+    /// Sends MFSTART to our master (the bus calls this when `send_mfstart` is set).
+    pub fn flush_mfstart(&mut self, transport: &mut dyn Transport) {
+        if !std::mem::take(&mut self.send_mfstart) {
+            return;
+        }
+        let link = self.me().replica_of.and_then(|m| self.nodes.get(&m)).and_then(|m| m.link);
+        if let Some(link) = link {
+            let msg = Message { header: self.header(kind::MFSTART), body: Body::Empty };
+            self.send(link, &msg, transport);
+        }
+    }
+
+    /// The election is won (or a takeover): this replica becomes the master of its
+    /// master's slots (clusterFailoverReplaceYourMaster).
+    fn replace_my_master(&mut self, now: i64) {
+        let me = self.myself;
+        let Some(old) = self.me().replica_of.filter(|_| self.me().is_replica()) else { return };
+        self.set_node_as_master(me);
+        self.effects.push(Effect::Replicate(None));
+        for slot in 0..SLOTS {
+            if self.nodes.get(&old).is_some_and(|o| message::slot_is_set(&o.slots, slot)) {
+                self.del_slot(slot);
+                self.add_slot(me, slot);
+            }
+        }
+        self.update_state(now);
+        self.todo_save = true;
+        self.pong_to_all = true;
+        self.reset_manual_failover();
+        self.changed();
+    }
+
+    /// A manual failover starts once our offset reached the paused master's.
+    fn handle_manual_failover(&mut self) {
+        if self.mf_end == 0 || self.mf_can_start || self.mf_master_offset == -1 {
+            return;
+        }
+        if self.mf_master_offset == self.repl_offset as i64 {
+            self.mf_can_start = true;
+            self.log("warning", "All master replication stream processed, manual failover can start.".into());
+        }
+    }
+
+    /// A replica of a failed master runs for its place (clusterHandleSlaveFailover).
+    pub fn handle_replica_failover(&mut self, now: i64, transport: &mut dyn Transport) {
+        let timeout = self.settings.node_timeout;
+        let auth_age = now - self.failover_auth_time;
+        let quorum = self.size / 2 + 1;
+        let manual = self.mf_end != 0 && self.mf_can_start;
+        let auth_timeout = (timeout * 2).max(2000);
+        let auth_retry_time = auth_timeout * 2;
+        let me = self.me();
+        let master = me.replica_of.and_then(|m| self.nodes.get(&m));
+        let eligible = me.is_replica()
+            && master.is_some_and(|m| (m.failed() || manual) && m.numslots > 0)
+            && (!self.settings.replica_no_failover || manual);
+        if !eligible {
+            return;
+        }
+        let mut data_age = self.data_age;
+        if data_age > timeout {
+            data_age -= timeout;
+        }
+        let validity = self.settings.repl_ping_period_ms + timeout * self.settings.replica_validity_factor;
+        if self.settings.replica_validity_factor != 0 && data_age > validity && !manual {
+            return;
+        }
+        if auth_age > auth_retry_time {
+            // A new election, after a delay that lets the FAIL spread and better replicas
+            // go first.
+            self.failover_auth_time = now + 500 + (self.next_random() % 500) as i64;
+            self.failover_auth_count = 0;
+            self.failover_auth_sent = false;
+            self.failover_auth_rank = self.replica_rank();
+            self.failover_auth_time += self.failover_auth_rank as i64 * 1000;
+            if self.mf_end != 0 {
+                self.failover_auth_time = now;
+                self.failover_auth_rank = 0;
+            }
+            let line = format!(
+                "Start of election delayed for {} milliseconds (rank #{}, offset {}).",
+                self.failover_auth_time - now,
+                self.failover_auth_rank,
+                self.repl_offset
+            );
+            self.log("warning", line);
+            // Our offset to the other replicas, for their rank.
+            let master = self.me().replica_of;
+            let links: Vec<LinkId> = self
+                .nodes
+                .values()
+                .filter(|n| n.name != self.myself && n.replica_of == master)
+                .filter_map(|n| n.link)
+                .collect();
+            for link in links {
+                self.send_ping(link, kind::PONG, now, transport);
+            }
+            if self.mf_end == 0 {
+                return;
+            }
+        }
+        if !self.failover_auth_sent && self.mf_end == 0 {
+            let rank = self.replica_rank();
+            if rank > self.failover_auth_rank {
+                let added = (rank - self.failover_auth_rank) as i64 * 1000;
+                self.failover_auth_time += added;
+                self.failover_auth_rank = rank;
+                self.log("warning", format!("Replica rank updated to #{rank}, added {added} milliseconds of delay."));
+            }
+        }
+        if now < self.failover_auth_time || auth_age > auth_timeout {
+            return;
+        }
+        if !self.failover_auth_sent {
+            self.current_epoch += 1;
+            self.failover_auth_epoch = self.current_epoch;
+            self.log("warning", format!("Starting a failover election for epoch {}.", self.current_epoch));
+            let mut h = self.header(kind::FAILOVER_AUTH_REQUEST);
+            if self.mf_end != 0 {
+                h.mflags[0] |= message::mflag::FORCEACK;
+            }
+            let msg = Message { header: h, body: Body::Empty };
+            self.broadcast(&msg, transport);
+            self.failover_auth_sent = true;
+            self.changed();
+            return;
+        }
+        if self.failover_auth_count >= quorum {
+            self.log("warning", "Failover election won: I'm the new master.".into());
+            if self.me().config_epoch < self.failover_auth_epoch {
+                let epoch = self.failover_auth_epoch;
+                self.me_mut().config_epoch = epoch;
+                self.log("warning", format!("configEpoch set to {epoch} after successful failover"));
+            }
+            self.replace_my_master(now);
+        }
+    }
+
     // ---- the periodic work ----
 
     /// clusterCron (every 100 ms).
@@ -1280,9 +1621,6 @@ impl State {
                 if n.link.is_none() || n.ping_sent != 0 || n.flags & (flag::MYSELF | flag::HANDSHAKE) != 0 {
                     continue;
                 }
-                if !self.links.get(&n.link.expect("checked")).is_some_and(|l| l.connected) {
-                    continue;
-                }
                 if best.is_none_or(|(_, pong)| pong > n.pong_received) {
                     best = Some((pick, n.pong_received));
                 }
@@ -1312,9 +1650,10 @@ impl State {
                     self.free_link(link, transport);
                 }
             }
+            // (A link still connecting counts: the PING waits in its buffer, and the time
+            // it was "sent" is what detects a node that never answers.)
             let n = &self.nodes[name];
-            let connected = n.link.and_then(|l| self.links.get(&l)).is_some_and(|l| l.connected);
-            if connected && n.ping_sent == 0 && now - n.pong_received > timeout / 2 {
+            if n.link.is_some() && n.ping_sent == 0 && now - n.pong_received > timeout / 2 {
                 let link = n.link.expect("connected");
                 self.send_ping(link, kind::PING, now, transport);
                 continue;
@@ -1328,7 +1667,14 @@ impl State {
                 update_state = true;
             }
         }
-        // A replica not replicating yet starts (its master's address may have come late).
+        if self.mf_end != 0 && self.mf_end < now {
+            self.log("warning", "Manual failover timed out.".into());
+            self.reset_manual_failover();
+        }
+        if self.me().is_replica() {
+            self.handle_manual_failover();
+            self.handle_replica_failover(now, transport);
+        }
         if update_state || !self.ok || self.todo_update_state {
             self.update_state(now);
         }

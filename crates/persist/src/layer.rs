@@ -326,6 +326,20 @@ impl Layer {
         self.master.lock().as_ref().is_some_and(|m| m.status.is_up())
     }
 
+    /// How old a replica's data is (Redis's data_age in clusterHandleSlaveFailover): since
+    /// the master was last heard from while the link is up, since the link went down
+    /// otherwise. None when this server follows no master.
+    pub fn master_data_age_ms(&self, now_ms: i64) -> Option<i64> {
+        let master = self.master.lock();
+        let status = &master.as_ref()?.status;
+        let since = if status.is_up() {
+            status.last_io_ms.load(Ordering::Relaxed)
+        } else {
+            status.down_since_ms.load(Ordering::Relaxed)
+        };
+        Some(if since > 0 { (now_ms - since).max(0) } else { i64::MAX / 4 })
+    }
+
     /// ROLE of a replica: (master host, port, link state word).
     pub fn master_link_role(&self) -> Option<(String, u16, &'static str)> {
         let master = self.master.lock();
