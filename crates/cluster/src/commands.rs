@@ -129,7 +129,7 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
     let argc = args.len();
     match (sub.as_slice(), argc) {
         (b"help", 2) => {
-            out.array(HELP.len() + 2);
+            out.array(HELP.len() + 3);
             out.simple("CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
             for line in HELP {
                 out.simple(line);

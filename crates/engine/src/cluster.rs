@@ -309,6 +309,7 @@ impl crate::Engine {
         spec: &CommandSpec,
         args: &[&[u8]],
         queued: Option<&[Vec<Vec<u8>>]>,
+        in_script: bool,
     ) -> Option<String> {
         let map = self.cluster.map();
         let mut flags = RouteFlags {
@@ -357,7 +358,7 @@ impl crate::Engine {
         };
         match result {
             Ok(slot) => {
-                if !client.in_script {
+                if !in_script {
                     // What a script this command runs keeps to (Redis's `c->slot`).
                     client.script_slot = slot;
                 } else {
@@ -375,7 +376,7 @@ impl crate::Engine {
                 }
                 None
             }
-            Err(redirect) if client.in_script => Some(format!("ERR {}", redirect.script_line())),
+            Err(redirect) if in_script => Some(format!("ERR {}", redirect.script_line())),
             Err(redirect) => Some(redirect.line()),
         }
     }

@@ -1087,7 +1087,7 @@ impl Engine {
             }
         }
         if self.cluster.enabled() && !client.must_obey {
-            if let Some(line) = self.cluster_refusal(client, spec, args, None) {
+            if let Some(line) = self.cluster_refusal(client, spec, args, None, false) {
                 client.multi_error = true;
                 self.reject(Some(spec), out, &line);
                 return true;
@@ -1141,7 +1141,7 @@ impl Engine {
         // discarded with the redirection (processCommand's getNodeByQuery over EXEC).
         if self.cluster.enabled() && !client.must_obey {
             if let Resolved::Found(exec) = self.table.resolve(&[b"exec"]) {
-                if let Some(line) = self.cluster_refusal(client, exec, &[b"exec"], Some(&queued)) {
+                if let Some(line) = self.cluster_refusal(client, exec, &[b"exec"], Some(&queued), false) {
                     client.multi_error = false;
                     self.unwatch_all(client);
                     self.reject(None, out, &line);
@@ -1412,8 +1412,9 @@ impl Engine {
         }
         // Cluster mode: a node serves only its slots' keys (Redis's processCommand asks
         // getNodeByQuery after the ACL check); what a master or the AOF sends is obeyed.
-        if self.cluster.enabled() && !client.in_exec && !client.must_obey {
-            if let Some(line) = self.cluster_refusal(client, spec, args, None) {
+        // (A script's commands are checked by the script, `call_command`.)
+        if self.cluster.enabled() && !client.in_exec && !client.in_script && !client.must_obey {
+            if let Some(line) = self.cluster_refusal(client, spec, args, None, false) {
                 self.reject(Some(spec), out, &line);
                 return;
             }

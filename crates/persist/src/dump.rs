@@ -244,5 +244,11 @@ pub fn register() -> Vec<CommandSpec> {
                 ArgDoc::new("seconds", ArgType::Integer).after("IDLETIME").optional().since("5.0.0"),
                 ArgDoc::new("frequency", ArgType::Integer).after("FREQ").optional().since("5.0.0"),
             ]),
+        // What MIGRATE sends in cluster mode: RESTORE, allowed on a slot being imported.
+        CommandSpec::new("restore-asking", -4, "write denyoom asking", "keyspace dangerous", restore)
+            .doc("server", "3.0.0", "An internal command for migrating keys in a cluster", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")
+            .history(&[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")])
+            .syscmd()
+            .keys("OW update", 1, 0, 1),
     ]
 }

@@ -238,6 +238,7 @@ fn migrate(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     let mut may_retry = true;
     loop {
         let tls = ctx.engine.config.read().get_bool("tls-cluster");
+        let engine_cluster = ctx.engine.cluster.enabled();
         let Some(mut target) = connect(&name, args[1], args[2], timeout, tls) else {
             return Err(CmdError::msg("IOERR error or timeout connecting to the client"));
         };
@@ -258,7 +259,8 @@ fn migrate(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
         }
         for (key, payload, ttl) in &found {
             array(&mut request, if replace { 5 } else { 4 });
-            bulk(&mut request, b"RESTORE");
+            // In a cluster the target is importing the slot: RESTORE-ASKING may write there.
+            bulk(&mut request, if engine_cluster { b"RESTORE-ASKING" } else { b"RESTORE" });
             bulk(&mut request, key);
             bulk(&mut request, ttl.to_string().as_bytes());
             bulk(&mut request, payload);

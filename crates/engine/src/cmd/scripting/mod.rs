@@ -2392,6 +2392,13 @@ impl Invocation<'_> {
                 return self.reject(Some(spec), &text);
             }
         }
+        // (Redis's scriptVerifyClusterState: only this node's keys, and one slot unless
+        // the script may cross slots.)
+        if self.engine.cluster.enabled() && !self.client.must_obey {
+            if let Some(line) = self.engine.cluster_refusal(self.client, spec, args, None, true) {
+                return self.reject(Some(spec), &line);
+            }
+        }
         if self.escalated {
             return CallOutcome::Escalate;
         }
