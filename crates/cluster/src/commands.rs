@@ -223,7 +223,10 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
             update_slots(layer, &mut state, ranges.into_iter(), del)?;
             out.simple("OK");
         }
-        (b"setslot", 4..) => setslot(ctx, layer, args)?.then(|| out.simple("OK")).unwrap_or(()),
+        (b"setslot", 4..) => {
+            setslot(ctx, layer, args)?;
+            out.simple("OK");
+        }
         (b"bumpepoch", 2) => {
             let mut state = layer.state.lock();
             let bumped = bump_epoch_without_consensus(&mut state);
@@ -396,14 +399,14 @@ fn update_slots(
 ) -> Result<(), CmdError> {
     let mut seen = vec![false; SLOTS];
     for (start, end) in ranges {
-        for slot in start..=end {
+        for (slot, seen) in seen.iter_mut().enumerate().take(end + 1).skip(start) {
             if del && state.slots[slot].is_none() {
                 return Err(CmdError::msg(format!("ERR Slot {slot} is already unassigned")));
             }
             if !del && state.slots[slot].is_some() {
                 return Err(CmdError::msg(format!("ERR Slot {slot} is already busy")));
             }
-            if std::mem::replace(&mut seen[slot], true) {
+            if std::mem::replace(seen, true) {
                 return Err(CmdError::msg(format!("ERR Slot {slot} specified multiple times")));
             }
         }
@@ -440,8 +443,8 @@ pub fn bump_epoch_without_consensus(state: &mut State) -> bool {
     }
 }
 
-/// CLUSTER SETSLOT. Ok(true): reply OK.
-fn setslot(ctx: &mut Ctx<'_>, layer: &ClusterLayer, args: &[&[u8]]) -> Result<bool, CmdError> {
+/// CLUSTER SETSLOT (the caller replies OK).
+fn setslot(ctx: &mut Ctx<'_>, layer: &ClusterLayer, args: &[&[u8]]) -> Result<(), CmdError> {
     let mut state = layer.state.lock();
     if state.me().is_replica() {
         return Err(CmdError::msg("ERR Please use SETSLOT only with masters."));
@@ -515,8 +518,7 @@ fn setslot(ctx: &mut Ctx<'_>, layer: &ClusterLayer, args: &[&[u8]]) -> Result<bo
     state.todo_save = true;
     state.todo_update_state = true;
     state.routing_changed = true;
-    finish(layer, &mut state)?;
-    Ok(true)
+    finish(layer, &mut state)
 }
 
 fn info_text(state: &State) -> String {

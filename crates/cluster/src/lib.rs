@@ -20,6 +20,9 @@ use quince_engine::Engine;
 use crate::message::{NodeName, SLOTS};
 use crate::state::{Settings, State};
 
+/// A message published here for the other nodes: channel, message, sharded.
+pub(crate) type Published = (Vec<u8>, Vec<u8>, bool);
+
 /// A log line's level and text, for the server's log.
 pub type LogFn = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
@@ -31,7 +34,7 @@ pub struct ClusterLayer {
     pub(crate) engine: Weak<Engine>,
     pub(crate) log: LogFn,
     /// PUBLISH/SPUBLISH messages for the bus thread to send.
-    pub(crate) outbox: Mutex<Vec<(Vec<u8>, Vec<u8>, bool)>>,
+    pub(crate) outbox: Mutex<Vec<Published>>,
     /// The nodes.conf lock (held for the process's life, as Redis's flock).
     _lock: Option<std::fs::File>,
 }

@@ -337,7 +337,7 @@ impl Message {
                         }
                         let len = u32_at(data, at) as usize;
                         let ext_kind = u16_at(data, at + 4);
-                        if len % 8 != 0 || len < 8 {
+                        if !len.is_multiple_of(8) || len < 8 {
                             return Err(DecodeError::Extension("length not a multiple of 8"));
                         }
                         if data.len() - at < len {

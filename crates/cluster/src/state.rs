@@ -1613,7 +1613,7 @@ impl State {
             }
         }
         // Once a second, ping one of five random nodes: the one heard from longest ago.
-        if self.iteration % 10 == 0 && !names.is_empty() {
+        if self.iteration.is_multiple_of(10) && !names.is_empty() {
             let mut best: Option<(NodeName, i64)> = None;
             for _ in 0..5 {
                 let pick = names[(self.next_random() % names.len() as u64) as usize];
@@ -1653,8 +1653,8 @@ impl State {
             // (A link still connecting counts: the PING waits in its buffer, and the time
             // it was "sent" is what detects a node that never answers.)
             let n = &self.nodes[name];
-            if n.link.is_some() && n.ping_sent == 0 && now - n.pong_received > timeout / 2 {
-                let link = n.link.expect("connected");
+            let due = n.ping_sent == 0 && now - n.pong_received > timeout / 2;
+            if let (Some(link), true) = (n.link, due) {
                 self.send_ping(link, kind::PING, now, transport);
                 continue;
             }
