@@ -150,10 +150,15 @@ fn bind_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
     Ok(TcpListener::from_std(socket.into()))
 }
 
-/// PUBLISH/SPUBLISH from a client: queued for the bus thread (which owns the links).
+/// PUBLISH/SPUBLISH from a client: encoded now, for the links the nodes have now (as
+/// Redis sends it from the command), written by the bus thread (which owns the sockets).
 pub fn queue_publish(layer: &ClusterLayer, channel: &[u8], message: &[u8], sharded: bool) {
-    layer.outbox.lock().push((channel.to_vec(), message.to_vec(), sharded));
-    layer.wake();
+    let mut recorder = crate::state::Recorder::default();
+    layer.state.lock().send_publish(channel, message, sharded, &mut recorder);
+    if !recorder.sent.is_empty() {
+        layer.outbox.lock().extend(recorder.sent);
+        layer.wake();
+    }
 }
 
 fn run(layer: Arc<ClusterLayer>, poll: Poll, listeners: Vec<TcpListener>) {
@@ -213,8 +218,8 @@ fn run(layer: Arc<ClusterLayer>, poll: Poll, listeners: Vec<TcpListener>) {
             }
             state.cron(now, &mut links);
         }
-        for (channel, message, sharded) in std::mem::take(&mut *layer.outbox.lock()) {
-            state.send_publish(&channel, &message, sharded, &mut links);
+        for (link, bytes) in std::mem::take(&mut *layer.outbox.lock()) {
+            links.send(link, &bytes);
         }
         state.flush_pending(&mut links);
         state.flush_mfstart(&mut links);

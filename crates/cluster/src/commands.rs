@@ -722,3 +722,24 @@ fn reply_links(state: &State, out: &mut dyn ReplySink) {
         let _ = now;
     }
 }
+
+/// DEBUG CLUSTERLINK KILL TO|FROM|ALL <node-id>.
+pub fn debug_clusterlink(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+    let Some(layer) = ClusterLayer::of(ctx.engine) else {
+        return Err(CmdError::msg("ERR Debug option only available for cluster mode enabled setup!"));
+    };
+    let mut state = layer.state.lock();
+    let Some(name) = lookup(&state, args[4]) else { return Err(unknown_node(args[4])) };
+    let direction = args[3].to_ascii_lowercase();
+    let (to, from) = match direction.as_slice() {
+        b"to" => (true, false),
+        b"from" => (false, true),
+        b"all" => (true, true),
+        _ => return Err(CmdError::msg(format!("ERR Unknown direction {}", text(args[3])))),
+    };
+    state.kill_links(name, to, from);
+    drop(state);
+    layer.wake();
+    out.simple("OK");
+    Ok(())
+}

@@ -20,8 +20,8 @@ use quince_engine::Engine;
 use crate::message::{NodeName, SLOTS};
 use crate::state::{Settings, State};
 
-/// A message published here for the other nodes: channel, message, sharded.
-pub(crate) type Published = (Vec<u8>, Vec<u8>, bool);
+/// A message published here, encoded for one link.
+pub(crate) type Published = (state::LinkId, Vec<u8>);
 
 /// A log line's level and text, for the server's log.
 pub type LogFn = Arc<dyn Fn(&str, &str) + Send + Sync>;
@@ -33,6 +33,8 @@ pub struct ClusterLayer {
     pub(crate) waker: Mutex<Option<Arc<mio::Waker>>>,
     pub(crate) engine: Weak<Engine>,
     pub(crate) log: LogFn,
+    /// The server's client port (the announced ports default to it).
+    pub(crate) port: u16,
     /// PUBLISH/SPUBLISH messages for the bus thread to send.
     pub(crate) outbox: Mutex<Vec<Published>>,
     /// The nodes.conf lock (held for the process's life, as Redis's flock).
@@ -185,6 +187,8 @@ pub fn start(engine: &Arc<Engine>, port: u16, bind: &str, log: LogFn) -> Result<
             state
         }
     };
+    let mut state = state;
+    state.apply_settings(settings.clone());
     let layer = Arc::new(ClusterLayer {
         state: Mutex::new(state),
         config_path,
@@ -192,6 +196,7 @@ pub fn start(engine: &Arc<Engine>, port: u16, bind: &str, log: LogFn) -> Result<
         engine: Arc::downgrade(engine),
         log,
         outbox: Mutex::new(Vec::new()),
+        port,
         _lock: Some(lock),
     });
     {
@@ -201,6 +206,23 @@ pub fn start(engine: &Arc<Engine>, port: u16, bind: &str, log: LogFn) -> Result<
     }
     engine.cluster.set_layer(layer.clone());
     engine.cluster.set_commands(commands::cluster_command);
+    engine.cluster.set_debug(commands::debug_clusterlink);
+    {
+        let weak = Arc::downgrade(&layer);
+        engine.cluster.set_config_hook(Box::new(move |engine| {
+            if let Some(layer) = weak.upgrade() {
+                let settings = settings_from(engine, layer.port);
+                let mut state = layer.state.lock();
+                state.apply_settings(settings);
+                if state.routing_changed {
+                    state.routing_changed = false;
+                    layer.publish_routing(&state);
+                }
+                drop(state);
+                layer.wake();
+            }
+        }));
+    }
     {
         let weak = Arc::downgrade(&layer);
         engine.cluster.set_publisher(Box::new(move |channel, message, sharded| {

@@ -45,6 +45,29 @@ impl Transport for NoTransport {
     }
 }
 
+/// A transport that only records what would be sent (a client's PUBLISH, encoded under
+/// the state's lock for the links that exist at that moment, sent by the bus later).
+#[derive(Default)]
+pub struct Recorder {
+    pub sent: Vec<(LinkId, Vec<u8>)>,
+}
+
+impl Transport for Recorder {
+    fn send(&mut self, link: LinkId, bytes: &[u8]) {
+        self.sent.push((link, bytes.to_vec()));
+    }
+    fn connect(&mut self, _: &str, _: u16) -> Option<LinkId> {
+        None
+    }
+    fn close(&mut self, _: LinkId) {}
+    fn local_ip(&self, _: LinkId) -> Option<String> {
+        None
+    }
+    fn peer_ip(&self, _: LinkId) -> Option<String> {
+        None
+    }
+}
+
 /// What the state asks of the rest of the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
@@ -513,6 +536,41 @@ impl State {
         self.changed();
     }
 
+    /// CONFIG SET of a cluster directive: this node's announced addresses and the
+    /// timeouts take effect at once (gossip carries them to the others).
+    pub fn apply_settings(&mut self, settings: Settings) {
+        let old = std::mem::replace(&mut self.settings, settings);
+        let s = &self.settings;
+        let (port, cport, pport, hostname, announce_ip) =
+            (s.port, s.cport, s.pport, s.announce_hostname.clone(), s.announce_ip.clone());
+        let me = self.me_mut();
+        let mut changed = me.port != port || me.cport != cport || me.pport != pport || me.hostname != hostname;
+        me.port = port;
+        me.cport = cport;
+        me.pport = pport;
+        me.hostname = hostname;
+        // An announced address replaces ours; clearing it lets the next MEET or PING tell
+        // us again.
+        if !announce_ip.is_empty() && me.ip != announce_ip {
+            me.ip = announce_ip;
+            changed = true;
+        } else if announce_ip.is_empty() && !old.announce_ip.is_empty() {
+            me.ip.clear();
+            changed = true;
+        }
+        let no_failover = self.settings.replica_no_failover;
+        let me = self.me_mut();
+        let flags = if no_failover { me.flags | flag::NOFAILOVER } else { me.flags & !flag::NOFAILOVER };
+        if flags != me.flags {
+            me.flags = flags;
+            changed = true;
+        }
+        if changed {
+            self.todo_save = true;
+            self.routing_changed = true;
+        }
+    }
+
     /// CLUSTER RESET (clusterReset): back to a master alone, without slots; HARD also
     /// takes a new name and zeroes the epochs.
     pub fn reset(&mut self, hard: bool, now: i64) {
@@ -683,6 +741,22 @@ impl State {
             }
         } else {
             self.broadcast(&msg, transport);
+        }
+    }
+
+    /// DEBUG CLUSTERLINK KILL TO|FROM|ALL: drops our link(s) with a node (the bus closes
+    /// the sockets, the cron reconnects).
+    pub fn kill_links(&mut self, name: NodeName, to: bool, from: bool) {
+        let Some(n) = self.nodes.get_mut(&name) else { return };
+        let mut dropped = Vec::new();
+        if to {
+            dropped.extend(n.link.take());
+        }
+        if from {
+            dropped.extend(n.inbound_link.take());
+        }
+        for link in dropped {
+            self.links.remove(&link);
         }
     }
 

@@ -122,7 +122,13 @@ pub struct Cluster {
     commands: OnceLock<crate::command::Handler>,
     /// Sends a PUBLISH (false) or SPUBLISH (true) to the other nodes.
     publisher: OnceLock<Publisher>,
+    /// Applies CONFIG SET of the cluster's directives (announced addresses, timeouts).
+    on_config: OnceLock<ConfigHook>,
+    /// DEBUG CLUSTERLINK.
+    debug: OnceLock<crate::command::Handler>,
 }
+
+pub type ConfigHook = Box<dyn Fn(&crate::Engine) + Send + Sync>;
 
 pub type Publisher = Box<dyn Fn(&[u8], &[u8], bool) + Send + Sync>;
 
@@ -134,6 +140,8 @@ impl Cluster {
             layer: OnceLock::new(),
             commands: OnceLock::new(),
             publisher: OnceLock::new(),
+            on_config: OnceLock::new(),
+            debug: OnceLock::new(),
         }
     }
 
@@ -168,6 +176,24 @@ impl Cluster {
 
     pub fn commands(&self) -> Option<crate::command::Handler> {
         self.commands.get().copied()
+    }
+
+    pub fn set_debug(&self, handler: crate::command::Handler) {
+        let _ = self.debug.set(handler);
+    }
+
+    pub fn debug(&self) -> Option<crate::command::Handler> {
+        self.debug.get().copied()
+    }
+
+    pub fn set_config_hook(&self, hook: ConfigHook) {
+        let _ = self.on_config.set(hook);
+    }
+
+    pub(crate) fn config_changed(&self, engine: &crate::Engine) {
+        if let Some(hook) = self.on_config.get() {
+            hook(engine);
+        }
     }
 
     pub fn set_publisher(&self, publisher: Publisher) {

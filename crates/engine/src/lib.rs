@@ -478,6 +478,7 @@ impl Engine {
         if let Some(layer) = self.persistence() {
             layer.config_changed(self, in_transaction);
         }
+        self.cluster.config_changed(self);
     }
 
     /// The dataset is being loaded: commands not flagged `loading` get `-LOADING`.

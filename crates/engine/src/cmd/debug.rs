@@ -307,6 +307,11 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         // SAFETY: raising a signal has no memory-safety precondition.
         unsafe { libc::raise(libc::SIGSEGV) };
         out.simple("OK");
+    } else if is(sub, "CLUSTERLINK") && argc == 5 && is(args[2], "KILL") {
+        match ctx.engine.cluster.debug() {
+            Some(handler) => return handler(ctx, args, out),
+            None => return Err(CmdError::msg("ERR Debug option only available for cluster mode enabled setup!")),
+        }
     } else if is(sub, "PAUSE-CRON") && argc == 3 {
         // The host's periodic work waits (expiry cycles, persistence duties, a shutdown a
         // signal scheduled), as Redis's serverCron does.

@@ -83,10 +83,12 @@ fn publish_to(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, kind: 
     let own = Some((ctx.client.id, &mut *out));
     let receivers = ctx.engine.pubsub.publish(kind, args[1], args[2], ctx.now_ms, own);
     if ctx.engine.cluster.enabled() {
+        // In a cluster the bus carries it to the other nodes, replicas included.
         ctx.engine.cluster.published(args[1], args[2], kind == Kind::Shard);
+    } else {
+        // Replicas get the message too (and pass it to their own subscribers), not the AOF.
+        ctx.propagate_to_replicas(args);
     }
-    // Replicas get the message too (and pass it to their own subscribers), not the AOF.
-    ctx.propagate_to_replicas(args);
     out.integer(receivers as i64);
     Ok(())
 }
