@@ -723,11 +723,18 @@ fn reply_links(state: &State, out: &mut dyn ReplySink) {
     }
 }
 
-/// DEBUG CLUSTERLINK KILL TO|FROM|ALL <node-id>.
-pub fn debug_clusterlink(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
+/// DEBUG's cluster subcommands: CLUSTERLINK KILL TO|FROM|ALL <node-id>, and
+/// DROP-CLUSTER-PACKET-FILTER <type> (-1: none).
+pub fn debug_cluster(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
     let Some(layer) = ClusterLayer::of(ctx.engine) else {
         return Err(CmdError::msg("ERR Debug option only available for cluster mode enabled setup!"));
     };
+    if args[1].eq_ignore_ascii_case(b"drop-cluster-packet-filter") {
+        let kind = quince_engine::cmd::parse_i64(args[2])?;
+        layer.state.lock().drop_filter = u16::try_from(kind).ok();
+        out.simple("OK");
+        return Ok(());
+    }
     let mut state = layer.state.lock();
     let Some(name) = lookup(&state, args[4]) else { return Err(unknown_node(args[4])) };
     let direction = args[3].to_ascii_lowercase();

@@ -206,7 +206,7 @@ pub fn start(engine: &Arc<Engine>, port: u16, bind: &str, log: LogFn) -> Result<
     }
     engine.cluster.set_layer(layer.clone());
     engine.cluster.set_commands(commands::cluster_command);
-    engine.cluster.set_debug(commands::debug_clusterlink);
+    engine.cluster.set_debug(commands::debug_cluster);
     {
         let weak = Arc::downgrade(&layer);
         engine.cluster.set_config_hook(Box::new(move |engine| {

@@ -250,6 +250,8 @@ pub struct State {
     pub effects: Vec<Effect>,
     /// Nodes just marked FAIL: the FAIL message goes to every node (`flush_pending`).
     pending_fail: Vec<NodeName>,
+    /// DEBUG DROP-CLUSTER-PACKET-FILTER: messages of this type are dropped on arrival.
+    pub drop_filter: Option<u16>,
     /// A PONG must go to every node at the next turn (a slot changed hands here).
     pub pong_to_all: bool,
     failover_auth_time: i64,
@@ -322,6 +324,7 @@ impl State {
             routing_changed: true,
             effects: Vec::new(),
             pending_fail: Vec::new(),
+            drop_filter: None,
             pong_to_all: false,
             failover_auth_time: 0,
             failover_auth_count: 0,
@@ -807,6 +810,10 @@ impl State {
         let k = hdr.kind;
         if let Some(count) = self.stats_received.get_mut(k as usize) {
             *count += 1;
+        }
+        if self.drop_filter == Some(k) {
+            self.log("warning", "Dropping packet that matches debug drop filter".into());
+            return true;
         }
         let Some(link_info) = self.links.get(&link).cloned() else { return false };
         // The sender: the link's node, unless that one is still in handshake (it has a

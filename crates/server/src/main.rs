@@ -69,7 +69,13 @@ fn start_cluster(engine: &Arc<Engine>, config: &quince_engine::Config, port: u16
 
 fn run(startup: config::StartupConfig) -> Result<(), String> {
     let mut config = startup.config;
-    log::init(config.get("logfile").unwrap_or(""), config.get("loglevel").unwrap_or("notice"))
+    // A relative log file lives in `dir`, as Redis opens it after changing into `dir`.
+    let logfile = match config.get("logfile").unwrap_or("") {
+        "" => String::new(),
+        path if std::path::Path::new(path).is_absolute() => path.to_string(),
+        path => std::path::Path::new(config.get("dir").unwrap_or(".")).join(path).display().to_string(),
+    };
+    log::init(&logfile, config.get("loglevel").unwrap_or("notice"))
         .map_err(|e| format!("Can't open the log file: {e}"))?;
     crash::set_enabled(config.get_bool("crash-log-enabled"));
     crash::install();

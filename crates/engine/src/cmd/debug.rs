@@ -307,6 +307,15 @@ fn debug(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResul
         // SAFETY: raising a signal has no memory-safety precondition.
         unsafe { libc::raise(libc::SIGSEGV) };
         out.simple("OK");
+    } else if is(sub, "DROP-CLUSTER-PACKET-FILTER") && argc == 3 {
+        // (Redis accepts it standalone too: the filter is then never consulted.)
+        match ctx.engine.cluster.debug() {
+            Some(handler) => return handler(ctx, args, out),
+            None => {
+                crate::cmd::parse_i64(args[2])?;
+                out.simple("OK");
+            }
+        }
     } else if is(sub, "CLUSTERLINK") && argc == 5 && is(args[2], "KILL") {
         match ctx.engine.cluster.debug() {
             Some(handler) => return handler(ctx, args, out),
@@ -416,6 +425,10 @@ fn debug_help(out: &mut dyn ReplySink) -> CmdResult {
             "    Replicates the provided string to replicas, allowing data divergence.",
             "OBJECT <key>",
             "    Show low level info about the `key` and associated value.",
+            "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+            "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
+            "CLUSTERLINK KILL <to|from|all> <node-id>",
+            "    Kills the link based on the direction to/from (both) with the provided node.",
             "PAUSE-CRON <0|1>",
             "    Stop periodic cron job processing.",
             "POPULATE <count> [<prefix>] [<size>]",
