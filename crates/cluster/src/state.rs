@@ -1808,3 +1808,174 @@ impl State {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Gossip, Header};
+    use proptest::prelude::*;
+
+    fn name(c: u8) -> NodeName {
+        [c; 40]
+    }
+
+    /// A state that knows one other master, `b`, on inbound link 1.
+    fn state_knowing_b() -> State {
+        let mut state = State::new(name(b'a'), Settings::default(), 1_000_000);
+        let mut b = Node::new(name(b'b'), flag::MASTER, 1_000_000);
+        b.ip = "127.0.0.1".into();
+        b.port = 7001;
+        b.cport = 17001;
+        state.add_node(b);
+        state.link_accepted(1, 1_000_000);
+        state
+    }
+
+    fn ping_from_b(kind: u16) -> Message {
+        let mut h = Header::new(kind, name(b'b'));
+        h.port = 7001;
+        h.cport = 17001;
+        h.flags = flag::MASTER;
+        Message { header: h, body: Body::Gossip { entries: vec![], extensions: vec![] } }
+    }
+
+    #[test]
+    fn a_newer_epoch_claim_takes_the_slots() {
+        let mut state = state_knowing_b();
+        for slot in 0..10 {
+            state.add_slot(name(b'a'), slot);
+        }
+        let mut msg = ping_from_b(kind::PING);
+        msg.header.config_epoch = 5;
+        for slot in 0..5 {
+            message::set_slot(&mut msg.header.slots, slot);
+        }
+        assert!(state.process(1, msg, 1_000_100, &mut NoTransport));
+        assert_eq!(state.slots[0], Some(name(b'b')));
+        assert_eq!(state.slots[4], Some(name(b'b')));
+        assert_eq!(state.slots[5], Some(name(b'a')));
+        assert_eq!(state.nodes[&name(b'b')].numslots, 5);
+        assert_eq!(state.me().numslots, 5);
+    }
+
+    #[test]
+    fn an_older_epoch_claim_is_answered_with_an_update() {
+        let mut state = state_knowing_b();
+        state.me_mut().config_epoch = 9;
+        state.add_slot(name(b'a'), 3);
+        let mut recorder = Recorder::default();
+        // Our outbound link to b, where the UPDATE goes.
+        state.links.insert(2, LinkInfo { node: Some(name(b'b')), inbound: false, ctime: 0, connected: true });
+        state.nodes.get_mut(&name(b'b')).unwrap().link = Some(2);
+        let mut msg = ping_from_b(kind::PING);
+        msg.header.config_epoch = 1;
+        message::set_slot(&mut msg.header.slots, 3);
+        state.process(1, msg, 1_000_100, &mut recorder);
+        assert_eq!(state.slots[3], Some(name(b'a')), "the older claim loses");
+        let update = recorder.sent.iter().filter(|(l, _)| *l == 2).find_map(|(_, bytes)| {
+            let m = Message::decode(bytes).ok()?;
+            matches!(m.body, Body::Update { .. }).then_some(m)
+        });
+        let Some(Message { body: Body::Update { config_epoch, node, slots }, .. }) = update else {
+            panic!("no UPDATE sent: {:?}", recorder.sent.len())
+        };
+        assert_eq!((config_epoch, node), (9, name(b'a')));
+        assert!(message::slot_is_set(&slots, 3));
+    }
+
+    #[test]
+    fn gossip_adds_unknown_nodes_but_not_forgotten_ones() {
+        let mut state = state_knowing_b();
+        let gossip = |c: u8| Gossip {
+            name: name(c),
+            ping_sent: 0,
+            pong_received: 0,
+            ip: b"127.0.0.1".to_vec(),
+            port: 7002,
+            cport: 17002,
+            flags: flag::MASTER,
+            pport: 0,
+        };
+        state.blacklist.insert(name(b'd'), 2_000_000);
+        let mut msg = ping_from_b(kind::PING);
+        msg.body = Body::Gossip { entries: vec![gossip(b'c'), gossip(b'd')], extensions: vec![] };
+        state.process(1, msg, 1_000_100, &mut NoTransport);
+        assert!(state.nodes.contains_key(&name(b'c')));
+        assert!(!state.nodes.contains_key(&name(b'd')), "FORGET keeps a node out for a minute");
+    }
+
+    #[test]
+    fn a_master_unheard_past_the_timeout_is_failing_once_a_majority_says_so() {
+        let mut state = state_knowing_b();
+        state.settings.node_timeout = 1000;
+        // Three masters with slots: a, b and c; b stops answering.
+        state.add_slot(name(b'a'), 0);
+        state.add_slot(name(b'b'), 1);
+        let mut c = Node::new(name(b'c'), flag::MASTER, 1_000_000);
+        c.ip = "127.0.0.1".into();
+        state.add_node(c);
+        state.add_slot(name(b'c'), 2);
+        state.update_state(1_000_000);
+        let b = state.nodes.get_mut(&name(b'b')).unwrap();
+        b.ping_sent = 1_000_000;
+        b.data_received = 1_000_000;
+        b.link = None;
+        state.cron(1_002_000, &mut NoTransport);
+        assert!(state.nodes[&name(b'b')].timed_out(), "PFAIL after the timeout");
+        assert!(!state.nodes[&name(b'b')].failed());
+        // c reports b failing: with our own view that is 2 of 3 masters.
+        state.link_accepted(5, 1_002_000);
+        let mut h = Header::new(kind::PING, name(b'c'));
+        h.flags = flag::MASTER;
+        message::set_slot(&mut h.slots, 2);
+        let g = Gossip {
+            name: name(b'b'),
+            ping_sent: 0,
+            pong_received: 0,
+            ip: b"127.0.0.1".to_vec(),
+            port: 7001,
+            cport: 17001,
+            flags: flag::MASTER | flag::PFAIL,
+            pport: 0,
+        };
+        let msg = Message { header: h, body: Body::Gossip { entries: vec![g], extensions: vec![] } };
+        state.process(5, msg, 1_002_100, &mut NoTransport);
+        assert!(state.nodes[&name(b'b')].failed(), "FAIL with a majority of masters");
+    }
+
+    proptest! {
+        // Whatever a peer sends that decodes, the state processes it without panicking,
+        // known sender or not, on inbound and outbound links.
+        #[test]
+        fn hostile_messages_never_panic(seed in any::<u64>(), flips in proptest::collection::vec((0usize..3000, any::<u8>()), 0..40),
+                                         kind in 0u16..12, count in 0u16..3) {
+            let mut state = state_knowing_b();
+            state.links.insert(2, LinkInfo { node: Some(name(b'b')), inbound: false, ctime: 0, connected: true });
+            let mut msg = ping_from_b(kind);
+            msg.header.current_epoch = seed % 7;
+            msg.header.config_epoch = seed % 5;
+            let g = Gossip { name: name(b'a' + (seed % 4) as u8), ping_sent: 0, pong_received: 0, ip: b"1.2.3.4".to_vec(),
+                             port: 1, cport: 2, flags: (seed >> 8) as u16, pport: 0 };
+            msg.body = match kind {
+                0..=2 => Body::Gossip { entries: vec![g; count as usize], extensions: vec![] },
+                3 => Body::Fail { about: name(b'a' + (seed % 3) as u8) },
+                4 | 10 => Body::Publish { channel: b"c".to_vec(), message: b"m".to_vec() },
+                7 => Body::Update { config_epoch: seed % 9, node: name(b'a' + (seed % 3) as u8), slots: Box::new([0xF0; BITMAP_LEN]) },
+                9 => Body::Module { module_id: 1, kind: 1, payload: vec![] },
+                _ => Body::Empty,
+            };
+            let mut bytes = msg.encode();
+            for (at, byte) in flips {
+                if at < bytes.len() && at >= 8 {
+                    bytes[at] = byte;
+                }
+            }
+            if let Ok(decoded) = Message::decode(&bytes) {
+                let again = decoded.clone();
+                state.process(1, decoded, 1_000_100, &mut Recorder::default());
+                state.process(2, again, 1_000_200, &mut Recorder::default());
+                state.cron(1_100_000, &mut Recorder::default());
+            }
+        }
+    }
+}
