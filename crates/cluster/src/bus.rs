@@ -265,6 +265,12 @@ fn finish_turn(layer: &ClusterLayer, state: &mut State, links: &mut Links) {
                 Err(_) => link.closing = true,
             }
         }
+        // A peer that stopped reading must not make us buffer without end.
+        let limit = state.settings.link_sendbuf_limit;
+        if limit > 0 && link.snd.len() > limit && !link.closing {
+            link.closing = true;
+            state.links_buffer_limit_exceeded += 1;
+        }
         if link.closing {
             let mut link = links.links.remove(&id).expect("listed");
             let _ = links.poll.registry().deregister(&mut link.stream);

@@ -560,7 +560,7 @@ fn info_text(state: &State) -> String {
         let _ = write!(s, "cluster_stats_messages_{}_received:{count}\r\n", crate::message::kind::name(k as u16));
     }
     let _ = write!(s, "cluster_stats_messages_received:{total}\r\n");
-    let _ = write!(s, "total_cluster_links_buffer_limit_exceeded:0\r\n");
+    let _ = write!(s, "total_cluster_links_buffer_limit_exceeded:{}\r\n", state.links_buffer_limit_exceeded);
     s
 }
 

@@ -66,6 +66,7 @@ impl ClusterLayer {
     pub fn publish_routing(&self, state: &State) {
         let Some(engine) = self.engine.upgrade() else { return };
         engine.cluster.publish(slot_map(state));
+        engine.redirect_blocked_clients();
     }
 }
 
@@ -106,6 +107,8 @@ pub fn settings_from(engine: &Engine, port: u16) -> Settings {
         replica_validity_factor: config.get_int("cluster-replica-validity-factor"),
         repl_ping_period_ms: config.get_int("repl-ping-replica-period") * 1000,
         replica_no_failover: config.get_bool("cluster-replica-no-failover"),
+        migration_barrier: config.get_int("cluster-migration-barrier").max(0) as usize,
+        link_sendbuf_limit: config.get_int("cluster-link-sendbuf-limit").max(0) as usize,
     }
 }
 

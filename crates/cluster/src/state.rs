@@ -112,6 +112,8 @@ pub struct Node {
     last_in_ping_gossip: u64,
     /// When this node (a master) last had our vote for one of its replicas.
     voted_time: i64,
+    /// Since when this master has had no working replica (replica migration).
+    orphaned_time: i64,
 }
 
 impl Node {
@@ -139,6 +141,7 @@ impl Node {
             inbound_link: None,
             last_in_ping_gossip: 0,
             voted_time: 0,
+            orphaned_time: 0,
         }
     }
 
@@ -185,6 +188,9 @@ pub struct Settings {
     pub replica_validity_factor: i64,
     pub repl_ping_period_ms: i64,
     pub replica_no_failover: bool,
+    pub migration_barrier: usize,
+    /// `cluster-link-sendbuf-limit` (0: none).
+    pub link_sendbuf_limit: usize,
 }
 
 impl Default for Settings {
@@ -201,6 +207,8 @@ impl Default for Settings {
             replica_validity_factor: 10,
             repl_ping_period_ms: 10_000,
             replica_no_failover: false,
+            migration_barrier: 1,
+            link_sendbuf_limit: 0,
         }
     }
 }
@@ -236,6 +244,8 @@ pub struct State {
     pub blacklist: HashMap<NodeName, i64>,
     owner_not_claiming: Box<SlotBitmap>,
     pub stats_sent: [u64; kind::COUNT],
+    /// Links closed because their send buffer passed `cluster-link-sendbuf-limit`.
+    pub links_buffer_limit_exceeded: u64,
     pub stats_received: [u64; kind::COUNT],
     pub pfail_nodes: usize,
     pings_sent: u64,
@@ -313,6 +323,7 @@ impl State {
             blacklist: HashMap::new(),
             owner_not_claiming: Box::new([0; BITMAP_LEN]),
             stats_sent: [0; kind::COUNT],
+            links_buffer_limit_exceeded: 0,
             stats_received: [0; kind::COUNT],
             pfail_nodes: 0,
             pings_sent: 0,
@@ -1655,6 +1666,60 @@ impl State {
         }
     }
 
+    /// Replicas of `master` not failing (and, with `strict`, not suspected either).
+    fn working_replicas(&self, master: NodeName, strict: bool) -> usize {
+        self.nodes
+            .values()
+            .filter(|n| n.replica_of == Some(master) && !n.failed() && !(strict && n.timed_out()))
+            .count()
+    }
+
+    /// A master left without replicas gets one from the master with the most, if this
+    /// replica is the one chosen (clusterHandleSlaveMigration).
+    fn handle_replica_migration(&mut self, max_replicas: usize, now: i64) {
+        const MIGRATION_DELAY: i64 = 5000;
+        if !self.ok {
+            return;
+        }
+        let Some(my_master) = self.me().replica_of else { return };
+        if self.working_replicas(my_master, true) <= self.settings.migration_barrier {
+            return;
+        }
+        let mut candidate = self.myself;
+        let mut target = None;
+        let names: Vec<NodeName> = self.nodes.keys().copied().collect();
+        for name in names {
+            let n = &self.nodes[&name];
+            let ok = if n.is_master() { self.working_replicas(name, false) } else { 0 };
+            let orphaned = n.is_master() && !n.failed() && n.flags & flag::MIGRATE_TO != 0 && ok == 0;
+            let numslots = n.numslots;
+            let n = self.nodes.get_mut(&name).expect("listed");
+            if orphaned {
+                if target.is_none() && numslots > 0 {
+                    target = Some(name);
+                }
+                if n.orphaned_time == 0 {
+                    n.orphaned_time = now;
+                }
+            } else {
+                n.orphaned_time = 0;
+            }
+            if ok == max_replicas {
+                for r in self.nodes.values().filter(|r| r.replica_of == Some(name)) {
+                    if r.name < candidate {
+                        candidate = r.name;
+                    }
+                }
+            }
+        }
+        if let Some(target) = target {
+            if candidate == self.myself && now - self.nodes[&target].orphaned_time > MIGRATION_DELAY {
+                self.log("warning", format!("Migrating to orphaned master {}", node_name_str(&target)));
+                self.set_my_master(target);
+            }
+        }
+    }
+
     // ---- the periodic work ----
 
     /// clusterCron (every 100 ms).
@@ -1712,11 +1777,24 @@ impl State {
             }
         }
         let mut update_state = false;
+        let (mut orphaned_masters, mut max_replicas, mut my_master_replicas) = (0, 0, 0);
+        let me_replica = self.me().is_replica();
         for name in &names {
             let Some(n) = self.nodes.get(name) else { continue };
             if n.flags & (flag::MYSELF | flag::NOADDR | flag::HANDSHAKE) != 0 {
                 continue;
             }
+            if me_replica && n.is_master() && !n.failed() {
+                let ok = self.working_replicas(*name, false);
+                if ok == 0 && n.numslots > 0 && n.flags & flag::MIGRATE_TO != 0 {
+                    orphaned_masters += 1;
+                }
+                max_replicas = max_replicas.max(ok);
+                if self.me().replica_of == Some(*name) {
+                    my_master_replicas = ok;
+                }
+            }
+            let n = &self.nodes[name];
             let ping_delay = now - n.ping_sent;
             let data_delay = now - n.data_received;
             let connected = n.link.and_then(|l| self.links.get(&l)).filter(|l| l.connected);
@@ -1755,6 +1833,13 @@ impl State {
         if self.me().is_replica() {
             self.handle_manual_failover();
             self.handle_replica_failover(now, transport);
+            if orphaned_masters > 0
+                && max_replicas >= 2
+                && my_master_replicas == max_replicas
+                && self.settings.allow_replica_migration
+            {
+                self.handle_replica_migration(max_replicas, now);
+            }
         }
         if update_state || !self.ok || self.todo_update_state {
             self.update_state(now);

@@ -131,6 +131,14 @@ impl Waiter {
     }
 
     /// The reply for an unblock by timeout or CLIENT UNBLOCK ERROR, encoded for the client.
+    /// An error reply in the client's protocol (a cluster redirection of a wait).
+    pub(crate) fn error_reply(&self, line: &str) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let mut enc = Encoder::new(&mut bytes, self.client.protocol);
+        ReplySink::error(&mut enc, line);
+        bytes
+    }
+
     pub(crate) fn unblock_reply(&self, how: Unblock) -> Vec<u8> {
         let mut bytes = Vec::new();
         let mut enc = Encoder::new(&mut bytes, self.client.protocol);

@@ -407,3 +407,37 @@ impl crate::Engine {
         }
     }
 }
+
+impl crate::Engine {
+    /// After the slot map changed: clients blocked on keys this node no longer serves get
+    /// the redirection, and all of them get CLUSTERDOWN while the cluster is down
+    /// (Redis's clusterRedirectBlockedClientIfNeeded; Redis looks once a second, this runs
+    /// when the map changes). A slot being imported keeps its waiters.
+    pub fn redirect_blocked_clients(&self) {
+        if !self.cluster.enabled() || self.blocked_count.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            return;
+        }
+        let map = self.cluster.map();
+        for handle in self.clients.all() {
+            let waiter = handle.blocked_on.lock().clone();
+            let Some(waiter) = waiter else { continue };
+            let Some(key) = waiter.keys.first() else { continue };
+            let line = if !map.ok {
+                Some(Redirect::Down.line())
+            } else {
+                let slot = key_hash_slot(key) as u16;
+                let owner = map.owner[slot as usize];
+                if owner == map.myself || map.importing_from.contains_key(&slot) {
+                    None
+                } else if owner == NO_NODE {
+                    Some(Redirect::DownUnbound.line())
+                } else {
+                    Some(Redirect::Moved { slot, endpoint: map.endpoints[owner as usize].clone() }.line())
+                }
+            };
+            if let Some(line) = line {
+                self.end_wait_with(&waiter, crate::blocking::Unblock::Timeout, Some(&line));
+            }
+        }
+    }
+}

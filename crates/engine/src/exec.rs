@@ -1793,6 +1793,11 @@ impl Engine {
     /// Ends a wait by timeout, CLIENT UNBLOCK or disconnection, if it is still waiting.
     /// Returns whether it was.
     pub fn end_wait(&self, waiter: &WaiterRef, how: Unblock) -> bool {
+        self.end_wait_with(waiter, how, None)
+    }
+
+    /// `end_wait`, the client getting `error` (a redirection) instead of the usual reply.
+    pub(crate) fn end_wait_with(&self, waiter: &WaiterRef, how: Unblock, error: Option<&str>) -> bool {
         let db = waiter.client.db;
         let mut shards: SmallVec<[usize; 4]> = waiter.keys.iter().map(|k| self.keyspace.shard_of(k)).collect();
         shards.sort_unstable();
@@ -1822,7 +1827,14 @@ impl Engine {
                         stat.failed_calls.fetch_add(1, Ordering::Relaxed);
                     }
                 }
-                waiter.finish(waiter.unblock_reply(how));
+                let reply = match error {
+                    Some(line) => {
+                        self.observe.errors.record(line);
+                        waiter.error_reply(line)
+                    }
+                    None => waiter.unblock_reply(how),
+                };
+                waiter.finish(reply);
             }
         }
         true

@@ -51,6 +51,10 @@ fn start_cluster(engine: &Arc<Engine>, config: &quince_engine::Config, port: u16
     if config.get_int("cluster-port") == 0 && port > 55535 {
         return Err("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.".into());
     }
+    if config.get_bool("tls-cluster") {
+        // Refused rather than a plaintext bus where TLS was asked for.
+        return Err("tls-cluster yes is set, but quince's cluster bus has no TLS yet: remove it or set it to no".into());
+    }
     let bind = config.get("bind").unwrap_or("").to_string();
     if bind.trim().is_empty() {
         return Err("No bind address is configured, but it is required for the Cluster bus.".into());

@@ -165,6 +165,11 @@ fn three_quince_masters_form_a_cluster_and_redirect_clients() {
     // ASKING, TRYAGAIN, then SETSLOT NODE everywhere.
     let (source, target) = (&nodes[2], &nodes[0]);
     let (source_id, target_id) = (source.id(), target.id());
+    // A client blocked on a key of the slot stays blocked while the slot migrates, and is
+    // redirected once the slot belongs to the target.
+    let mut blocked = source.client();
+    blocked.send(&["BLPOP", "{foo}list", "0"]);
+    eventually("the BLPOP to block", 5, || bulk(source.call(&["INFO", "clients"])).contains("blocked_clients:1"));
     assert_eq!(text(target.call(&["CLUSTER", "SETSLOT", "12182", "IMPORTING", &source_id])), "+OK\r\n");
     assert_eq!(text(source.call(&["CLUSTER", "SETSLOT", "12182", "MIGRATING", &target_id])), "+OK\r\n");
     assert!(source.nodes().contains(&format!("[12182->-{target_id}]")));
@@ -189,9 +194,11 @@ fn three_quince_masters_form_a_cluster_and_redirect_clients() {
         assert_eq!(reply, "+OK\r\n", "MIGRATE {key}");
     }
     assert_eq!(text(source.call(&["CLUSTER", "COUNTKEYSINSLOT", "12182"])), ":0\r\n");
+    assert!(bulk(source.call(&["INFO", "clients"])).contains("blocked_clients:1"), "still blocked while migrating");
     for n in [target, source] {
         assert_eq!(text(n.call(&["CLUSTER", "SETSLOT", "12182", "NODE", &target_id])), "+OK\r\n");
     }
+    assert_eq!(text(blocked.read_reply()), format!("-MOVED 12182 127.0.0.1:{}\r\n", target.port()));
     eventually("every node to see the new owner of 12182", 10, || {
         nodes.iter().all(|n| {
             n.call(&["GET", "foo"]) == b"$3\r\nbar\r\n"

@@ -578,6 +578,12 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> Cmd
                 )));
             }
         }
+        if ctx.engine.cluster.enabled() && config.get_bool("tls-cluster") {
+            *config = before;
+            return Err(CmdError::msg(
+                "ERR CONFIG SET failed (possibly related to argument 'tls-cluster') - quince has no TLS cluster bus yet",
+            ));
+        }
     }
     ctx.engine.config_changed_in(ctx.client.in_exec);
     out.simple("OK");
