@@ -362,7 +362,7 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
             state.reset(hard, now_ms());
             if was_replica {
                 // A replica turned master: it stops replicating, and its data goes.
-                state.effects.push(crate::state::Effect::Replicate(None));
+                state.replicate(None);
                 let keyspace = &ctx.engine.keyspace;
                 for s in 0..keyspace.shard_count() {
                     keyspace.lock(s).dbs[0].clear();

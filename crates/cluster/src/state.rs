@@ -262,6 +262,8 @@ pub struct State {
     pending_fail: Vec<NodeName>,
     /// DEBUG DROP-CLUSTER-PACKET-FILTER: messages of this type are dropped on arrival.
     pub drop_filter: Option<u16>,
+    /// The master replication was last pointed at (None: none, this node is a master).
+    replicating: Option<(String, u16)>,
     /// A PONG must go to every node at the next turn (a slot changed hands here).
     pub pong_to_all: bool,
     failover_auth_time: i64,
@@ -336,6 +338,7 @@ impl State {
             effects: Vec::new(),
             pending_fail: Vec::new(),
             drop_filter: None,
+            replicating: None,
             pong_to_all: false,
             failover_auth_time: 0,
             failover_auth_count: 0,
@@ -545,9 +548,15 @@ impl State {
         self.me_mut().replica_of = Some(master);
         if let Some(m) = self.nodes.get(&master) {
             let target = (m.ip.clone(), m.port);
-            self.effects.push(Effect::Replicate(Some(target)));
+            self.replicate(Some(target));
         }
         self.changed();
+    }
+
+    /// Points replication at `target` (the server's REPLICAOF, carried out by the bus).
+    pub fn replicate(&mut self, target: Option<(String, u16)>) {
+        self.replicating = target.clone();
+        self.effects.push(Effect::Replicate(target));
     }
 
     /// CONFIG SET of a cluster directive: this node's announced addresses and the
@@ -1202,7 +1211,7 @@ impl State {
         }
         self.log("warning", format!("Address updated for node {}, now {ip}:{port}", node_name_str(&name)));
         if self.me().is_replica() && self.me().replica_of == Some(name) {
-            self.effects.push(Effect::Replicate(Some((ip, port))));
+            self.replicate(Some((ip, port)));
         }
         self.routing_changed = true;
         true
@@ -1546,7 +1555,7 @@ impl State {
         let me = self.myself;
         let Some(old) = self.me().replica_of.filter(|_| self.me().is_replica()) else { return };
         self.set_node_as_master(me);
-        self.effects.push(Effect::Replicate(None));
+        self.replicate(None);
         for slot in 0..SLOTS {
             if self.nodes.get(&old).is_some_and(|o| message::slot_is_set(&o.slots, slot)) {
                 self.del_slot(slot);
@@ -1824,6 +1833,15 @@ impl State {
             if delay > timeout && n.flags & (flag::PFAIL | flag::FAIL) == 0 {
                 self.nodes.get_mut(name).expect("known").flags |= flag::PFAIL;
                 update_state = true;
+            }
+        }
+        // A replica whose replication is not pointed at its master yet (started from
+        // nodes.conf, or the master's address came late) starts it.
+        if self.me().is_replica() {
+            let target = self.me().replica_of.and_then(|m| self.nodes.get(&m)).filter(|m| !m.ip.is_empty());
+            let target = target.map(|m| (m.ip.clone(), m.port));
+            if target.is_some() && target != self.replicating {
+                self.replicate(target);
             }
         }
         if self.mf_end != 0 && self.mf_end < now {
