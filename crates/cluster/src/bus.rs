@@ -238,11 +238,8 @@ fn run(layer: Arc<ClusterLayer>, poll: Poll, listeners: Vec<TcpListener>) {
 
 /// What the turn left to do: nodes.conf, the engine's slot map, writes, closed links.
 fn finish_turn(layer: &ClusterLayer, state: &mut State, links: &mut Links) {
-    if state.todo_save {
-        state.todo_save = false;
-        if let Err(e) = layer.save(state) {
-            layer.log("warning", &format!("Could not save the cluster configuration file: {e}"));
-        }
+    if let Err(e) = layer.save_pending(state) {
+        layer.log("warning", &format!("Could not save the cluster configuration file: {e}"));
     }
     if state.routing_changed {
         state.routing_changed = false;

@@ -107,10 +107,7 @@ fn finish(layer: &ClusterLayer, state: &mut State) -> Result<(), CmdError> {
     if state.todo_update_state {
         state.update_state(now_ms());
     }
-    if state.todo_save {
-        state.todo_save = false;
-        layer.save(state).map_err(|e| CmdError::msg(format!("ERR error saving the cluster node config: {e}")))?;
-    }
+    layer.save_pending(state).map_err(|e| CmdError::msg(format!("ERR error saving the cluster node config: {e}")))?;
     if state.routing_changed {
         state.routing_changed = false;
         layer.publish_routing(state);
@@ -436,6 +433,7 @@ pub fn bump_epoch_without_consensus(state: &mut State) -> bool {
         let me = state.myself;
         state.nodes.get_mut(&me).expect("myself").config_epoch = epoch;
         state.todo_save = true;
+        state.todo_fsync = true;
         state.effects.push(crate::state::Effect::Log("warning", format!("New configEpoch set to {epoch}")));
         true
     } else {

@@ -57,9 +57,20 @@ impl ClusterLayer {
         (self.log)(level, line);
     }
 
-    /// Saves nodes.conf now (CLUSTER SAVECONFIG, and after changes).
+    /// Saves nodes.conf now, synced (CLUSTER SAVECONFIG, start-up).
     pub fn save(&self, state: &State) -> std::io::Result<()> {
         nodes_conf::save(&self.config_path, state, true)
+    }
+
+    /// Saves nodes.conf if a change asked for it, synced if the change asked for that.
+    pub fn save_pending(&self, state: &mut State) -> std::io::Result<()> {
+        if !state.todo_save {
+            return Ok(());
+        }
+        let fsync = state.todo_fsync;
+        state.todo_save = false;
+        state.todo_fsync = false;
+        nodes_conf::save(&self.config_path, state, fsync)
     }
 
     /// Publishes the slot map the engine routes by.
@@ -75,7 +86,17 @@ pub fn slot_map(state: &State) -> SlotMap {
     let names: Vec<NodeName> = state.nodes.keys().copied().collect();
     let index = |name: &NodeName| names.binary_search(name).map_or(NO_NODE, |i| i as u16);
     let endpoints = state.nodes.values().map(|n| format!("{}:{}", n.ip, n.port)).collect();
-    let owner = (0..SLOTS).map(|s| state.slots[s].as_ref().map_or(NO_NODE, index)).collect();
+    // From each node's bitmap (they mirror `state.slots`), skipping empty bytes.
+    let mut owner = vec![NO_NODE; SLOTS].into_boxed_slice();
+    for (i, node) in state.nodes.values().enumerate().filter(|(_, n)| n.numslots > 0) {
+        for (byte_index, &byte) in node.slots.iter().enumerate().filter(|(_, b)| **b != 0) {
+            for bit in 0..8 {
+                if byte & (1 << bit) != 0 {
+                    owner[byte_index * 8 + bit] = i as u16;
+                }
+            }
+        }
+    }
     let me = state.me();
     SlotMap {
         owner,

@@ -45,13 +45,27 @@ fn flags_from_text(text: &str) -> Result<u16, String> {
     Ok(flags)
 }
 
-/// The slot ranges a node serves, as `start-end` or `slot` words.
+/// The slot ranges a node serves, as `start-end` or `slot` words (whole bytes of the
+/// bitmap at a time where they are empty or full).
 pub fn slot_ranges(node: &Node) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
     let mut start: Option<usize> = None;
-    for slot in 0..=SLOTS {
-        let set = slot < SLOTS && slot_is_set(&node.slots, slot);
-        match (set, start) {
+    let mut slot = 0;
+    while slot < SLOTS {
+        let byte = node.slots[slot >> 3];
+        if slot & 7 == 0 && (byte == 0 || byte == 0xFF) {
+            match (byte, start) {
+                (0, Some(s)) => {
+                    ranges.push((s, slot - 1));
+                    start = None;
+                }
+                (0xFF, None) => start = Some(slot),
+                _ => {}
+            }
+            slot += 8;
+            continue;
+        }
+        match (slot_is_set(&node.slots, slot), start) {
             (true, None) => start = Some(slot),
             (false, Some(s)) => {
                 ranges.push((s, slot - 1));
@@ -59,6 +73,10 @@ pub fn slot_ranges(node: &Node) -> Vec<(usize, usize)> {
             }
             _ => {}
         }
+        slot += 1;
+    }
+    if let Some(s) = start {
+        ranges.push((s, SLOTS - 1));
     }
     ranges
 }
@@ -128,18 +146,26 @@ pub fn render(state: &State) -> String {
     text
 }
 
-/// Writes the file (a temporary file renamed over it, synced when asked).
+/// Writes the file in place, as Redis's clusterSaveConfig: the new text padded with
+/// newlines to the old length (a crash mid-write leaves whole lines of one version or the
+/// other, never a shorter file), then cut to its length; synced when asked.
 pub fn save(path: &std::path::Path, state: &State, fsync: bool) -> std::io::Result<()> {
-    let text = render(state);
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        if fsync {
-            f.sync_all()?;
-        }
+    use std::io::{Seek, SeekFrom};
+    let mut text = render(state).into_bytes();
+    let len = text.len() as u64;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path)?;
+    let old = f.metadata()?.len();
+    if old > len {
+        text.resize(old as usize, b'\n');
     }
-    std::fs::rename(&tmp, path)?;
+    f.seek(SeekFrom::Start(0))?;
+    f.write_all(&text)?;
+    if fsync {
+        f.sync_all()?;
+    }
+    if old > len {
+        f.set_len(len)?;
+    }
     Ok(())
 }
 
@@ -311,6 +337,30 @@ mod tests {
         assert_eq!(loaded.nodes[0].numslots, 102);
         assert_eq!(loaded.nodes[1].hostname, "host-b");
         assert_eq!(loaded.nodes[1].replica_of, Some(me));
+    }
+
+    proptest::proptest! {
+        // The byte-skipping walk finds the same ranges as a slot-by-slot one.
+        #[test]
+        fn slot_ranges_match_a_plain_walk(runs in proptest::collection::vec((0usize..16384, 0usize..600), 0..12)) {
+            let mut node = Node::new([b'a'; 40], flag::MASTER, 0);
+            for (start, len) in runs {
+                for slot in start..(start + len).min(SLOTS) {
+                    crate::message::set_slot(&mut node.slots, slot);
+                }
+            }
+            let mut plain = Vec::new();
+            let mut start = None;
+            for slot in 0..=SLOTS {
+                let set = slot < SLOTS && slot_is_set(&node.slots, slot);
+                match (set, start) {
+                    (true, None) => start = Some(slot),
+                    (false, Some(s)) => { plain.push((s, slot - 1)); start = None; }
+                    _ => {}
+                }
+            }
+            proptest::prop_assert_eq!(slot_ranges(&node), plain);
+        }
     }
 
     #[test]

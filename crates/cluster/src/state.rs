@@ -252,8 +252,10 @@ pub struct State {
     iteration: u64,
     first_update_state: i64,
     among_minority_time: i64,
-    /// nodes.conf must be written (and synced) before the next reply goes out.
+    /// nodes.conf must be written before the next reply goes out ...
     pub todo_save: bool,
+    /// ... and synced to disk (slot ownership, epochs, votes: what Redis fsyncs).
+    pub todo_fsync: bool,
     pub todo_update_state: bool,
     /// Slot ownership or health changed: the engine's slot map needs publishing.
     pub routing_changed: bool,
@@ -333,6 +335,7 @@ impl State {
             first_update_state: 0,
             among_minority_time: 0,
             todo_save: true,
+            todo_fsync: true,
             todo_update_state: true,
             routing_changed: true,
             effects: Vec::new(),
@@ -390,6 +393,7 @@ impl State {
 
     fn changed(&mut self) {
         self.todo_save = true;
+        self.todo_fsync = true;
         self.todo_update_state = true;
         self.routing_changed = true;
     }
@@ -864,11 +868,13 @@ impl State {
             if hdr.current_epoch > self.current_epoch {
                 self.current_epoch = hdr.current_epoch;
                 self.todo_save = true;
+                self.todo_fsync = true;
             }
             let n = self.nodes.get_mut(&s).expect("known");
             if sender_config_epoch > n.config_epoch {
                 n.config_epoch = sender_config_epoch;
                 self.todo_save = true;
+                self.todo_fsync = true;
             }
             let n = self.nodes.get_mut(&s).expect("known");
             n.repl_offset = hdr.offset;
@@ -947,6 +953,7 @@ impl State {
                 }
                 self.nodes.get_mut(&node).expect("known").config_epoch = config_epoch;
                 self.todo_save = true;
+                self.todo_fsync = true;
                 self.update_slots_config_with(node, config_epoch, &slots, transport);
                 true
             }
@@ -1353,6 +1360,7 @@ impl State {
         let epoch = self.current_epoch;
         self.me_mut().config_epoch = epoch;
         self.todo_save = true;
+        self.todo_fsync = true;
         let line =
             format!("WARNING: configEpoch collision with node {}. configEpoch set to {epoch}", node_name_str(&sender));
         self.log("verbose", line);
@@ -1492,6 +1500,7 @@ impl State {
         self.last_vote_epoch = self.current_epoch;
         self.nodes.get_mut(&master).expect("known").voted_time = now;
         self.todo_save = true;
+        self.todo_fsync = true;
         if let Some(link) = self.nodes[&node].link {
             let msg = Message { header: self.header(kind::FAILOVER_AUTH_ACK), body: Body::Empty };
             self.send(link, &msg, transport);
@@ -1876,7 +1885,15 @@ impl State {
         }
         let mut ok = true;
         if self.settings.require_full_coverage {
-            ok = self.slots.iter().all(|o| o.and_then(|o| self.nodes.get(&o)).is_some_and(|n| !n.failed()));
+            // Every slot is served by a node not failing: the union of their slot bitmaps
+            // (each node's bitmap mirrors `slots`) covers everything.
+            let mut covered = [0u8; BITMAP_LEN];
+            for n in self.nodes.values().filter(|n| !n.failed() && n.numslots > 0) {
+                for (c, b) in covered.iter_mut().zip(n.slots.iter()) {
+                    *c |= b;
+                }
+            }
+            ok = covered.iter().all(|&b| b == 0xFF);
         }
         let mut size = 0;
         let mut reachable = 0;
