@@ -231,8 +231,19 @@ fn run(layer: Arc<ClusterLayer>, poll: Poll, listeners: Vec<TcpListener>) {
         }
         finish_turn(&layer, &mut state, &mut links);
         let effects = std::mem::take(&mut state.effects);
+        let mf_ping = state.mf_ping_to.is_some();
         drop(state);
         apply_effects(&layer, effects);
+        if mf_ping {
+            // Writes are paused now (and the commands that were running are done): the
+            // offset the replica must reach is final.
+            let mut state = layer.state.lock();
+            if let Some(engine) = layer.engine.upgrade() {
+                state.repl_offset = replication_offset(&engine);
+            }
+            state.flush_mf_ping(now_ms(), &mut links);
+            finish_turn(&layer, &mut state, &mut links);
+        }
     }
 }
 
@@ -375,6 +386,8 @@ fn apply_effects(layer: &ClusterLayer, effects: Vec<Effect>) {
                     engine.unpause_clients();
                 } else {
                     engine.pause_clients(until, false);
+                    // Commands already running finish before the offset is read.
+                    drop(engine.exclusive());
                 }
             }
             Effect::Publish { channel, message, sharded } => {

@@ -282,6 +282,8 @@ pub struct State {
     mf_can_start: bool,
     /// An MFSTART must go to our master at the next turn.
     pub send_mfstart: bool,
+    /// As a master: the replica's link that gets our offset once writes are paused.
+    pub mf_ping_to: Option<LinkId>,
     /// A replica's data age (ms), set before each cron from the replication link.
     pub data_age: i64,
     /// The replication offset this node reports (set by the server before each cron).
@@ -353,6 +355,7 @@ impl State {
             mf_master_offset: -1,
             mf_can_start: false,
             send_mfstart: false,
+            mf_ping_to: None,
             data_age: i64::MAX / 4,
             repl_offset: 0,
             random: now as u64 ^ u64::from_le_bytes(myself[..8].try_into().expect("8 bytes")),
@@ -984,7 +987,9 @@ impl State {
                 self.mf_replica = Some(s);
                 self.effects.push(Effect::PauseWrites(now + MF_TIMEOUT * MF_PAUSE_MULT));
                 self.log("warning", format!("Manual failover requested by replica {}.", node_name_str(&s)));
-                self.send_ping(link, kind::PING, now, transport);
+                // The PING with our final offset goes once writes are paused (the bus
+                // pauses them, waits for running commands, then calls `flush_mf_ping`).
+                self.mf_ping_to = Some(link);
                 true
             }
             // MODULE messages (no modules here) and unknown types: counted, dropped.
@@ -1543,6 +1548,14 @@ impl State {
         } else {
             self.log("warning", "Manual failover user request accepted.".into());
             self.send_mfstart = true;
+        }
+    }
+
+    /// The PING a manual failover's replica waits for, with this master's offset once
+    /// its writes are paused (`repl_offset` read after the pause).
+    pub fn flush_mf_ping(&mut self, now: i64, transport: &mut dyn Transport) {
+        if let Some(link) = self.mf_ping_to.take() {
+            self.send_ping(link, kind::PING, now, transport);
         }
     }
 
