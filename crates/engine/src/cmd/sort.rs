@@ -426,7 +426,12 @@ struct SortOptions<'a> {
 /// earlier ones, STORE is only known to SORT.
 /// `full_key_access`: the user may read every key (Redis refuses BY and GET patterns
 /// otherwise: they read keys no ACL check saw).
-fn parse_options<'a>(args: &[&'a [u8]], readonly: bool, full_key_access: bool) -> Result<SortOptions<'a>, CmdError> {
+fn parse_options<'a>(
+    args: &[&'a [u8]],
+    readonly: bool,
+    full_key_access: bool,
+    cluster: bool,
+) -> Result<SortOptions<'a>, CmdError> {
     let mut o = SortOptions { limit_count: -1, ..Default::default() };
     let mut j = 2;
     while j < args.len() {
@@ -449,11 +454,17 @@ fn parse_options<'a>(args: &[&'a [u8]], readonly: bool, full_key_access: bool) -
             o.by = Some(args[j + 1]);
             // C's strchr: a '*' after a NUL is not seen.
             o.dont_sort = !args[j + 1].iter().take_while(|&&b| b != 0).any(|&b| b == b'*');
+            if !o.dont_sort && cluster {
+                return Err(CmdError::msg("ERR BY option of SORT denied in Cluster mode."));
+            }
             if !o.dont_sort && !full_key_access {
                 return Err(CmdError::msg("ERR BY option of SORT denied due to insufficient ACL permissions."));
             }
             j += 1;
         } else if is(arg, "get") && left >= 1 {
+            if cluster {
+                return Err(CmdError::msg("ERR GET option of SORT denied in Cluster mode."));
+            }
             if !full_key_access {
                 return Err(CmdError::msg("ERR GET option of SORT denied due to insufficient ACL permissions."));
             }
@@ -577,7 +588,8 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read
     let full_key_access = user.is_unrestricted()
         || ctx.client.must_obey
         || crate::acl::allows_command_on_all_keys(&user.rules(), ctx.spec, args, crate::acl::rules::READ);
-    let mut o = parse_options(args, readonly, full_key_access)?;
+    // (In a cluster BY and GET patterns would name keys of other nodes: Redis refuses them.)
+    let mut o = parse_options(args, readonly, full_key_access, ctx.engine.cluster.enabled())?;
     let key = args[1];
     lock_pattern_keys(ctx, key, &o);
     let source = read_source(ctx, key, true)?;
