@@ -363,8 +363,18 @@ fn read_link(layer: &ClusterLayer, id: LinkId, links: &mut Links, state: &mut St
     }
 }
 
+/// The offset this node reports on the bus: a replica in the middle of a full sync (or
+/// loading it) reports 0, as Redis's replicationGetSlaveOffset without a master client, so
+/// CLUSTER SLOTS and SHARDS leave it out until it can serve.
 fn replication_offset(engine: &quince_engine::Engine) -> u64 {
-    quince_persist::Layer::of(engine).map_or(0, |l| l.replication.offset())
+    let Some(layer) = quince_persist::Layer::of(engine) else { return 0 };
+    if layer.is_replica() {
+        let syncing = layer.master_link_role().is_some_and(|(_, _, state)| state == "sync");
+        if syncing || engine.is_loading() || engine.is_async_loading() {
+            return 0;
+        }
+    }
+    layer.replication.offset()
 }
 
 /// Carries out what the state asked of the server (outside the state's lock).

@@ -151,6 +151,11 @@ impl Cluster {
         self.enabled
     }
 
+    /// This node is a replica in the cluster (as the last published map says).
+    pub fn is_replica(&self) -> bool {
+        self.enabled && self.map.read().my_master != NO_NODE
+    }
+
     pub fn publish(&self, map: SlotMap) {
         *self.map.write() = Arc::new(map);
     }

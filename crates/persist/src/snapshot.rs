@@ -98,8 +98,11 @@ pub fn load_file_stats(
             log(LogLevel::Notice, &format!("Loading RDB: {keys} keys, {bytes} of {size} bytes ({pct}%)"));
         }
     };
+    // A replica keeps keys whose TTL passed (its master's DELs remove them), as Redis
+    // loads when it is not a master (iAmMaster): `replicaof` set, or a cluster replica.
+    let replica = engine.cluster.is_replica() || !engine.config.read().get("replicaof").unwrap_or("").is_empty();
     let options = rdb::LoadOptions {
-        skip_expired: !aof_base,
+        skip_expired: !aof_base && !replica,
         allow_duplicates: merge,
         verify_checksum: !crate::Layer::of(engine).is_some_and(|l| l.skip_checksum()),
         collect_expired: !aof_base,
