@@ -74,10 +74,15 @@ impl ClusterLayer {
     }
 
     /// Publishes the slot map the engine routes by.
-    pub fn publish_routing(&self, state: &State) {
+    pub fn publish_routing(&self, state: &mut State) {
         let Some(engine) = self.engine.upgrade() else { return };
         engine.cluster.publish(slot_map(state));
         engine.redirect_blocked_clients();
+        // Shard channels of slots this shard no longer serves: their subscribers are
+        // unsubscribed (Redis's removeChannelsInSlot).
+        for slot in std::mem::take(&mut state.removed_slots) {
+            engine.pubsub.drop_shard_channels_in_slot(slot as usize, now_ms());
+        }
     }
 }
 
@@ -224,9 +229,9 @@ pub fn start(engine: &Arc<Engine>, port: u16, bind: &str, log: LogFn) -> Result<
         _lock: Some(lock),
     });
     {
-        let state = layer.state.lock();
+        let mut state = layer.state.lock();
         layer.save(&state).map_err(|e| format!("Can't save the cluster configuration file: {e}"))?;
-        layer.publish_routing(&state);
+        layer.publish_routing(&mut state);
     }
     engine.cluster.set_layer(layer.clone());
     engine.cluster.set_commands(commands::cluster_command);
@@ -240,7 +245,7 @@ pub fn start(engine: &Arc<Engine>, port: u16, bind: &str, log: LogFn) -> Result<
                 state.apply_settings(settings);
                 if state.routing_changed {
                     state.routing_changed = false;
-                    layer.publish_routing(&state);
+                    layer.publish_routing(&mut state);
                 }
                 drop(state);
                 layer.wake();
@@ -301,7 +306,7 @@ pub fn verify_with_data(engine: &Engine) -> Result<(), String> {
     }
     if changed {
         layer.save(&state).map_err(|e| format!("Can't save the cluster configuration file: {e}"))?;
-        layer.publish_routing(&state);
+        layer.publish_routing(&mut state);
     }
     Ok(())
 }

@@ -262,6 +262,9 @@ pub struct State {
     pub effects: Vec<Effect>,
     /// Nodes just marked FAIL: the FAIL message goes to every node (`flush_pending`).
     pending_fail: Vec<NodeName>,
+    /// Slots this shard stopped serving: their shard channels' subscribers are dropped
+    /// when the slot map is published.
+    pub removed_slots: Vec<u16>,
     /// DEBUG DROP-CLUSTER-PACKET-FILTER: messages of this type are dropped on arrival.
     pub drop_filter: Option<u16>,
     /// The master replication was last pointed at (None: none, this node is a master).
@@ -342,6 +345,7 @@ impl State {
             routing_changed: true,
             effects: Vec::new(),
             pending_fail: Vec::new(),
+            removed_slots: Vec::new(),
             drop_filter: None,
             replicating: None,
             pong_to_all: false,
@@ -420,6 +424,10 @@ impl State {
 
     pub fn del_slot(&mut self, slot: usize) -> bool {
         let Some(owner) = self.slots[slot].take() else { return false };
+        let me = self.me();
+        if owner == self.myself || (me.is_replica() && me.replica_of == Some(owner)) {
+            self.removed_slots.push(slot as u16);
+        }
         if let Some(n) = self.nodes.get_mut(&owner) {
             if message::slot_is_set(&n.slots, slot) {
                 n.slots[slot >> 3] &= !(1 << (slot & 7));

@@ -246,6 +246,43 @@ impl PubSub {
         client.push_output(&bytes);
     }
 
+    /// Cluster mode: this node's shard stopped serving `slot`: every subscriber of a shard
+    /// channel in it is unsubscribed and told so (`sunsubscribe` with its remaining count).
+    pub fn drop_shard_channels_in_slot(&self, slot: usize, now_ms: i64) {
+        if self.is_idle() {
+            return;
+        }
+        let channels: Vec<(Vec<u8>, Vec<Arc<ClientHandle>>)> = {
+            let registry = self.registry.read();
+            registry
+                .shard
+                .iter()
+                .filter(|(c, _)| crate::slot::key_hash_slot(c) == slot)
+                .map(|(c, l)| (c.clone(), l.clone()))
+                .collect()
+        };
+        for (channel, clients) in channels {
+            for client in clients {
+                let remaining = self.unsubscribe(&client, Kind::Shard, &channel);
+                let protocol = if client.resp.load(Ordering::Relaxed) == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
+                let mut bytes = Vec::with_capacity(48 + channel.len());
+                let mut enc = Encoder::new(&mut bytes, protocol);
+                enc.push(3);
+                enc.bulk(b"sunsubscribe");
+                enc.bulk(&channel);
+                enc.integer(remaining as i64);
+                if client.is_killed() {
+                    continue;
+                }
+                if self.limit.exceeded(&client, client.pending_output() + bytes.len(), now_ms) {
+                    client.kill();
+                    continue;
+                }
+                client.push_output(&bytes);
+            }
+        }
+    }
+
     /// PUBSUB CHANNELS / SHARDCHANNELS: active channels matching `pattern`.
     pub fn channels(&self, kind: Kind, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
         let registry = self.registry.read();

@@ -468,6 +468,9 @@ impl Session<'_> {
             let (id, offset) = history.unwrap_or_else(|| (super::random_id(), 0));
             replication.adopt_master_history(&id, offset, 0, backlog_size);
         }
+        // Loaded: clients are served again before the AOF starts over (Redis's
+        // readSyncBulkPayload stops loading before restartAOFAfterSYNC's fork).
+        self.layer.end_replica_transfer(self.engine);
         // Our replicas follow the new history from its start.
         replication.disconnect_all();
         self.layer.after_replica_sync(self.engine);
