@@ -90,7 +90,18 @@ impl ClusterLayer {
 pub fn slot_map(state: &State) -> SlotMap {
     let names: Vec<NodeName> = state.nodes.keys().copied().collect();
     let index = |name: &NodeName| names.binary_search(name).map_or(NO_NODE, |i| i as u16);
-    let endpoints = state.nodes.values().map(|n| format!("{}:{}", n.ip, n.port)).collect();
+    // What MOVED and ASK name (getPreferredEndpoint): the address, the hostname (or "?"),
+    // or nothing.
+    let endpoints = state
+        .nodes
+        .values()
+        .map(|n| match state.settings.preferred_endpoint {
+            0 => format!("{}:{}", n.ip, n.port),
+            1 if n.hostname.is_empty() => format!("?:{}", n.port),
+            1 => format!("{}:{}", n.hostname, n.port),
+            _ => format!(":{}", n.port),
+        })
+        .collect();
     // From each node's bitmap (they mirror `state.slots`), skipping empty bytes.
     let mut owner = vec![NO_NODE; SLOTS].into_boxed_slice();
     for (i, node) in state.nodes.values().enumerate().filter(|(_, n)| n.numslots > 0) {
@@ -135,6 +146,7 @@ pub fn settings_from(engine: &Engine, port: u16) -> Settings {
         replica_no_failover: config.get_bool("cluster-replica-no-failover"),
         migration_barrier: config.get_int("cluster-migration-barrier").max(0) as usize,
         link_sendbuf_limit: config.get_int("cluster-link-sendbuf-limit").max(0) as usize,
+        preferred_endpoint: config.get_int("cluster-preferred-endpoint-type"),
     }
 }
 

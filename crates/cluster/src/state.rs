@@ -191,6 +191,9 @@ pub struct Settings {
     pub migration_barrier: usize,
     /// `cluster-link-sendbuf-limit` (0: none).
     pub link_sendbuf_limit: usize,
+    /// `cluster-preferred-endpoint-type`: 0 ip, 1 hostname, 2 unknown-endpoint (what
+    /// MOVED and ASK name).
+    pub preferred_endpoint: i64,
 }
 
 impl Default for Settings {
@@ -209,6 +212,7 @@ impl Default for Settings {
             replica_no_failover: false,
             migration_barrier: 1,
             link_sendbuf_limit: 0,
+            preferred_endpoint: 0,
         }
     }
 }
@@ -578,6 +582,9 @@ impl State {
     /// timeouts take effect at once (gossip carries them to the others).
     pub fn apply_settings(&mut self, settings: Settings) {
         let old = std::mem::replace(&mut self.settings, settings);
+        if old.preferred_endpoint != self.settings.preferred_endpoint {
+            self.routing_changed = true;
+        }
         let s = &self.settings;
         let (port, cport, pport, hostname, announce_ip) =
             (s.port, s.cport, s.pport, s.announce_hostname.clone(), s.announce_ip.clone());
