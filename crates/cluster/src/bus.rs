@@ -212,7 +212,13 @@ fn run(layer: Arc<ClusterLayer>, poll: Poll, listeners: Vec<TcpListener>) {
         if Instant::now() >= next_cron {
             next_cron = Instant::now() + Duration::from_millis(100);
             if let Some(engine) = layer.engine.upgrade() {
+                let before = state.repl_offset;
                 state.repl_offset = replication_offset(&engine);
+                // A replica starting or ending a full sync tells the others at once (they
+                // hide it from CLUSTER SLOTS while its offset is 0).
+                if (before == 0) != (state.repl_offset == 0) && state.me().is_replica() {
+                    state.pong_to_all = true;
+                }
                 state.data_age =
                     quince_persist::Layer::of(&engine).and_then(|l| l.master_data_age_ms(now)).unwrap_or(i64::MAX / 4);
             }

@@ -210,6 +210,13 @@ pub fn start(engine: &Arc<Engine>, port: u16, bind: &str, log: LogFn) -> Result<
                 .filter(|n| n.is_master())
                 .map(|n| (n.name, (0..SLOTS).filter(|&s| message::slot_is_set(&n.slots, s)).collect()))
                 .collect();
+            // Masters with replicas on record may receive migrating replicas.
+            let masters: Vec<NodeName> = state.nodes.values().filter_map(|n| n.replica_of).collect();
+            for m in masters {
+                if let Some(m) = state.nodes.get_mut(&m) {
+                    m.flags |= message::flag::MIGRATE_TO;
+                }
+            }
             for (name, slots) in owners {
                 for slot in slots {
                     state.slots[slot] = Some(name);

@@ -552,6 +552,14 @@ impl State {
         self.changed();
     }
 
+    /// A master that has (had) a replica is one replica migration may give a replica to
+    /// once it has none left (clusterNodeAddSlave sets MIGRATE_TO).
+    fn master_has_replica(&mut self, master: NodeName) {
+        if let Some(m) = self.nodes.get_mut(&master) {
+            m.flags |= flag::MIGRATE_TO;
+        }
+    }
+
     /// Makes this node a replica of `master` (clusterSetMaster): its slots go, replication
     /// starts.
     pub fn set_my_master(&mut self, master: NodeName) {
@@ -565,6 +573,7 @@ impl State {
             self.importing_from.clear();
         }
         self.me_mut().replica_of = Some(master);
+        self.master_has_replica(master);
         if let Some(m) = self.nodes.get(&master) {
             let target = (m.ip.clone(), m.port);
             self.replicate(Some(target));
@@ -1126,6 +1135,7 @@ impl State {
                 if let Some(m) = master {
                     if self.nodes[&s].replica_of != Some(m) {
                         self.nodes.get_mut(&s).expect("known").replica_of = Some(m);
+                        self.master_has_replica(m);
                         self.todo_save = true;
                     }
                 }
