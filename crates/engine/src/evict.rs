@@ -57,7 +57,8 @@ impl Engine {
     /// the server's cron goes on evicting, and commands are not refused meanwhile).
     pub fn out_of_memory(&self) -> bool {
         let maxmemory = self.hot.maxmemory.load(Ordering::Relaxed);
-        if maxmemory == 0 {
+        // Nothing is evicted while a dataset loads (Redis's performEvictions).
+        if maxmemory == 0 || self.is_loading() {
             return false;
         }
         let Some(used) = self.memory_for_eviction() else { return false };

@@ -446,21 +446,33 @@ impl Session<'_> {
             &format!("MASTER <-> REPLICA sync: received {} bytes of snapshot", snapshot.len()),
         );
         let replication = &self.layer.replication;
+        let async_loading = self.layer.async_loading.load(Ordering::SeqCst);
         {
-            // The dataset is replaced at one point: no command runs meanwhile.
+            // The old dataset goes at one point: no command runs meanwhile. Then, as
+            // Redis, clients are answered while the snapshot loads: -LOADING for what
+            // needs the dataset, INFO, PING and the like served (`loading:1`).
             let _gate = self.engine.exclusive();
             (self.log)(LogLevel::Notice, "MASTER <-> REPLICA sync: Flushing old data");
             Layer::empty_dataset(self.engine);
             (self.log)(LogLevel::Notice, "MASTER <-> REPLICA sync: Loading DB in memory");
-            if !self.layer.async_loading.load(Ordering::SeqCst) {
+            if !async_loading {
                 self.layer.set_replica_loading(self.engine, true);
             }
-            let options = crate::rdb::LoadOptions {
-                skip_expired: false,
-                key_load_delay_us: self.engine.config.read().get_int("key-load-delay"),
-                ..crate::rdb::LoadOptions::default()
-            };
-            if let Err(e) = crate::rdb::load_snapshot(self.engine, &snapshot[..], &options, &mut |_, _| {}) {
+        }
+        let options = crate::rdb::LoadOptions {
+            skip_expired: false,
+            key_load_delay_us: self.engine.config.read().get_int("key-load-delay"),
+            ..crate::rdb::LoadOptions::default()
+        };
+        // (With swapdb's async loading the old dataset is served meanwhile: the load
+        // keeps the gate then.)
+        let loaded = {
+            let _gate = async_loading.then(|| self.engine.exclusive());
+            crate::rdb::load_snapshot(self.engine, &snapshot[..], &options, &mut |_, _| {})
+        };
+        {
+            let _gate = self.engine.exclusive();
+            if let Err(e) = loaded {
                 Layer::empty_dataset(self.engine);
                 replication.forget_history();
                 return Err(format!("Failed trying to load the MASTER synchronization DB from socket: {e}"));
