@@ -3,7 +3,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use quince_cluster::message::{frame_length, Message};
-use quince_cluster::state::{NoTransport, Settings, State};
+use quince_cluster::state::{Recorder, Settings, State};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() >= 8 {
@@ -14,8 +14,8 @@ fuzz_target!(|data: &[u8]| {
     state.link_accepted(1, 1_000_000);
     // Twice: the second time the sender may be known (a MEET adds it).
     let again = msg.clone();
-    state.process(1, msg, 1_000_100, &mut NoTransport);
+    state.process(1, msg, 1_000_100, &mut Recorder::default());
     state.link_accepted(2, 1_000_200);
-    state.process(2, again, 1_000_300, &mut NoTransport);
-    state.cron(1_100_000, &mut NoTransport);
+    state.process(2, again, 1_000_300, &mut Recorder::default());
+    state.cron(1_100_000, &mut Recorder::default());
 });

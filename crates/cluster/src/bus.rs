@@ -15,7 +15,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::message::{self, Message};
 use crate::state::{Effect, LinkId, State, Transport};
-use crate::ClusterLayer;
+use crate::{now_ms, ClusterLayer};
 
 const WAKER: Token = Token(usize::MAX - 1);
 const FIRST_LISTENER: usize = usize::MAX - 64;
@@ -82,10 +82,6 @@ fn ip_text(addr: &SocketAddr) -> String {
             None => a.ip().to_string(),
         },
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
 /// The addresses `bind` names (as redis.conf writes them: `*`, `::*`, `-` for optional).

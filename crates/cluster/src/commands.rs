@@ -6,7 +6,7 @@ use quince_engine::{CmdError, CmdResult, Ctx, ReplySink};
 use crate::message::{flag, NodeName, SLOTS};
 use crate::nodes_conf;
 use crate::state::{node_name_str, Node, State, BLACKLIST_TTL_MS};
-use crate::ClusterLayer;
+use crate::{now_ms, ClusterLayer};
 
 const HELP: &[&str] = &[
     "ADDSLOTS <slot> [<slot> ...]",
@@ -64,10 +64,6 @@ const HELP: &[&str] = &[
     "    Output format is an array where each array element is a map containing attributes of a link",
 ];
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
 fn text(arg: &[u8]) -> String {
     String::from_utf8_lossy(arg).into_owned()
 }
@@ -87,18 +83,6 @@ fn slot_arg(arg: &[u8]) -> Result<usize, CmdError> {
         .filter(|s| (0..SLOTS as i64).contains(s))
         .map(|s| s as usize)
         .ok_or_else(|| CmdError::msg("ERR Invalid or out of range slot"))
-}
-
-/// Keys in database 0 (the only one a cluster node has).
-fn db0_len(ctx: &Ctx<'_>) -> usize {
-    let keyspace = &ctx.engine.keyspace;
-    (0..keyspace.shard_count()).map(|s| keyspace.lock(s).dbs[0].len()).sum()
-}
-
-fn keys_in_slot(ctx: &Ctx<'_>, slot: usize) -> usize {
-    let keyspace = &ctx.engine.keyspace;
-    let shard = keyspace.lock(slot & (keyspace.shard_count() - 1));
-    shard.dbs[0].iter_all().filter(|(k, _)| quince_engine::slot::key_hash_slot(k) == slot).count()
 }
 
 /// After a change: nodes.conf saved and the slot map published before the reply (as
@@ -125,16 +109,7 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
     let sub = args[1].to_ascii_lowercase();
     let argc = args.len();
     match (sub.as_slice(), argc) {
-        (b"help", 2) => {
-            out.array(HELP.len() + 3);
-            out.simple("CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-            for line in HELP {
-                out.simple(line);
-            }
-            out.simple("HELP");
-            // (Redis's addReplyHelp ends with these two lines.)
-            return help_tail(out);
-        }
+        (b"help", 2) => return quince_engine::cmd::server::reply_subcommand_help(out, "CLUSTER", HELP),
         (b"meet", 4 | 5) => {
             let port = quince_resp::parse_i64_strict(args[3])
                 .ok_or_else(|| CmdError::msg(format!("ERR Invalid TCP base port specified: {}", text(args[3]))))?;
@@ -176,7 +151,7 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
             reply_shards(ctx, &state, out);
         }
         (b"flushslots", 2) => {
-            if db0_len(ctx) != 0 {
+            if ctx.engine.keyspace.db_len(0) != 0 {
                 return Err(CmdError::msg("ERR DB must be empty to perform CLUSTER FLUSHSLOTS."));
             }
             let mut state = layer.state.lock();
@@ -250,7 +225,7 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
                 return Err(CmdError::msg("ERR Can't forget my master!"));
             }
             state.blacklist.insert(name, now_ms() + BLACKLIST_TTL_MS);
-            state.del_node(name, &mut crate::state::NoTransport);
+            state.del_node(name, &mut crate::state::Recorder::default());
             state.todo_save = true;
             state.todo_update_state = true;
             finish(layer, &mut state)?;
@@ -265,7 +240,7 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
             if state.nodes[&name].is_replica() {
                 return Err(CmdError::msg("ERR I can only replicate a master, not a replica."));
             }
-            if state.me().is_master() && (state.me().numslots != 0 || db0_len(ctx) != 0) {
+            if state.me().is_master() && (state.me().numslots != 0 || ctx.engine.keyspace.db_len(0) != 0) {
                 return Err(CmdError::msg("ERR To set a master the node must be empty and without assigned slots."));
             }
             state.set_my_master(name);
@@ -352,7 +327,7 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
                 Some(_) => return Err(CmdError::Syntax),
             };
             let mut state = layer.state.lock();
-            if state.me().is_master() && db0_len(ctx) != 0 {
+            if state.me().is_master() && ctx.engine.keyspace.db_len(0) != 0 {
                 return Err(CmdError::msg("ERR CLUSTER RESET can't be called with master nodes containing keys"));
             }
             let was_replica = state.me().is_replica();
@@ -379,11 +354,6 @@ pub fn cluster_command(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySin
             )))
         }
     }
-    Ok(())
-}
-
-fn help_tail(out: &mut dyn ReplySink) -> CmdResult {
-    out.simple("    Prints this help.");
     Ok(())
 }
 
@@ -480,7 +450,7 @@ fn setslot(ctx: &mut Ctx<'_>, layer: &ClusterLayer, args: &[&[u8]]) -> Result<()
         }
         (b"node", 5) => {
             let n = target(&state, "Unknown node")?;
-            let keys = keys_in_slot(ctx, slot);
+            let keys = ctx.engine.keyspace.count_in_slot(0, slot);
             if state.slots[slot] == Some(me) && n != me && keys != 0 {
                 return Err(CmdError::msg(format!(
                     "ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot."

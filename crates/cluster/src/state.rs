@@ -27,26 +27,10 @@ pub trait Transport {
     fn peer_ip(&self, link: LinkId) -> Option<String>;
 }
 
-/// A transport for changes made outside the bus thread (commands): links they drop are
-/// closed by the bus, which closes every socket the state no longer knows.
-pub struct NoTransport;
-
-impl Transport for NoTransport {
-    fn send(&mut self, _: LinkId, _: &[u8]) {}
-    fn connect(&mut self, _: &str, _: u16) -> Option<LinkId> {
-        None
-    }
-    fn close(&mut self, _: LinkId) {}
-    fn local_ip(&self, _: LinkId) -> Option<String> {
-        None
-    }
-    fn peer_ip(&self, _: LinkId) -> Option<String> {
-        None
-    }
-}
-
-/// A transport that only records what would be sent (a client's PUBLISH, encoded under
-/// the state's lock for the links that exist at that moment, sent by the bus later).
+/// A transport that only records what would be sent: a client's PUBLISH (encoded under
+/// the state's lock for the links that exist then, written by the bus later), changes
+/// made outside the bus thread (links they drop are closed by the bus, which closes every
+/// socket the state no longer knows), tests.
 #[derive(Default)]
 pub struct Recorder {
     pub sent: Vec<(LinkId, Vec<u8>)>,
@@ -637,7 +621,7 @@ impl State {
         self.del_node_slots(me);
         let others: Vec<NodeName> = self.nodes.keys().copied().filter(|n| *n != me).collect();
         for name in others {
-            self.del_node(name, &mut NoTransport);
+            self.del_node(name, &mut Recorder::default());
         }
         if hard {
             self.current_epoch = 0;
@@ -2008,7 +1992,7 @@ mod tests {
         for slot in 0..5 {
             message::set_slot(&mut msg.header.slots, slot);
         }
-        assert!(state.process(1, msg, 1_000_100, &mut NoTransport));
+        assert!(state.process(1, msg, 1_000_100, &mut Recorder::default()));
         assert_eq!(state.slots[0], Some(name(b'b')));
         assert_eq!(state.slots[4], Some(name(b'b')));
         assert_eq!(state.slots[5], Some(name(b'a')));
@@ -2057,7 +2041,7 @@ mod tests {
         state.blacklist.insert(name(b'd'), 2_000_000);
         let mut msg = ping_from_b(kind::PING);
         msg.body = Body::Gossip { entries: vec![gossip(b'c'), gossip(b'd')], extensions: vec![] };
-        state.process(1, msg, 1_000_100, &mut NoTransport);
+        state.process(1, msg, 1_000_100, &mut Recorder::default());
         assert!(state.nodes.contains_key(&name(b'c')));
         assert!(!state.nodes.contains_key(&name(b'd')), "FORGET keeps a node out for a minute");
     }
@@ -2078,7 +2062,7 @@ mod tests {
         b.ping_sent = 1_000_000;
         b.data_received = 1_000_000;
         b.link = None;
-        state.cron(1_002_000, &mut NoTransport);
+        state.cron(1_002_000, &mut Recorder::default());
         assert!(state.nodes[&name(b'b')].timed_out(), "PFAIL after the timeout");
         assert!(!state.nodes[&name(b'b')].failed());
         // c reports b failing: with our own view that is 2 of 3 masters.
@@ -2097,7 +2081,7 @@ mod tests {
             pport: 0,
         };
         let msg = Message { header: h, body: Body::Gossip { entries: vec![g], extensions: vec![] } };
-        state.process(5, msg, 1_002_100, &mut NoTransport);
+        state.process(5, msg, 1_002_100, &mut Recorder::default());
         assert!(state.nodes[&name(b'b')].failed(), "FAIL with a majority of masters");
     }
 

@@ -356,36 +356,42 @@ impl crate::Engine {
             flags.allow_reads_when_down = config.get_bool("cluster-allow-reads-when-down");
             flags.allow_pubsubshard_when_down = config.get_bool("cluster-allow-pubsubshard-when-down");
         }
-        let mut owned: Vec<(&CommandSpec, Vec<&[u8]>)> = Vec::new();
-        let commands: Vec<Routed<'_>>;
-        let one = [args];
-        match queued {
-            Some(queued) => {
-                for command in queued {
-                    let command_args: Vec<&[u8]> = command.iter().map(|a| &a[..]).collect();
-                    if let crate::command::Resolved::Found(s) = self.table.resolve(&command_args) {
-                        flags.transaction_writes |= self.writes_and_stale_ok(s, &command_args).0;
-                        owned.push((s, command_args));
-                    }
-                }
-                commands = owned.iter().map(|(s, a)| Routed { spec: s, args: a }).collect();
-            }
-            None => {
-                flags.writes = self.writes_and_stale_ok(spec, args).0;
-                commands = one.iter().map(|a| Routed { spec, args: a }).collect();
-            }
-        }
         let exists = |key: &[u8]| {
             let now_ms = self.clock.now_ms();
             let mut shard = self.keyspace.lock(self.keyspace.shard_of(key));
             shard.dbs[0].peek(key, now_ms).is_some()
         };
-        // A script's own commands run with the shards of its keys held: the existence
-        // check looks at them through the script's locks instead (see `held_exists`).
-        let result = if client.in_script {
-            route(&map, &commands, flags, |_| true)
-        } else {
-            route(&map, &commands, flags, exists)
+        // A script's own commands run with the shards of its keys held (locking one again
+        // would deadlock): their keys are taken as present.
+        let present = |_: &[u8]| true;
+        let result = match queued {
+            // PERF: one command (the common case) is routed without building a list.
+            None => {
+                flags.writes = self.writes_and_stale_ok(spec, args).0;
+                let one = [Routed { spec, args }];
+                if in_script {
+                    route(&map, &one, flags, present)
+                } else {
+                    route(&map, &one, flags, exists)
+                }
+            }
+            Some(queued) => {
+                let resolved: Vec<(&CommandSpec, Vec<&[u8]>)> = queued
+                    .iter()
+                    .filter_map(|command| {
+                        let command_args: Vec<&[u8]> = command.iter().map(|a| &a[..]).collect();
+                        match self.table.resolve(&command_args) {
+                            crate::command::Resolved::Found(s) => Some((s, command_args)),
+                            _ => None,
+                        }
+                    })
+                    .collect();
+                for (s, a) in &resolved {
+                    flags.transaction_writes |= self.writes_and_stale_ok(s, a).0;
+                }
+                let commands: Vec<Routed<'_>> = resolved.iter().map(|(s, a)| Routed { spec: s, args: a }).collect();
+                route(&map, &commands, flags, exists)
+            }
         };
         match result {
             Ok(slot) => {

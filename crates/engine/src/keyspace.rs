@@ -1133,6 +1133,26 @@ impl Keyspace {
     pub fn db_len(&self, db: usize) -> usize {
         self.shards.iter().map(|s| s.lock().dbs[db].len()).sum()
     }
+
+    /// Up to `limit` keys of database `db` in hash slot `slot` (expired ones too, as Redis's
+    /// per-slot key list holds them until deleted). A slot lives in one shard: one shard
+    /// is walked (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT, SETSLOT NODE).
+    // PERF: O(keys in the shard); Redis keeps a list of keys per slot.
+    pub fn keys_in_slot(&self, db: usize, slot: usize, limit: usize) -> Vec<Vec<u8>> {
+        let shard = self.lock(slot & (self.shards.len() - 1));
+        shard.dbs[db]
+            .iter_all()
+            .filter(|(k, _)| crate::slot::key_hash_slot(k) == slot)
+            .take(limit)
+            .map(|(k, _)| k.to_vec())
+            .collect()
+    }
+
+    /// How many keys of database `db` are in hash slot `slot` (see `keys_in_slot`).
+    pub fn count_in_slot(&self, db: usize, slot: usize) -> usize {
+        let shard = self.lock(slot & (self.shards.len() - 1));
+        shard.dbs[db].iter_all().filter(|(k, _)| crate::slot::key_hash_slot(k) == slot).count()
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ fn cluster(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
             if !(0..SLOT_COUNT as i64).contains(&slot) {
                 return Err(CmdError::msg("ERR Invalid slot"));
             }
-            out.integer(keys_in_slot(ctx, slot as usize, usize::MAX).len() as i64);
+            out.integer(ctx.engine.keyspace.count_in_slot(0, slot as usize) as i64);
             Ok(())
         }
         (b"getkeysinslot", 4) => {
@@ -35,7 +35,7 @@ fn cluster(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
             if !(0..SLOT_COUNT as i64).contains(&slot) || count < 0 {
                 return Err(CmdError::msg("ERR Invalid slot or number of keys"));
             }
-            let keys = keys_in_slot(ctx, slot as usize, count as usize);
+            let keys = ctx.engine.keyspace.keys_in_slot(0, slot as usize, count as usize);
             out.array(keys.len());
             for key in keys {
                 out.bulk(&key);
@@ -49,41 +49,26 @@ fn cluster(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink) -> CmdRes
     }
 }
 
-/// Up to `limit` keys of database 0 in `slot` (expired ones too, as Redis's per-slot key
-/// list holds them until they are deleted). A slot lives in one shard, so one shard is
-/// walked.
-// PERF: O(keys in the shard); Redis keeps a list of keys per slot.
-fn keys_in_slot(ctx: &mut Ctx<'_>, slot: usize, limit: usize) -> Vec<Vec<u8>> {
-    let engine = ctx.engine;
-    let shard = engine.keyspace.lock(slot & (engine.keyspace.shard_count() - 1));
-    shard.dbs[0].iter_all().filter(|(k, _)| key_hash_slot(k) == slot).take(limit).map(|(k, _)| k.to_vec()).collect()
+/// READONLY, READWRITE and ASKING: a connection flag, in cluster mode only.
+fn connection_flag(ctx: &mut Ctx<'_>, out: &mut dyn ReplySink, set: impl FnOnce(&mut Ctx<'_>)) -> CmdResult {
+    if !ctx.engine.cluster.enabled() {
+        return Err(CmdError::msg(DISABLED));
+    }
+    set(ctx);
+    out.simple("OK");
+    Ok(())
 }
 
 fn readonly(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    if !ctx.engine.cluster.enabled() {
-        return Err(CmdError::msg(DISABLED));
-    }
-    ctx.client.cluster_readonly = true;
-    out.simple("OK");
-    Ok(())
+    connection_flag(ctx, out, |ctx| ctx.client.cluster_readonly = true)
 }
 
 fn readwrite(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    if !ctx.engine.cluster.enabled() {
-        return Err(CmdError::msg(DISABLED));
-    }
-    ctx.client.cluster_readonly = false;
-    out.simple("OK");
-    Ok(())
+    connection_flag(ctx, out, |ctx| ctx.client.cluster_readonly = false)
 }
 
 fn asking(ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -> CmdResult {
-    if !ctx.engine.cluster.enabled() {
-        return Err(CmdError::msg(DISABLED));
-    }
-    ctx.client.cluster_asking = true;
-    out.simple("OK");
-    Ok(())
+    connection_flag(ctx, out, |ctx| ctx.client.cluster_asking = true)
 }
 
 /// (name, arity, flags, since, summary, complexity, tips) of Redis 7.0's CLUSTER subcommands.
