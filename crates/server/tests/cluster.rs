@@ -175,6 +175,11 @@ fn three_quince_masters_form_a_cluster_and_redirect_clients() {
     assert!(source.nodes().contains(&format!("[12182->-{target_id}]")));
     // Present keys are still served by the source; a missing one is asked of the target.
     assert_eq!(text(source.call(&["GET", "foo"])), "$3\r\nbar\r\n");
+    // A script on the migrating slot, run again (then alongside others, holding its
+    // key's shard), serves its present key too.
+    for _ in 0..3 {
+        assert_eq!(text(source.call(&["EVAL", "return redis.call('get', KEYS[1])", "1", "foo"])), "$3\r\nbar\r\n");
+    }
     assert_eq!(text(source.call(&["GET", "{foo}missing"])), format!("-ASK 12182 127.0.0.1:{}\r\n", target.port()));
     assert_eq!(
         text(source.call(&["MGET", "foo", "{foo}missing"])),
