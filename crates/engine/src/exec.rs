@@ -66,8 +66,9 @@ pub struct Client {
     pub cluster_asking: bool,
     /// Cluster mode: READONLY (a replica serves this client's reads of its master's slots).
     pub cluster_readonly: bool,
-    /// The slot a script without declared keys touched first (its later commands must
-    /// keep to it, as Redis's `original_c->slot`).
+    /// The slot of the running script's declared keys, or of the first key it touched
+    /// (its later commands must keep to it unless it may cross slots: Redis's
+    /// `original_c->slot`).
     pub(crate) script_slot: Option<u16>,
     /// The running script may reach keys of several slots (no shebang, or
     /// `allow-cross-slot-keys`).
