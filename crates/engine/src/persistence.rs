@@ -105,8 +105,12 @@ pub trait Persistence: Send + Sync + 'static {
     }
 
     /// Makes every write fed so far durable per `appendfsync` (group commit: one call can
-    /// cover the writes of many clients).
-    fn make_durable(&self) {}
+    /// cover the writes of many clients). An error: under `appendfsync always` the log
+    /// could not be written or fsynced, so replies that may depend on those writes must not
+    /// be given yet (the caller retries later).
+    fn make_durable(&self) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Where the log of writes ends now (None: no log). A caller that reads it after its
     /// write and passes it to `make_durable_upto` waits for its own write only.
@@ -114,9 +118,10 @@ pub trait Persistence: Send + Sync + 'static {
         None
     }
 
-    /// Makes the writes fed up to `position` durable per `appendfsync`.
-    fn make_durable_upto(&self, _position: u64) {
-        self.make_durable();
+    /// Makes the writes fed up to `position` durable per `appendfsync` (errors as
+    /// `make_durable`).
+    fn make_durable_upto(&self, _position: u64) -> Result<(), String> {
+        self.make_durable()
     }
 
     /// The configuration changed (CONFIG SET): react to `appendonly`, `appendfsync`...

@@ -1597,24 +1597,25 @@ impl Persistence for Layer {
         self.aof.read().as_ref().map(|w| w.position())
     }
 
-    fn make_durable_upto(&self, position: u64) {
+    fn make_durable_upto(&self, position: u64) -> Result<(), String> {
         let writer = self.aof.read().clone();
-        if let Some(writer) = writer {
-            let sleep_us = self.aof_flush_sleep_us.load(Ordering::Relaxed);
-            if sleep_us > 0 && writer.behind() {
-                std::thread::sleep(std::time::Duration::from_micros(sleep_us));
-            }
-            writer.make_durable_upto(position);
-            if writer.error().is_some() {
-                self.refusing.store(true, Ordering::SeqCst);
-                self.state.lock().last_write_error = writer.error();
-            }
+        let Some(writer) = writer else { return Ok(()) };
+        let sleep_us = self.aof_flush_sleep_us.load(Ordering::Relaxed);
+        if sleep_us > 0 && writer.behind() {
+            std::thread::sleep(std::time::Duration::from_micros(sleep_us));
         }
+        let result = writer.make_durable_upto(position);
+        if writer.error().is_some() {
+            self.refusing.store(true, Ordering::SeqCst);
+            self.state.lock().last_write_error = writer.error();
+        }
+        result
     }
 
-    fn make_durable(&self) {
-        if let Some(position) = self.write_position() {
-            self.make_durable_upto(position);
+    fn make_durable(&self) -> Result<(), String> {
+        match self.write_position() {
+            Some(position) => self.make_durable_upto(position),
+            None => Ok(()),
         }
     }
 

@@ -378,7 +378,7 @@ impl Db {
             engine.execute(client, args, &mut out);
             client.blocked.is_some().then(|| self.wait_blocked(client))
         });
-        self.make_durable();
+        self.make_durable()?;
         let reply = match waited {
             Some(reply) => reply?,
             None => out.take().ok_or_else(|| Error::UnexpectedReply("no reply".into()))?,
@@ -469,13 +469,18 @@ impl Db {
     /// With `appendfsync always`: waits until this thread's writes so far are on disk.
     /// One fsync covers every thread whose writes were logged before it started (group
     /// commit); a thread does not wait for writes other threads made after its own.
-    pub(crate) fn make_durable(&self) {
+    ///
+    /// If the log can't be written or synced (a full disk), the caller gets a `MISCONF`
+    /// error instead of its reply: its write is in memory but not on disk, so it must not
+    /// be reported as done.
+    pub(crate) fn make_durable(&self) -> Result<()> {
         if let Some(layer) = &self.inner.layer {
             use quince_engine::persistence::Persistence;
             if let Some(position) = layer.write_position() {
-                layer.make_durable_upto(position);
+                layer.make_durable_upto(position).map_err(|e| Error::Reply(format!("MISCONF {e}")))?;
             }
         }
+        Ok(())
     }
 
     /// The engine behind this Db (for INFO-like introspection and tests).

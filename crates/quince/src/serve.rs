@@ -145,7 +145,11 @@ fn serve_connection(db: &Db, mut stream: TcpStream, stop: &AtomicBool) {
         // Messages PUBLISH pushed to this client (subscriptions, MONITOR).
         output.extend_from_slice(&client.handle.take_pushed());
         if !output.is_empty() {
-            db.make_durable();
+            // Replies wait while the log can't be written (a full disk): they may depend
+            // on writes that are not on disk yet.
+            while db.make_durable().is_err() {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
             if stream.write_all(&output).is_err() {
                 break;
             }

@@ -437,7 +437,7 @@ impl Db {
             engine.execute(&mut client, &args, &mut out);
         }
         engine.execute(&mut client, &[b"EXEC"], &mut out);
-        self.make_durable();
+        self.make_durable()?;
         let replies = out.take();
         // The last reply is EXEC's; the queueing replies (+QUEUED or errors) come before it.
         match replies.into_iter().last() {

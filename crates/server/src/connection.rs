@@ -538,8 +538,11 @@ impl Connection {
         // `appendfsync` promises (always: fsynced).
         if self.write_pos < self.write_buf.len() {
             if let Some(layer) = engine.persistence() {
-                if layer.durability_pending() {
-                    layer.make_durable();
+                // Under `always`, a log that can't be written (a full disk) holds every
+                // reply until it can: the worker retries each turn of its loop.
+                if layer.durability_pending() && layer.make_durable().is_err() {
+                    self.flush_deferred = true;
+                    return Next::Keep;
                 }
             }
         }

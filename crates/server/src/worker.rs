@@ -330,12 +330,16 @@ impl Worker {
             // One group commit for every connection whose replies waited for it.
             if !state.waiting.deferred.is_empty() {
                 if let Some(layer) = self.engine.persistence() {
-                    layer.make_durable();
+                    // An error leaves the replies waiting: `flush` tells each one.
+                    let _ = layer.make_durable();
                 }
                 for token in std::mem::take(&mut state.waiting.deferred) {
                     let Some(conn) = state.conns.get_mut(token) else { continue };
                     if conn.flush_deferred {
                         let next = conn.flush(&self.engine);
+                        if conn.flush_deferred {
+                            state.waiting.deferred.push(token);
+                        }
                         self.settle(&mut reactor, state.conns, token, next);
                     }
                 }

@@ -67,16 +67,25 @@ unsafe impl Send for MappedTail {}
 const MAP_CHUNK: u64 = 4 << 20;
 
 impl Target {
-    /// Appends `data` at the log's end: all of it, or nothing and an error.
-    fn append(&mut self, data: &[u8]) -> std::io::Result<()> {
+    /// Appends `data` at the log's end: all of it, or an error with how many of its bytes
+    /// are nonetheless in the log (0 unless a short write could not be cut back off).
+    fn append(&mut self, data: &[u8]) -> Result<(), (usize, std::io::Error)> {
         if !self.mapped {
-            self.file.write_all(data)?;
+            let mut written = 0;
+            while written < data.len() {
+                match self.file.write(&data[written..]) {
+                    Ok(0) => return Err(self.short_write(written, std::io::ErrorKind::WriteZero.into())),
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(self.short_write(written, e)),
+                }
+            }
             self.size += data.len() as u64;
             return Ok(());
         }
         let end = self.size + data.len() as u64;
         if self.tail.as_ref().is_none_or(|t| end > t.start + t.len as u64) {
-            self.remap(end)?;
+            self.remap(end).map_err(|e| (0, e))?;
         }
         let tail = self.tail.as_ref().expect("remap maps the tail");
         // SAFETY: [size, end) lies inside the mapping (checked or just mapped), whose
@@ -87,6 +96,22 @@ impl Target {
         }
         self.size = end;
         Ok(())
+    }
+
+    /// A write that stopped part-way (a full disk): as Redis does, the part written is cut
+    /// back off the file, so retrying the whole buffer cannot log those commands twice; if
+    /// even that fails, the part stays in the log and only the rest is to be retried.
+    fn short_write(&mut self, written: usize, e: std::io::Error) -> (usize, std::io::Error) {
+        use std::io::{Seek, SeekFrom};
+        if written == 0 {
+            return (0, e);
+        }
+        let cut = self.file.set_len(self.size).and_then(|()| self.file.seek(SeekFrom::Start(self.size)));
+        if cut.is_ok() {
+            return (0, e);
+        }
+        self.size += written as u64;
+        (written, e)
     }
 
     /// Maps a tail covering the log from its end to at least `end`, extending the file.
@@ -258,48 +283,58 @@ impl AofWriter {
 
     /// Makes everything buffered so far durable per the policy. Threads arriving while
     /// another one writes wait for it and usually find their writes covered (group commit).
-    pub fn make_durable(&self) {
-        self.make_durable_upto(self.position());
+    pub fn make_durable(&self) -> Result<(), String> {
+        self.make_durable_upto(self.position())
     }
 
     /// Makes the log durable up to `position` at least (a caller's own writes): a thread
     /// whose writes an fsync in progress covers returns once it is done, whatever others
     /// appended meanwhile (group commit across threads each waiting for their own write).
-    pub fn make_durable_upto(&self, position: u64) {
+    ///
+    /// An error means the log could not be written or fsynced under `always`: replies that
+    /// may depend on those writes must wait (Redis exits there instead). Under `everysec`
+    /// and `no` a failed write is kept for a retry and only refuses later writes (MISCONF),
+    /// as in Redis; replies go out.
+    pub fn make_durable_upto(&self, position: u64) -> Result<(), String> {
         if !self.behind_of(position) {
-            return;
+            return Ok(());
         }
         let mut target = self.target.lock();
         if !self.behind_of(position) {
-            return;
+            return Ok(());
         }
+        let always = self.policy() == FsyncPolicy::Always;
         let (data, end) = {
             let mut pending = self.pending.lock();
             (std::mem::take(&mut pending.buf), self.appended.load(Ordering::SeqCst))
         };
-        if let Err(e) = target.append(&data) {
-            self.fail(format!("Error writing to the AOF file: {e}"), data);
-            return;
+        if let Err((kept, e)) = target.append(&data) {
+            let message = format!("Error writing to the AOF file: {e}");
+            self.fail(message.clone(), data, kept, end);
+            return if always { Err(message) } else { Ok(()) };
         }
         self.written.store(end, Ordering::SeqCst);
-        if self.policy() == FsyncPolicy::Always {
+        if always {
             if let Err(e) = target.file.sync_data() {
-                // Redis exits here: a write it answered might not be on disk. We refuse writes
-                // (MISCONF) and keep retrying instead; no client gets its reply meanwhile.
-                *self.error.lock() =
-                    Some(format!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}"));
-                return;
+                let message = format!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}");
+                *self.error.lock() = Some(message.clone());
+                return Err(message);
             }
             self.synced.store(end, Ordering::SeqCst);
             self.last_fsync_ms.store(now_ms(), Ordering::SeqCst);
         }
         *self.error.lock() = None;
+        Ok(())
     }
 
-    /// A failed write: the data goes back to the front of the buffer to be retried.
-    fn fail(&self, message: String, data: Vec<u8>) {
+    /// A failed write: what of `data` (which ends at logical offset `end`) is not in the
+    /// log goes back to the front of the buffer to be retried.
+    fn fail(&self, message: String, mut data: Vec<u8>, kept: usize, end: u64) {
+        if kept > 0 {
+            self.written.store(end - (data.len() - kept) as u64, Ordering::SeqCst);
+        }
         let mut pending = self.pending.lock();
-        let mut restored = data;
+        let mut restored = data.split_off(kept);
         restored.extend_from_slice(&pending.buf);
         pending.buf = restored;
         *self.error.lock() = Some(message);
@@ -326,8 +361,8 @@ impl AofWriter {
         if data.is_empty() {
             return;
         }
-        if let Err(e) = target.append(&data) {
-            self.fail(format!("Error writing to the AOF file: {e}"), data);
+        if let Err((kept, e)) = target.append(&data) {
+            self.fail(format!("Error writing to the AOF file: {e}"), data, kept, end);
             return;
         }
         self.written.store(end, Ordering::SeqCst);
@@ -457,7 +492,7 @@ mod tests {
         effects.push(1, &["DEL", "k"]);
         writer.append(&effects);
         assert!(writer.behind());
-        writer.make_durable();
+        writer.make_durable().unwrap();
         assert!(!writer.behind());
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
@@ -485,7 +520,7 @@ mod tests {
             effects.clear();
             effects.push(0, &["SET", &format!("k{i}"), &value]);
             writer.append(&effects);
-            writer.make_durable();
+            writer.make_durable().unwrap();
             assert!(!writer.behind());
         }
         let logical = writer.size();
@@ -504,7 +539,7 @@ mod tests {
         effects.clear();
         effects.push(0, &["DEL", "k0"]);
         writer.append(&effects);
-        writer.make_durable();
+        writer.make_durable().unwrap();
         drop(writer);
         let bytes = std::fs::read(&path).unwrap();
         assert!(bytes.ends_with(b"*2\r\n$3\r\nDEL\r\n$2\r\nk0\r\n"), "dropping the writer cuts the tail");

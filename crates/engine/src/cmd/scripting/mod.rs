@@ -2365,9 +2365,10 @@ impl Invocation<'_> {
         if writes && !self.wrote && !self.client.must_obey && self.engine.read_only_replica() {
             return self.reject(Some(spec), "READONLY You can't write against a read only replica.");
         }
-        // No write while persistence is failing (MISCONF), checked for every write the
-        // script makes.
-        if writes {
+        // No write while persistence is failing (MISCONF), checked until the script wrote:
+        // in Redis the state can't change while a script runs, here another thread's failed
+        // write can set it, and a script refused half way would not be atomic.
+        if writes && !self.wrote {
             if let Some(line) = self.engine.persistence().and_then(|p| p.write_refusal()) {
                 return self.reject(Some(spec), &line);
             }

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/redis/go-redis/v9"
+)
+
+type options struct {
+	binary string
+	fsync  string
+	// noPersistence runs the server with neither AOF nor snapshots: a kill loses everything,
+	// which the checkers must notice (the harness's own test).
+	noPersistence bool
+	cycles        int
+	minOps        int
+	clients       int
+	threads       int
+	pauseShare    float64
+	// diskMB > 0 puts the server's directory on a tmpfs of that size, and diskShare of the
+	// faults fill it to the last byte for a while.
+	diskMB    int
+	diskShare float64
+	interval  time.Duration
+	seed      int64
+	out       string
+}
+
+type checked struct {
+	workload string
+	result   porcupine.CheckResult
+	ops      int // in the history Porcupine checked
+	counts   [3]int
+	keys     int // partitions
+	took     time.Duration
+}
+
+type report struct {
+	opts            options
+	kills, pauses   int
+	fills           int // the disk filled up
+	unexpectedExits int
+	ran             time.Duration
+	checks          []checked
+	acked, lost     int // acknowledged appends, and those missing from the final reads
+	lostExamples    []string
+}
+
+func (r *report) valid() bool {
+	for _, c := range r.checks {
+		if c.result != porcupine.Ok {
+			return false
+		}
+	}
+	return r.lost == 0 && r.unexpectedExits == 0
+}
+
+func (r *report) total() (n int) {
+	for _, c := range r.checks {
+		n += c.ops
+	}
+	return n
+}
+
+func (r *report) String() string {
+	var b strings.Builder
+	persistence := "appendfsync " + r.opts.fsync
+	if r.opts.noPersistence {
+		persistence = "no persistence"
+	}
+	fmt.Fprintf(&b, "%s, %d clients, %d server threads, seed %d: %d kills, %d pauses, %d full disks, %d unexpected exits in %.1f s\n",
+		persistence, r.opts.clients, r.opts.threads, r.opts.seed, r.kills, r.pauses, r.fills, r.unexpectedExits, r.ran.Seconds())
+	fmt.Fprintf(&b, "%-9s %-8s %9s %9s %8s %7s %6s %8s\n", "workload", "result", "checked", "ok", "failed", "unknown", "keys", "check s")
+	for _, c := range r.checks {
+		fmt.Fprintf(&b, "%-9s %-8s %9d %9d %8d %7d %6d %8.1f\n", c.workload, c.result, c.ops, c.counts[ok], c.counts[fail], c.counts[info], c.keys, c.took.Seconds())
+	}
+	fmt.Fprintf(&b, "checked operations: %d; acknowledged appends: %d, missing at the end: %d\n", r.total(), r.acked, r.lost)
+	if len(r.lostExamples) > 0 {
+		fmt.Fprintf(&b, "missing, for example: %s\n", strings.Join(r.lostExamples, ", "))
+	}
+	if r.valid() {
+		b.WriteString("VALID\n")
+	} else {
+		b.WriteString("INVALID\n")
+	}
+	return b.String()
+}
+
+func run(o options) (*report, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(o.out, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	if o.diskMB > 0 {
+		if err := mountTmpfs(data, o.diskMB); err != nil {
+			return nil, fmt.Errorf("mounting a %d MB tmpfs at %s: %v", o.diskMB, data, err)
+		}
+		defer unmount(data)
+	}
+	appendonly := "yes"
+	if o.noPersistence {
+		appendonly = "no"
+	}
+	srv := &server{binary: o.binary, dir: data, logs: o.out, port: port, args: []string{
+		"--save", "", "--appendonly", appendonly, "--appendfsync", o.fsync,
+		"--threads", fmt.Sprint(o.threads),
+	}}
+	if err := srv.start(); err != nil {
+		return nil, err
+	}
+	defer srv.kill()
+
+	rec := newRecorder()
+	rep := &report{opts: o}
+	cfg := workloadConfig{registers: 64, counters: 16, groups: 8, groupLife: 2000}
+	var ids, txns atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range o.clients {
+		c := newClient(i, srv.addr(), rec, cfg, &ids, &txns, o.seed+int64(i)+1)
+		wg.Add(1)
+		go func() { defer wg.Done(); c.run(stop) }()
+	}
+
+	rng := rand.New(rand.NewSource(o.seed))
+	began := time.Now()
+	for rep.kills < o.cycles || recorded(rec) < o.minOps {
+		time.Sleep(time.Duration(rng.ExpFloat64() * float64(o.interval)))
+		fault := rng.Float64()
+		if !srv.alive() {
+			rep.unexpectedExits++
+			rec.event("found the server gone")
+		} else if fault < o.diskShare {
+			free, err := fillDisk(data)
+			if err != nil {
+				return nil, err
+			}
+			rec.event("disk full")
+			time.Sleep(time.Duration(200+rng.Intn(1300)) * time.Millisecond)
+			free()
+			rec.event("disk freed")
+			rep.fills++
+			continue
+		} else if fault < o.diskShare+o.pauseShare {
+			srv.signal(syscall.SIGSTOP)
+			rec.event("SIGSTOP")
+			time.Sleep(time.Duration(100+rng.Intn(900)) * time.Millisecond)
+			srv.signal(syscall.SIGCONT)
+			rec.event("SIGCONT")
+			rep.pauses++
+			continue
+		} else {
+			srv.kill()
+			rec.event("SIGKILL")
+			rep.kills++
+			time.Sleep(time.Duration(rng.Intn(200)) * time.Millisecond)
+		}
+		err := srv.start()
+		rec.event("restarted")
+		if err != nil {
+			close(stop)
+			wg.Wait()
+			return nil, err
+		}
+	}
+	close(stop)
+	wg.Wait()
+	rep.ran = time.Since(began)
+	if !srv.alive() {
+		rep.unexpectedExits++
+		if err := srv.start(); err != nil {
+			return nil, err
+		}
+	}
+	finalReads(srv.addr(), rec, cfg, rep)
+	srv.stop()
+
+	for _, w := range []struct {
+		name  string
+		model porcupine.NondeterministicModel
+	}{{"register", registerModel}, {"counter", counterModel}, {"txn", txnModel}} {
+		model := w.model.ToModel()
+		history := rec.ops[w.name]
+		start := time.Now()
+		result, info := porcupine.CheckOperationsVerbose(model, history, 10*time.Minute)
+		c := checked{workload: w.name, result: result, ops: len(history), keys: len(model.Partition(history)), took: time.Since(start)}
+		if n := rec.count[w.name]; n != nil {
+			c.counts = *n
+		}
+		if result != porcupine.Ok {
+			path := filepath.Join(o.out, w.name+".html")
+			if err := porcupine.VisualizePath(model, info, path); err != nil {
+				fmt.Fprintln(os.Stderr, "visualization:", err)
+			}
+			writeIllegal(model, history, rec.failed[w.name], rec.events, filepath.Join(o.out, w.name+"-illegal.txt"))
+		}
+		rep.checks = append(rep.checks, c)
+	}
+	return rep, nil
+}
+
+func recorded(rec *recorder) int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	n := 0
+	for _, ops := range rec.ops {
+		n += len(ops)
+	}
+	return n
+}
+
+// finalReads reads every key once more, as operations of the history (so Porcupine checks
+// that nothing acknowledged went missing), and counts acknowledged appends that are absent.
+func finalReads(addr string, rec *recorder, cfg workloadConfig, rep *report) {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxRetries: -1, Protocol: 2, DisableIdentity: true, DialerRetries: 1})
+	defer rdb.Close()
+	reader := rep.opts.clients // a client id of its own
+	for i := range cfg.registers {
+		key := fmt.Sprintf("r:%d", i)
+		call := rec.now()
+		s, err := rdb.Get(ctx, key).Int()
+		if err == redis.Nil {
+			err = nil
+		}
+		o, ret := classify(err, rec.now())
+		rec.add("register", reader, regInput{kind: regRead, key: key}, regOutput{value: s}, call, ret, o, err)
+	}
+	for i := range cfg.counters {
+		key := fmt.Sprintf("c:%d", i)
+		call := rec.now()
+		s, err := rdb.Get(ctx, key).Int()
+		if err == redis.Nil {
+			err = nil
+		}
+		o, ret := classify(err, rec.now())
+		rec.add("counter", reader, ctrInput{key: key}, ctrOutput{value: s}, call, ret, o, err)
+	}
+	rec.mu.Lock()
+	acked := map[string][]int{} // group key -> appends acknowledged
+	groups := map[string]bool{}
+	for _, op := range rec.ops["txn"] {
+		in := op.Input.(txnInput)
+		groups[in.group] = true
+		if op.Output.(txnOutput).unknown {
+			continue
+		}
+		for _, m := range in.ops {
+			if m.append != 0 {
+				k := fmt.Sprintf("{%s}:%d", in.group, m.key)
+				acked[k] = append(acked[k], m.append)
+			}
+		}
+	}
+	rec.mu.Unlock()
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	for _, g := range names {
+		in := txnInput{group: g, how: "final"}
+		out := txnOutput{reads: make([][]int, groupKeys)}
+		call := rec.now()
+		var err error
+		for k := range groupKeys {
+			in.ops = append(in.ops, microOp{key: k})
+			var vals []string
+			key := fmt.Sprintf("{%s}:%d", g, k)
+			vals, err = rdb.LRange(ctx, key, 0, -1).Result()
+			if err != nil {
+				break
+			}
+			out.reads[k] = atoi(vals)
+			present := map[int]bool{}
+			for _, v := range out.reads[k] {
+				present[v] = true
+			}
+			for _, v := range acked[key] {
+				rep.acked++
+				if !present[v] {
+					rep.lost++
+					if len(rep.lostExamples) < 10 {
+						rep.lostExamples = append(rep.lostExamples, fmt.Sprintf("%d in %s", v, key))
+					}
+				}
+			}
+		}
+		o, ret := classify(err, rec.now())
+		// The three reads are one operation only because nothing else runs now.
+		rec.add("txn", reader, in, out, call, ret, o, err)
+	}
+}
+
+// writeIllegal writes, as text, the history of each partition Porcupine refuses, in call
+// order, with times in microseconds: the counterexample to read by hand.
+func writeIllegal(model porcupine.Model, history, failed []porcupine.Operation, events []string, path string) {
+	var b strings.Builder
+	b.WriteString("--- faults (times in microseconds)\n" + strings.Join(events, "\n") + "\n")
+	for _, part := range model.Partition(history) {
+		if porcupine.CheckOperations(model, part) {
+			continue
+		}
+		sort.Slice(part, func(i, j int) bool { return part[i].Call < part[j].Call })
+		// The shortest prefix (in call order) that is already refused: the anomaly is near its end.
+		lo, hi := 1, len(part)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if porcupine.CheckOperations(model, part[:mid]) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		fmt.Fprintf(&b, "--- a partition that is not linearizable; its first %d operations already are not\n", lo)
+		for i, op := range part {
+			if i == lo {
+				b.WriteString("--- (the rest)\n")
+			}
+			ret := "never"
+			if op.Return != never {
+				ret = fmt.Sprint(op.Return / 1000)
+			}
+			fmt.Fprintf(&b, "client %3d  %10d .. %-10s  %s\n", op.ClientId, op.Call/1000, ret, model.DescribeOperation(op.Input, op.Output))
+		}
+		// Operations of the same key (group) that failed, which a checker ignores.
+		key := model.Partition(append([]porcupine.Operation{part[0]}, failed...))[0]
+		for _, op := range key[1:] {
+			fmt.Fprintf(&b, "failed %3d  %10d .. %-10d  %v: %v\n", op.ClientId, op.Call/1000, op.Return/1000, op.Input, op.Metadata)
+		}
+	}
+	os.WriteFile(path, []byte(b.String()), 0o644)
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Registers: compare-and-set in one script, so it is atomic as Redis runs scripts.
+var casScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if (cur or '') == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
+return 0`)
+
+// A list-append transaction as one script: ARGV[i] is the value to append to KEYS[i], or
+// empty for a read of KEYS[i]; reads come back as lists, appends as nil.
+var txnScript = redis.NewScript(`
+local out = {}
+for i = 1, #KEYS do
+  if ARGV[i] == '' then out[i] = redis.call('LRANGE', KEYS[i], 0, -1)
+  else redis.call('RPUSH', KEYS[i], ARGV[i]); out[i] = false end
+end
+return out`)
+
+type workloadConfig struct {
+	registers int // keys per workload
+	counters  int
+	groups    int // list-append groups alive at a time
+	groupLife int // transactions after which a group is retired for a fresh one
+}
+
+// client is one connection (a go-redis client with a single connection and no retries:
+// a retried write could take effect twice, and the history would not say so).
+type client struct {
+	id    int
+	rdb   *redis.Client
+	rng   *rand.Rand
+	rec   *recorder
+	cfg   workloadConfig
+	ids   *atomic.Int64 // unique values for writes and appends
+	txns  *atomic.Int64 // transactions started, which names the current groups
+	known map[string]int
+}
+
+func newClient(id int, addr string, rec *recorder, cfg workloadConfig, ids, txns *atomic.Int64, seed int64) *client {
+	rdb := redis.NewClient(&redis.Options{
+		Addr:            addr,
+		PoolSize:        1,
+		MaxRetries:      -1,
+		DialTimeout:     time.Second,
+		ReadTimeout:     20 * time.Second, // longer than any pause: only a dead server breaks a call
+		WriteTimeout:    20 * time.Second,
+		Protocol:        2,
+		DisableIdentity: true, DialerRetries: 1,
+	})
+	return &client{id: id, rdb: rdb, rng: rand.New(rand.NewSource(seed)), rec: rec, cfg: cfg, ids: ids, txns: txns, known: map[string]int{}}
+}
+
+// run issues operations until stop is closed. A refused connection means the server is
+// down: the client waits a little before the next try.
+func (c *client) run(stop <-chan struct{}) {
+	defer c.rdb.Close()
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		var o outcome
+		switch n := c.rng.Intn(10); {
+		case n < 4:
+			o = c.register()
+		case n < 6:
+			o = c.counter()
+		default:
+			o = c.transaction()
+		}
+		if o == fail {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func (c *client) register() outcome {
+	ctx := context.Background()
+	key := fmt.Sprintf("r:%d", c.rng.Intn(c.cfg.registers))
+	in := regInput{key: key}
+	var out regOutput
+	var err error
+	call := c.rec.now()
+	switch n := c.rng.Intn(4); {
+	case n < 2:
+		in.kind = regRead
+		var s string
+		s, err = c.rdb.Get(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		} else if err == nil {
+			out.value, _ = strconv.Atoi(s)
+		}
+	case n == 2:
+		in.kind, in.value = regWrite, int(c.ids.Add(1))
+		err = c.rdb.Set(ctx, key, in.value, 0).Err()
+	default:
+		in.kind, in.value, in.expect = regCAS, int(c.ids.Add(1)), c.known[key]
+		var swapped int64
+		expect := ""
+		if in.expect != 0 {
+			expect = strconv.Itoa(in.expect)
+		}
+		swapped, err = casScript.Run(ctx, c.rdb, []string{key}, expect, in.value).Int64()
+		out.swapped = swapped == 1
+	}
+	o, ret := classify(err, c.rec.now())
+	if o == info && in.kind == regRead {
+		o = fail // an unanswered read says nothing
+	}
+	out.unknown = o == info
+	if o == ok {
+		switch {
+		case in.kind == regRead:
+			c.known[key] = out.value
+		case in.kind == regWrite || out.swapped:
+			c.known[key] = in.value
+		}
+	}
+	c.rec.add("register", c.id, in, out, call, ret, o, err)
+	return o
+}
+
+func (c *client) counter() outcome {
+	ctx := context.Background()
+	in := ctrInput{key: fmt.Sprintf("c:%d", c.rng.Intn(c.cfg.counters))}
+	var out ctrOutput
+	var err error
+	call := c.rec.now()
+	if c.rng.Intn(2) == 0 {
+		var s string
+		s, err = c.rdb.Get(ctx, in.key).Result()
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		} else if err == nil {
+			out.value, _ = strconv.Atoi(s)
+		}
+	} else {
+		in.delta = 1 + c.rng.Intn(5)
+		var v int64
+		v, err = c.rdb.IncrBy(ctx, in.key, int64(in.delta)).Result()
+		out.value = int(v)
+	}
+	o, ret := classify(err, c.rec.now())
+	if o == info && in.delta == 0 {
+		o = fail
+	}
+	out.unknown = o == info
+	c.rec.add("counter", c.id, in, out, call, ret, o, err)
+	return o
+}
+
+func (c *client) transaction() outcome {
+	ctx := context.Background()
+	// Groups are retired after groupLife transactions so lists stay short (Elle does the same).
+	generation := c.txns.Add(1) / int64(c.cfg.groupLife)
+	in := txnInput{group: fmt.Sprintf("l:%d:%d", generation, c.rng.Intn(c.cfg.groups))}
+	n := 1 + c.rng.Intn(4)
+	keys := make([]string, n)
+	for i := range n {
+		op := microOp{key: c.rng.Intn(groupKeys)}
+		if c.rng.Intn(2) == 0 {
+			op.append = int(c.ids.Add(1))
+		}
+		in.ops = append(in.ops, op)
+		// One hash tag per group: the transaction is one slot, as a cluster would need.
+		keys[i] = fmt.Sprintf("{%s}:%d", in.group, op.key)
+	}
+	out := txnOutput{reads: make([][]int, n)}
+	call := c.rec.now()
+	var err error
+	if c.rng.Intn(2) == 0 {
+		in.how = "multi"
+		cmds := make([]*redis.StringSliceCmd, n)
+		_, err = c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i, op := range in.ops {
+				if op.append != 0 {
+					p.RPush(ctx, keys[i], op.append)
+				} else {
+					cmds[i] = p.LRange(ctx, keys[i], 0, -1)
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			for i, cmd := range cmds {
+				if cmd != nil {
+					out.reads[i] = atoi(cmd.Val())
+				}
+			}
+		}
+	} else {
+		in.how = "script"
+		args := make([]any, n)
+		for i, op := range in.ops {
+			args[i] = ""
+			if op.append != 0 {
+				args[i] = op.append
+			}
+		}
+		var reply []any
+		reply, err = txnScript.Run(ctx, c.rdb, keys, args...).Slice()
+		if err == nil {
+			for i, r := range reply {
+				if list, isList := r.([]any); isList {
+					for _, v := range list {
+						out.reads[i] = append(out.reads[i], atoi([]string{v.(string)})...)
+					}
+					if out.reads[i] == nil {
+						out.reads[i] = []int{}
+					}
+				}
+			}
+		}
+	}
+	o, ret := classify(err, c.rec.now())
+	out.unknown = o == info
+	c.rec.add("txn", c.id, in, out, call, ret, o, err)
+	return o
+}
+
+func atoi(ss []string) []int {
+	out := make([]int, 0, len(ss))
+	for _, s := range ss {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			panic(fmt.Sprintf("list element %q is not a number", s))
+		}
+		out = append(out, v)
+	}
+	return out
+}
