@@ -112,11 +112,7 @@ func envInt(name string, def int) int {
 func TestKillsAndPausesUnderAppendfsyncAlways(t *testing.T) {
 	o := options{binary: serverBinary(t), fsync: "always", cycles: envInt("QUINCE_CHAOS_CYCLES", 12), clients: 16, threads: 2,
 		pauseShare: 0.3, interval: 500 * time.Millisecond, seed: time.Now().UnixNano(), out: t.TempDir()}
-	rep, err := run(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + rep.String())
+	rep := mustRun(t, o)
 	if !rep.valid() {
 		t.Fatalf("not valid (seed %d); histories were in %s", o.seed, o.out)
 	}
@@ -130,11 +126,7 @@ func TestKillsAndPausesUnderAppendfsyncAlways(t *testing.T) {
 func TestKillsWithoutPersistenceAreCaught(t *testing.T) {
 	o := options{binary: serverBinary(t), fsync: "always", noPersistence: true, cycles: 3, clients: 8, threads: 2,
 		interval: 500 * time.Millisecond, seed: time.Now().UnixNano(), out: t.TempDir()}
-	rep, err := run(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + rep.String())
+	rep := mustRun(t, o)
 	if rep.valid() || rep.lost == 0 {
 		t.Fatal("a server that keeps nothing across kills was not caught")
 	}
@@ -143,4 +135,53 @@ func TestKillsWithoutPersistenceAreCaught(t *testing.T) {
 			t.Errorf("%s: %s, want Illegal", c.workload, c.result)
 		}
 	}
+}
+
+// A full disk (a tmpfs the run mounts, filled to the last byte now and then) between kills
+// and pauses: writes wait or are refused, none acknowledged is lost, no log is corrupted.
+func TestFullDisksUnderAppendfsyncAlways(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting the small filesystem needs root (CI runs as root)")
+	}
+	o := options{binary: serverBinary(t), fsync: "always", cycles: 4, clients: 16, threads: 2, pauseShare: 0.2,
+		diskMB: 256, diskShare: 0.5, interval: 500 * time.Millisecond, seed: time.Now().UnixNano(), out: t.TempDir()}
+	rep := mustRun(t, o)
+	if !rep.valid() || rep.fills == 0 {
+		t.Fatalf("not valid or no full disk (seed %d); histories were in %s", o.seed, o.out)
+	}
+}
+
+// Machine crashes under always: what fsync had not made durable is cut off the files, and
+// still no acknowledged write is missing (every acknowledgement came after its fsync).
+func TestPowerLossesUnderAppendfsyncAlways(t *testing.T) {
+	o := options{binary: serverBinary(t), fsync: "always", powerLoss: true, cycles: 8, clients: 16, threads: 2,
+		interval: 500 * time.Millisecond, seed: time.Now().UnixNano(), out: t.TempDir()}
+	rep := mustRun(t, o)
+	if !rep.valid() {
+		t.Fatalf("not valid (seed %d); histories were in %s", o.seed, o.out)
+	}
+}
+
+// Machine crashes under everysec lose writes, as the policy allows: the test wants some cut
+// and every lost write acknowledged at most 2 s before its crash.
+func TestPowerLossesUnderAppendfsyncEverysec(t *testing.T) {
+	o := options{binary: serverBinary(t), fsync: "everysec", powerLoss: true, lossBound: 2 * time.Second, cycles: 6,
+		clients: 16, threads: 2, interval: 700 * time.Millisecond, seed: time.Now().UnixNano(), out: t.TempDir()}
+	rep := mustRun(t, o)
+	if !rep.valid() {
+		t.Fatalf("a lost write was older than %v (seed %d); histories were in %s", o.lossBound, o.seed, o.out)
+	}
+	if rep.cutBytes == 0 {
+		t.Fatal("six power losses under everysec cut nothing: the fsync shim is not in effect")
+	}
+}
+
+func mustRun(t *testing.T, o options) *report {
+	t.Helper()
+	rep, err := run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + rep.String())
+	return rep
 }

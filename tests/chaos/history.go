@@ -83,6 +83,11 @@ func classify(err error, seen int64) (outcome, int64) {
 	if err == nil {
 		return ok, seen
 	}
+	if errors.Is(err, errNotReplicated) {
+		// The master ran it before WAIT answered; whether that survives a failover is
+		// unknown (lost is "never happened", which the models allow for unknowns).
+		return info, seen
+	}
 	var redisErr redis.Error
 	if errors.As(err, &redisErr) && !errors.Is(err, redis.ErrClosed) {
 		msg := redisErr.Error()

@@ -36,6 +36,10 @@ func main() {
 	flag.Float64Var(&o.pauseShare, "pauses", 0.3, "share of faults that are SIGSTOP/SIGCONT pauses instead of kills")
 	flag.IntVar(&o.diskMB, "disk-mb", 0, "put the server's directory on a tmpfs of this many MB (root only)")
 	flag.Float64Var(&o.diskShare, "full-disk", 0, "share of faults that fill that disk for a while (needs -disk-mb)")
+	flag.BoolVar(&o.powerLoss, "power-loss", false, "each kill also loses what was not fsynced (a machine crash)")
+	flag.DurationVar(&o.lossBound, "loss-bound", 2*time.Second, "with -power-loss and a policy other than always: the oldest a lost write may be")
+	flag.BoolVar(&o.replicated, "replicated", false, "a master, two replicas and three sentinels in network namespaces, under partitions (root only)")
+	flag.IntVar(&o.wait, "wait", 0, "with -replicated: acknowledge writes by WAIT for this many replicas")
 	flag.DurationVar(&o.interval, "interval", 700*time.Millisecond, "mean time between faults")
 	flag.Int64Var(&o.seed, "seed", time.Now().UnixNano(), "random seed of clients and nemesis")
 	flag.StringVar(&o.out, "out", "", "directory for the server's files and, on failure, Porcupine's visualizations (default: a temporary one)")
@@ -51,6 +55,10 @@ func main() {
 			os.Exit(1)
 		}
 		o.out = dir
+	}
+	run := run
+	if o.replicated {
+		run = runReplicated
 	}
 	rep, err := run(o)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -22,6 +23,12 @@ type server struct {
 	logs   string // its stdout and log (outside dir, which may be a filesystem the run unmounts)
 	port   int
 	args   []string // extra configuration, as `--name value` pairs
+	env    []string // added to the harness's environment
+	// host and netns: where it listens (default 127.0.0.1 in the harness's namespace); a
+	// server in a namespace is reached through dial.
+	host   string
+	netns  string
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 	cmd    *exec.Cmd
 	exited chan struct{}
 	log    *os.File
@@ -36,22 +43,35 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func (s *server) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
+func (s *server) addr() string { return net.JoinHostPort(s.hostname(), fmt.Sprint(s.port)) }
+
+func (s *server) hostname() string {
+	if s.host == "" {
+		return "127.0.0.1"
+	}
+	return s.host
+}
 
 // start launches the server and waits until it answers PING with PONG (not -LOADING).
 func (s *server) start() error {
-	args := append([]string{"--port", fmt.Sprint(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+	args := append([]string{"--port", fmt.Sprint(s.port), "--bind", s.hostname(), "--dir", s.dir,
 		"--logfile", filepath.Join(s.logs, "quince.log")}, s.args...)
 	var lastErr error
-	// After SIGKILL the kernel may hold the port for a moment: retry the start.
+	// After SIGKILL the kernel may hold the port for a moment: retry the start. (No
+	// Pdeathsig: it fires when the forking OS thread ends, and the namespace dialers end
+	// theirs.)
 	for attempt := 0; attempt < 50; attempt++ {
 		log, err := os.OpenFile(filepath.Join(s.logs, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return err
 		}
 		cmd := exec.Command(s.binary, args...)
+		if s.netns != "" {
+			// `ip netns exec` execs the server itself: the pid is the server's.
+			cmd = exec.Command("ip", append([]string{"netns", "exec", s.netns, s.binary}, args...)...)
+		}
 		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		cmd.Env = append(os.Environ(), s.env...)
 		if err := cmd.Start(); err != nil {
 			log.Close()
 			return err
@@ -63,19 +83,24 @@ func (s *server) start() error {
 			return nil
 		}
 		s.kill()
+		if lastErr != errExitedAtStart {
+			break
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("server did not start: %v (log in %s)", lastErr, s.logs)
 }
 
+var errExitedAtStart = errors.New("exited at start")
+
 func (s *server) waitReady(limit time.Duration) error {
-	c := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1, DialTimeout: time.Second, Protocol: 2, DisableIdentity: true, DialerRetries: 1})
+	c := redis.NewClient(&redis.Options{Addr: s.addr(), Dialer: s.dial, MaxRetries: -1, DialTimeout: time.Second, Protocol: 2, DisableIdentity: true, DialerRetries: 1})
 	defer c.Close()
 	deadline := time.Now().Add(limit)
 	for {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("exited at start")
+			return errExitedAtStart
 		default:
 		}
 		err := c.Ping(context.Background()).Err()
@@ -83,6 +108,10 @@ func (s *server) waitReady(limit time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			return err
+		}
+		var refusal redis.Error
+		if errors.As(err, &refusal) && !strings.HasPrefix(err.Error(), "LOADING") {
 			return err
 		}
 		if !strings.HasPrefix(err.Error(), "LOADING") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -47,32 +48,79 @@ type client struct {
 	ids   *atomic.Int64 // unique values for writes and appends
 	txns  *atomic.Int64 // transactions started, which names the current groups
 	known map[string]int
+	net   clientNet
+	addr  string // where rdb connects
 }
 
-func newClient(id int, addr string, rec *recorder, cfg workloadConfig, ids, txns *atomic.Int64, seed int64) *client {
-	rdb := redis.NewClient(&redis.Options{
+// clientNet says where a client connects and how: the single server, or whichever node the
+// sentinels name master now, through the network namespace of the replicated runs.
+type clientNet struct {
+	master  func() string
+	dialer  func(ctx context.Context, network, addr string) (net.Conn, error)
+	timeout time.Duration // per call
+	wait    int           // > 0: a write counts as acknowledged once WAIT says this many replicas have it
+}
+
+func newClient(id int, rec *recorder, cfg workloadConfig, ids, txns *atomic.Int64, seed int64, n clientNet) *client {
+	c := &client{id: id, rng: rand.New(rand.NewSource(seed)), rec: rec, cfg: cfg, ids: ids, txns: txns, known: map[string]int{}, net: n}
+	c.reconnect()
+	return c
+}
+
+// reconnect points the client at the current master (a no-op while it stays the same).
+func (c *client) reconnect() {
+	addr := c.net.master()
+	if c.rdb != nil && addr == c.addr {
+		return
+	}
+	if c.rdb != nil {
+		c.rdb.Close()
+	}
+	c.addr = addr
+	c.rdb = redis.NewClient(&redis.Options{
 		Addr:            addr,
+		Dialer:          c.net.dialer,
 		PoolSize:        1,
 		MaxRetries:      -1,
 		DialTimeout:     time.Second,
-		ReadTimeout:     20 * time.Second, // longer than any pause: only a dead server breaks a call
-		WriteTimeout:    20 * time.Second,
+		ReadTimeout:     c.net.timeout,
+		WriteTimeout:    c.net.timeout,
 		Protocol:        2,
-		DisableIdentity: true, DialerRetries: 1,
+		DisableIdentity: true,
+		DialerRetries:   1,
 	})
-	return &client{id: id, rdb: rdb, rng: rand.New(rand.NewSource(seed)), rec: rec, cfg: cfg, ids: ids, txns: txns, known: map[string]int{}}
 }
+
+// replicated finishes a write that succeeded on the master: with `wait` set, it counts as
+// acknowledged only if WAIT confirms that many replicas have it; otherwise its fate is
+// unknown (the master has it; a failover may lose it).
+func (c *client) replicated(err error) error {
+	if err != nil || c.net.wait == 0 {
+		return err
+	}
+	n, werr := c.rdb.Wait(context.Background(), c.net.wait, time.Second).Result()
+	if werr != nil {
+		return werr
+	}
+	if n < int64(c.net.wait) {
+		return errNotReplicated
+	}
+	return nil
+}
+
+var errNotReplicated = errors.New("WAIT: fewer replicas than asked acknowledged the write")
 
 // run issues operations until stop is closed. A refused connection means the server is
 // down: the client waits a little before the next try.
 func (c *client) run(stop <-chan struct{}) {
-	defer c.rdb.Close()
+	defer func() { c.rdb.Close() }()
 	for {
 		select {
 		case <-stop:
 			return
 		default:
 		}
+		c.reconnect()
 		var o outcome
 		switch n := c.rng.Intn(10); {
 		case n < 4:
@@ -107,7 +155,7 @@ func (c *client) register() outcome {
 		}
 	case n == 2:
 		in.kind, in.value = regWrite, int(c.ids.Add(1))
-		err = c.rdb.Set(ctx, key, in.value, 0).Err()
+		err = c.replicated(c.rdb.Set(ctx, key, in.value, 0).Err())
 	default:
 		in.kind, in.value, in.expect = regCAS, int(c.ids.Add(1)), c.known[key]
 		var swapped int64
@@ -117,6 +165,9 @@ func (c *client) register() outcome {
 		}
 		swapped, err = casScript.Run(ctx, c.rdb, []string{key}, expect, in.value).Int64()
 		out.swapped = swapped == 1
+		if out.swapped {
+			err = c.replicated(err)
+		}
 	}
 	o, ret := classify(err, c.rec.now())
 	if o == info && in.kind == regRead {
@@ -154,6 +205,7 @@ func (c *client) counter() outcome {
 		var v int64
 		v, err = c.rdb.IncrBy(ctx, in.key, int64(in.delta)).Result()
 		out.value = int(v)
+		err = c.replicated(err)
 	}
 	o, ret := classify(err, c.rec.now())
 	if o == info && in.delta == 0 {
@@ -225,6 +277,12 @@ func (c *client) transaction() outcome {
 					}
 				}
 			}
+		}
+	}
+	for _, op := range in.ops {
+		if op.append != 0 {
+			err = c.replicated(err)
+			break
 		}
 	}
 	o, ret := classify(err, c.rec.now())
