@@ -12,7 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,8 +26,31 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
 
+// cleanups undo what a run set up (processes, namespaces, mounts) if the harness is
+// interrupted before its own deferred calls run.
+var (
+	cleanupMu sync.Mutex
+	cleanups  []func()
+)
+
+func atInterrupt(f func()) {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	cleanups = append(cleanups, f)
+}
+
 func main() {
 	redis.SetLogger(quietLogger{})
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-interrupted
+		cleanupMu.Lock()
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+		os.Exit(130)
+	}()
 	var o options
 	flag.StringVar(&o.binary, "server", os.Getenv("QUINCE_SERVER_BIN"), "quince-server binary")
 	flag.StringVar(&o.fsync, "fsync", "always", "appendfsync: always, everysec or no")
@@ -56,11 +82,7 @@ func main() {
 		}
 		o.out = dir
 	}
-	run := run
-	if o.replicated {
-		run = runReplicated
-	}
-	rep, err := run(o)
+	rep, err := execute(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
 		os.Exit(1)

@@ -131,6 +131,14 @@ func (r *report) String() string {
 	return b.String()
 }
 
+// execute runs what the options describe: one server, or the replicated set.
+func execute(o options) (*report, error) {
+	if o.replicated {
+		return runReplicated(o)
+	}
+	return run(o)
+}
+
 func run(o options) (*report, error) {
 	port, err := freePort()
 	if err != nil {
@@ -145,6 +153,7 @@ func run(o options) (*report, error) {
 			return nil, fmt.Errorf("mounting a %d MB tmpfs at %s: %v", o.diskMB, data, err)
 		}
 		defer unmount(data)
+		atInterrupt(func() { unmount(data) })
 	}
 	appendonly := "yes"
 	if o.noPersistence {
@@ -169,6 +178,7 @@ func run(o options) (*report, error) {
 		return nil, err
 	}
 	defer srv.kill()
+	atInterrupt(srv.kill)
 
 	rec := newRecorder()
 	rep := &report{opts: o}
@@ -250,6 +260,31 @@ func run(o options) (*report, error) {
 
 	check(o, rec, rep)
 	return rep, nil
+}
+
+// check runs Porcupine on each workload's history (visualizations and text on refusal).
+func check(o options, rec *recorder, rep *report) {
+	for _, w := range []struct {
+		name  string
+		model porcupine.NondeterministicModel
+	}{{"register", registerModel}, {"counter", counterModel}, {"txn", txnModel}} {
+		model := w.model.ToModel()
+		history := rec.ops[w.name]
+		start := time.Now()
+		result, info := porcupine.CheckOperationsVerbose(model, history, 10*time.Minute)
+		c := checked{workload: w.name, result: result, ops: len(history), keys: len(model.Partition(history)), took: time.Since(start)}
+		if n := rec.count[w.name]; n != nil {
+			c.counts = *n
+		}
+		if result == porcupine.Illegal {
+			path := filepath.Join(o.out, w.name+".html")
+			if err := porcupine.VisualizePath(model, info, path); err != nil {
+				fmt.Fprintln(os.Stderr, "visualization:", err)
+			}
+			writeIllegal(model, history, rec.failed[w.name], rec.events, filepath.Join(o.out, w.name+"-illegal.txt"))
+		}
+		rep.checks = append(rep.checks, c)
+	}
 }
 
 func recorded(rec *recorder) int {
@@ -362,7 +397,7 @@ func writeIllegal(model porcupine.Model, history, failed []porcupine.Operation, 
 	var b strings.Builder
 	b.WriteString("--- faults (times in microseconds)\n" + strings.Join(events, "\n") + "\n")
 	for _, part := range model.Partition(history) {
-		if porcupine.CheckOperations(model, part) {
+		if porcupine.CheckOperationsTimeout(model, part, time.Minute) != porcupine.Illegal {
 			continue
 		}
 		sort.Slice(part, func(i, j int) bool { return part[i].Call < part[j].Call })
@@ -370,7 +405,7 @@ func writeIllegal(model porcupine.Model, history, failed []porcupine.Operation, 
 		lo, hi := 1, len(part)
 		for lo < hi {
 			mid := (lo + hi) / 2
-			if porcupine.CheckOperations(model, part[:mid]) {
+			if porcupine.CheckOperationsTimeout(model, part[:mid], 10*time.Second) != porcupine.Illegal {
 				lo = mid + 1
 			} else {
 				hi = mid
