@@ -39,8 +39,9 @@ func atInterrupt(f func()) {
 	cleanups = append(cleanups, f)
 }
 
+func init() { redis.SetLogger(quietLogger{}) }
+
 func main() {
-	redis.SetLogger(quietLogger{})
 	interrupted := make(chan os.Signal, 1)
 	signal.Notify(interrupted, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
