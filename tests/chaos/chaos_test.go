@@ -187,10 +187,11 @@ func mustRun(t *testing.T, o options) *report {
 	return rep
 }
 
-// Master, two replicas and three sentinels under partitions, kills and pauses, writes
-// acknowledged by WAIT 2: none of those may be lost across failovers. (The checkers'
-// verdicts are logged: asynchronous replication allows stale and lost reads.)
-func TestFailoversWithWaitLoseNoAcknowledgedWrite(t *testing.T) {
+// Master, two replicas and three sentinels; each fault isolates the master with the
+// clients for 6 s (a split brain) and writes are acknowledged by the master alone: the run
+// must see acknowledged writes lost once the sentinels promote a replica, as asynchronous
+// replication allows (docs/guarantees.md). The harness must see that loss.
+func TestSplitBrainLosesWritesAcknowledgedWithoutWait(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("network namespaces need root (CI runs as root)")
 	}
@@ -200,13 +201,11 @@ func TestFailoversWithWaitLoseNoAcknowledgedWrite(t *testing.T) {
 		}
 		t.Skip("needs redis-sentinel (apt-get install redis-sentinel)")
 	}
-	o := options{binary: serverBinary(t), fsync: "always", replicated: true, wait: 2, cycles: envInt("QUINCE_CHAOS_FAILOVERS", 4),
+	o := options{binary: serverBinary(t), fsync: "always", replicated: true, splitBrain: true, cycles: 2,
 		clients: 8, threads: 2, seed: time.Now().UnixNano(), out: t.TempDir()}
 	rep := mustRun(t, o)
-	if !rep.valid() {
-		t.Fatalf("an acknowledged write was lost (seed %d); histories were in %s", o.seed, o.out)
-	}
-	if rep.acked == 0 {
-		t.Fatal("no write was acknowledged by WAIT 2")
+	if rep.acked == 0 || rep.lost == 0 {
+		t.Fatalf("two split brains lost no acknowledged append (%d acknowledged; seed %d): the failover or the check is not working; histories in %s",
+			rep.acked, o.seed, o.out)
 	}
 }

@@ -116,7 +116,14 @@ func runReplicated(o options) (*report, error) {
 		m := nodeOf(master.Load().(string))
 		others := []int{(m + 1) % 3, (m + 2) % 3}
 		hold := time.Duration(1000+rng.Intn(7000)) * time.Millisecond
-		switch rng.Intn(5) {
+		if o.splitBrain {
+			hold = 6 * time.Second // past down-after-milliseconds and the failover
+		}
+		kind := rng.Intn(5)
+		if o.splitBrain {
+			kind = 0
+		}
+		switch kind {
 		case 0: // the master alone with the clients: the split brain
 			for _, n := range others {
 				l.cut(m, n)

@@ -42,6 +42,7 @@ type options struct {
 	// (runReplicated) instead of one server; wait > 0 acknowledges writes by WAIT.
 	replicated bool
 	wait       int
+	splitBrain bool // replicated runs: every fault isolates the master with the clients
 	interval   time.Duration
 	seed       int64
 	out        string
@@ -284,15 +285,16 @@ func check(o options, rec *recorder, rep *report) {
 			c.counts = *n
 		}
 		fmt.Fprintf(os.Stderr, "checked %s: %s in %.1f s\n", w.name, result, c.took.Seconds())
-		if result == porcupine.Illegal && c.took < time.Minute {
-			_, info := porcupine.CheckOperationsVerbose(model, history, o.checkTimeout())
-			path := filepath.Join(o.out, w.name+".html")
-			if err := porcupine.VisualizePath(model, info, path); err != nil {
-				fmt.Fprintln(os.Stderr, "visualization:", err)
-			}
-		}
 		if result == porcupine.Illegal {
-			writeIllegal(model, history, rec.failed[w.name], rec.events, filepath.Join(o.out, w.name+"-illegal.txt"))
+			// The text has every refused key; the visualization, the first one's shortest
+			// refused prefix (small: Porcupine's verbose search waits for every partition).
+			first := writeIllegal(model, history, rec.failed[w.name], rec.events, filepath.Join(o.out, w.name+"-illegal.txt"))
+			if first != nil {
+				_, info := porcupine.CheckOperationsVerbose(model, first, time.Minute)
+				if err := porcupine.VisualizePath(model, info, filepath.Join(o.out, w.name+".html")); err != nil {
+					fmt.Fprintln(os.Stderr, "visualization:", err)
+				}
+			}
 		}
 		rep.checks = append(rep.checks, c)
 	}
@@ -404,8 +406,9 @@ func finalReads(addr string, dial func(context.Context, string, string) (net.Con
 }
 
 // writeIllegal writes, as text, the history of each partition Porcupine refuses, in call
-// order, with times in microseconds: the counterexample to read by hand.
-func writeIllegal(model porcupine.Model, history, failed []porcupine.Operation, events []string, path string) {
+// order, with times in microseconds: the counterexample to read by hand. It returns the
+// first one's shortest refused prefix.
+func writeIllegal(model porcupine.Model, history, failed []porcupine.Operation, events []string, path string) (first []porcupine.Operation) {
 	var b strings.Builder
 	b.WriteString("--- faults (times in microseconds)\n" + strings.Join(events, "\n") + "\n")
 	for _, part := range model.Partition(history) {
@@ -422,6 +425,9 @@ func writeIllegal(model porcupine.Model, history, failed []porcupine.Operation, 
 			} else {
 				hi = mid
 			}
+		}
+		if first == nil {
+			first = part[:lo]
 		}
 		fmt.Fprintf(&b, "--- a partition that is not linearizable; its first %d operations already are not\n", lo)
 		for i, op := range part {
@@ -441,4 +447,5 @@ func writeIllegal(model porcupine.Model, history, failed []porcupine.Operation, 
 		}
 	}
 	os.WriteFile(path, []byte(b.String()), 0o644)
+	return first
 }
