@@ -145,7 +145,7 @@ func TestFullDisksUnderAppendfsyncAlways(t *testing.T) {
 		t.Skip("mounting the small filesystem needs root (CI runs as root)")
 	}
 	o := options{binary: serverBinary(t), fsync: "always", cycles: 4, clients: 16, threads: 2, pauseShare: 0.2,
-		diskMB: 256, diskShare: 0.5, interval: 500 * time.Millisecond, seed: time.Now().UnixNano(), out: t.TempDir()}
+		diskMB: 256, diskShare: 0.5, minFills: 3, interval: 500 * time.Millisecond, seed: time.Now().UnixNano(), out: t.TempDir()}
 	rep := mustRun(t, o)
 	if !rep.valid() || rep.fills == 0 {
 		t.Fatalf("not valid or no full disk (seed %d); histories were in %s", o.seed, o.out)

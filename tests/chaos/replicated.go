@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -87,19 +86,12 @@ func runReplicated(o options) (*report, error) {
 	// Short-lived groups: with WAIT, every append made while a replica is cut off is of
 	// unknown fate, and Porcupine's search grows with the unknowns a group holds.
 	cfg := workloadConfig{registers: 64, counters: 16, groups: 8, groupLife: 400}
-	var ids, txns atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range o.clients {
-		c := newClient(i, rec, cfg, &ids, &txns, o.seed+int64(i)+1, clientNet{
-			master:  func() string { return master.Load().(string) },
-			dialer:  l.dialer(-1),
-			timeout: 2 * time.Second,
-			wait:    o.wait,
-		})
-		wg.Add(1)
-		go func() { defer wg.Done(); c.run(stop) }()
-	}
+	stopClients := startClients(o, rec, cfg, clientNet{
+		master:  func() string { return master.Load().(string) },
+		dialer:  l.dialer(-1),
+		timeout: 2 * time.Second,
+		wait:    o.wait,
+	})
 
 	rng := rand.New(rand.NewSource(o.seed))
 	began := time.Now()
@@ -171,8 +163,7 @@ func runReplicated(o options) (*report, error) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stopClients()
 	rep.ran = time.Since(began)
 	// Let the sentinels settle on one master with both replicas caught up, then read.
 	settled := waitSettled(l, nodes, 60*time.Second)

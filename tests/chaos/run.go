@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,6 +31,7 @@ type options struct {
 	// faults fill it to the last byte for a while.
 	diskMB    int
 	diskShare float64
+	minFills  int // keep going until the disk filled this often
 	// powerLoss makes every kill a simulated machine crash: what was not fsynced is lost.
 	powerLoss bool
 	// lossBound: with powerLoss and a policy other than always, the longest a lost write
@@ -189,21 +188,14 @@ func run(o options) (*report, error) {
 	rec := newRecorder()
 	rep := &report{opts: o}
 	cfg := workloadConfig{registers: 64, counters: 16, groups: 8, groupLife: 2000}
-	var ids, txns atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range o.clients {
-		c := newClient(i, rec, cfg, &ids, &txns, o.seed+int64(i)+1, clientNet{
-			master:  srv.addr,
-			timeout: 20 * time.Second, // longer than any pause: only a dead server breaks a call
-		})
-		wg.Add(1)
-		go func() { defer wg.Done(); c.run(stop) }()
-	}
+	stopClients := startClients(o, rec, cfg, clientNet{
+		master:  srv.addr,
+		timeout: 20 * time.Second, // longer than any pause: only a dead server breaks a call
+	})
 
 	rng := rand.New(rand.NewSource(o.seed))
 	began := time.Now()
-	for rep.kills < o.cycles || recorded(rec) < o.minOps {
+	for rep.kills < o.cycles || rep.fills < o.minFills || recorded(rec) < o.minOps {
 		time.Sleep(time.Duration(rng.ExpFloat64() * float64(o.interval)))
 		fault := rng.Float64()
 		if !srv.alive() {
@@ -247,13 +239,11 @@ func run(o options) (*report, error) {
 		err := srv.start()
 		rec.event("restarted")
 		if err != nil {
-			close(stop)
-			wg.Wait()
+			stopClients()
 			return nil, err
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stopClients()
 	rep.ran = time.Since(began)
 	if !srv.alive() {
 		rep.unexpectedExits++
@@ -320,22 +310,16 @@ func finalReads(addr string, dial func(context.Context, string, string) (net.Con
 	for i := range cfg.registers {
 		key := fmt.Sprintf("r:%d", i)
 		call := rec.now()
-		s, err := rdb.Get(ctx, key).Int()
-		if err == redis.Nil {
-			err = nil
-		}
+		v, err := getInt(ctx, rdb, key)
 		o, ret := classify(err, rec.now())
-		rec.add("register", reader, regInput{kind: regRead, key: key}, regOutput{value: s}, call, ret, o, err)
+		rec.add("register", reader, regInput{kind: regRead, key: key}, regOutput{value: v}, call, ret, o, err)
 	}
 	for i := range cfg.counters {
 		key := fmt.Sprintf("c:%d", i)
 		call := rec.now()
-		s, err := rdb.Get(ctx, key).Int()
-		if err == redis.Nil {
-			err = nil
-		}
+		v, err := getInt(ctx, rdb, key)
 		o, ret := classify(err, rec.now())
-		rec.add("counter", reader, ctrInput{key: key}, ctrOutput{value: s}, call, ret, o, err)
+		rec.add("counter", reader, ctrInput{key: key}, ctrOutput{value: v}, call, ret, o, err)
 	}
 	rec.mu.Lock()
 	type ack struct {

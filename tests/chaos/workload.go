@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -146,13 +147,7 @@ func (c *client) register() outcome {
 	switch n := c.rng.Intn(4); {
 	case n < 2:
 		in.kind = regRead
-		var s string
-		s, err = c.rdb.Get(ctx, key).Result()
-		if errors.Is(err, redis.Nil) {
-			err = nil
-		} else if err == nil {
-			out.value, _ = strconv.Atoi(s)
-		}
+		out.value, err = getInt(ctx, c.rdb, key)
 	case n == 2:
 		in.kind, in.value = regWrite, int(c.ids.Add(1))
 		err = c.replicated(c.rdb.Set(ctx, key, in.value, 0).Err())
@@ -193,13 +188,7 @@ func (c *client) counter() outcome {
 	var err error
 	call := c.rec.now()
 	if c.rng.Intn(2) == 0 {
-		var s string
-		s, err = c.rdb.Get(ctx, in.key).Result()
-		if errors.Is(err, redis.Nil) {
-			err = nil
-		} else if err == nil {
-			out.value, _ = strconv.Atoi(s)
-		}
+		out.value, err = getInt(ctx, c.rdb, in.key)
 	} else {
 		in.delta = 1 + c.rng.Intn(5)
 		var v int64
@@ -289,6 +278,28 @@ func (c *client) transaction() outcome {
 	out.unknown = o == info
 	c.rec.add("txn", c.id, in, out, call, ret, o, err)
 	return o
+}
+
+// getInt reads a register or counter (0 when the key is absent).
+func getInt(ctx context.Context, rdb *redis.Client, key string) (int, error) {
+	v, err := rdb.Get(ctx, key).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// startClients runs o.clients clients until the returned function, which waits for them.
+func startClients(o options, rec *recorder, cfg workloadConfig, n clientNet) (stop func()) {
+	var ids, txns atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range o.clients {
+		c := newClient(i, rec, cfg, &ids, &txns, o.seed+int64(i)+1, n)
+		wg.Add(1)
+		go func() { defer wg.Done(); c.run(done) }()
+	}
+	return func() { close(done); wg.Wait() }
 }
 
 func atoi(ss []string) []int {
