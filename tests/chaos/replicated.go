@@ -42,7 +42,8 @@ func runReplicated(o options) (*report, error) {
 			return nil, err
 		}
 		args := []string{"--save", "", "--appendonly", "yes", "--appendfsync", o.fsync, "--threads", fmt.Sprint(o.threads),
-			"--repl-diskless-sync-delay", "0", "--auto-aof-rewrite-min-size", "4mb", "--protected-mode", "no"}
+			"--repl-diskless-sync-delay", "0", "--auto-aof-rewrite-min-size", "4mb", "--protected-mode", "no",
+			"--enable-debug-command", "yes"}
 		if i > 0 {
 			args = append(args, "--replicaof", l.ip(0), "6379")
 		}
@@ -174,6 +175,7 @@ func runReplicated(o options) (*report, error) {
 		fmt.Print(strings.Join(rec.events, "\n") + "\n")
 		return rep, fmt.Errorf("the sentinels did not settle on a master with two replicas in sync (logs in %s)", o.out)
 	}
+	rep.digests = digests(l, nodes)
 	finalReads(master.Load().(string), l.dialer(-1), rec, cfg, rep)
 	check(o, rec, rep)
 	return rep, nil
@@ -242,6 +244,22 @@ func waitSettled(l *lan, nodes []*server, limit time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// digests are the nodes' DEBUG DIGEST once the master and both replicas are at one offset:
+// replicas in sync hold the master's data, whatever faults came before.
+func digests(l *lan, nodes []*server) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		c := redis.NewClient(&redis.Options{Addr: n.addr(), Dialer: l.dialer(-1), MaxRetries: -1, Protocol: 2, DisableIdentity: true, DialerRetries: 1})
+		d, err := c.Do(context.Background(), "DEBUG", "DIGEST").Text()
+		c.Close()
+		if err != nil {
+			d = "error: " + err.Error()
+		}
+		out[i] = d
+	}
+	return out
 }
 
 // inSync counts the replicas INFO lists as online at the master's offset.

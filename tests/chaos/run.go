@@ -68,6 +68,17 @@ type report struct {
 	lossAge         time.Duration // the longest a lost append was acknowledged before its crash
 	cutBytes        int64         // bytes the power losses took from the server's files
 	crashes         []int64       // times of the kills (recorder clock)
+	digests         []string      // replicated runs: each node's DEBUG DIGEST once in sync
+}
+
+// diverged says whether nodes in sync at one offset hold different data.
+func (r *report) diverged() bool {
+	for _, d := range r.digests {
+		if d != r.digests[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // lossy says whether the run may lose acknowledged writes by design: power losses under a
@@ -80,7 +91,7 @@ func (r *report) lossy() bool {
 func (r *report) valid() bool {
 	if r.opts.replicated {
 		// Asynchronous replication allows anomalies; with WAIT, acknowledged writes stay.
-		return r.unexpectedExits == 0 && (r.opts.wait == 0 || r.lost == 0)
+		return r.unexpectedExits == 0 && !r.diverged() && (r.opts.wait == 0 || r.lost == 0)
 	}
 	if r.lossy() {
 		return r.unexpectedExits == 0 && r.lossAge <= r.opts.lossBound
@@ -119,6 +130,13 @@ func (r *report) String() string {
 	if r.opts.powerLoss {
 		fmt.Fprintf(&b, "power losses cut %d bytes that were not fsynced; the oldest lost append was acknowledged %d ms before its crash\n",
 			r.cutBytes, r.lossAge.Milliseconds())
+	}
+	if len(r.digests) > 0 {
+		verdict := "the same"
+		if r.diverged() {
+			verdict = "DIFFERENT"
+		}
+		fmt.Fprintf(&b, "nodes in sync hold %s data (DEBUG DIGEST %s)\n", verdict, strings.Join(r.digests, " "))
 	}
 	if len(r.lostExamples) > 0 {
 		fmt.Fprintf(&b, "missing, for example: %s\n", strings.Join(r.lostExamples, ", "))

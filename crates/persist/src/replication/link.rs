@@ -219,6 +219,16 @@ struct Session<'a> {
 const MAX_LINE: usize = 64 * 1024;
 
 impl Session<'_> {
+    /// Whether what was applied is in our AOF as `appendfsync` wants it (written, and
+    /// fsynced under `always`), so an acknowledgement may say we have it: Redis's replica
+    /// answers its master after flushing its AOF, so WAIT counts replicas that keep the
+    /// writes across their own crash. While our log cannot be written, no acknowledgement
+    /// goes out (the periodic one retries).
+    fn logged(&self) -> bool {
+        use quince_engine::persistence::Persistence;
+        self.layer.make_durable().is_ok()
+    }
+
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }
@@ -581,7 +591,9 @@ impl Session<'_> {
                     return Err("the master's client was killed (CLIENT KILL)".to_string());
                 }
                 if last_ack.elapsed() >= Duration::from_secs(1) {
-                    send_ack(&mut *reader.stream, replication.offset())?;
+                    if self.logged() {
+                        send_ack(&mut *reader.stream, replication.offset())?;
+                    }
                     last_ack = Instant::now();
                 }
                 match decoder.decode(reader.pending()).map_err(|e| format!("protocol error from the master: {e:?}"))? {
@@ -615,8 +627,10 @@ impl Session<'_> {
                         }
                         if getack {
                             // The offset before this command, as Redis's replica reports it.
-                            send_ack(&mut *reader.stream, replication.offset())?;
-                            last_ack = Instant::now();
+                            if self.logged() {
+                                send_ack(&mut *reader.stream, replication.offset())?;
+                                last_ack = Instant::now();
+                            }
                         } else {
                             reply.clear();
                             engine.execute(&mut client, &refs, &mut Encoder::new(&mut reply, Protocol::Resp2));
