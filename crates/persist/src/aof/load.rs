@@ -80,6 +80,12 @@ pub fn load_commands_from(
         let command = match reader.next_command() {
             Ok(Some(command)) => command,
             Ok(None) => break,
+            // Torn inside a transaction: cut before its MULTI (Redis cuts after the last
+            // whole command, leaving a MULTI open that swallows the next appends).
+            Err(ReadError::Eof) if queued.is_some() => {
+                log(&format!("Revert incomplete MULTI/EXEC transaction in AOF file {name}"));
+                return torn_tail(path, &name, valid_before_multi, last, truncate_ok, log);
+            }
             Err(ReadError::Eof) => return torn_tail(path, &name, valid_up_to, last, truncate_ok, log),
             Err(ReadError::Format) => {
                 return Err(LoadError(format!(

@@ -3,7 +3,7 @@
 //! commit: one write and one fsync cover every write buffered by then, from any client).
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use parking_lot::Mutex;
@@ -36,8 +36,48 @@ struct Pending {
     annotated_s: u64,
 }
 
+/// The file the writer appends to: a real one, or a simulated disk's (the deterministic
+/// simulator's, `crates/sim`, which decides what each call does and what a crash keeps).
+pub trait LogFile: Send {
+    /// One `write(2)` at the file's position: how many bytes it took (fewer on a full disk).
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize>;
+    /// Cuts (or extends) the file to `len` bytes and puts the position there.
+    fn cut_to(&mut self, len: u64) -> std::io::Result<()>;
+    /// `fdatasync(2)`: what was written so far survives a crash.
+    fn sync_data(&mut self) -> std::io::Result<()>;
+    /// A second handle on the same file, for fsyncs made outside the writer's lock.
+    fn another_handle(&self) -> std::io::Result<Box<dyn LogFile>>;
+    /// The real file, when there is one (a mapped tail needs it).
+    fn as_file(&self) -> Option<&File> {
+        None
+    }
+}
+
+impl LogFile for File {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        Write::write(self, data)
+    }
+
+    fn cut_to(&mut self, len: u64) -> std::io::Result<()> {
+        self.set_len(len)?;
+        self.seek(SeekFrom::Start(len)).map(|_| ())
+    }
+
+    fn sync_data(&mut self) -> std::io::Result<()> {
+        File::sync_data(self)
+    }
+
+    fn another_handle(&self) -> std::io::Result<Box<dyn LogFile>> {
+        Ok(Box::new(self.try_clone()?))
+    }
+
+    fn as_file(&self) -> Option<&File> {
+        Some(self)
+    }
+}
+
 struct Target {
-    file: File,
+    file: Box<dyn LogFile>,
     /// Bytes in the file (for INFO aof_current_size and the rewrite growth rule): the log's
     /// logical end, short of the preallocated end of a mapped tail.
     size: u64,
@@ -45,6 +85,14 @@ struct Target {
     /// of `write` calls.
     mapped: bool,
     tail: Option<MappedTail>,
+    /// Under `always` (plain writes): the bytes written since the last successful fsync,
+    /// and the file's size then. After a failed fsync Linux may have dropped those pages
+    /// (marked clean, so the next fsync succeeds without them and a crash finds zeros or
+    /// old blocks): `resync` says they must be written again before the next fsync counts.
+    track: bool,
+    unsynced: Vec<u8>,
+    synced_size: u64,
+    resync: bool,
 }
 
 /// The end of the log mapped into memory (the embedded library's choice, `Layer::
@@ -74,13 +122,16 @@ impl Target {
             let mut written = 0;
             while written < data.len() {
                 match self.file.write(&data[written..]) {
-                    Ok(0) => return Err(self.short_write(written, std::io::ErrorKind::WriteZero.into())),
+                    Ok(0) => return Err(self.short_write(&data[..written], std::io::ErrorKind::WriteZero.into())),
                     Ok(n) => written += n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(self.short_write(written, e)),
+                    Err(e) => return Err(self.short_write(&data[..written], e)),
                 }
             }
             self.size += data.len() as u64;
+            if self.track {
+                self.unsynced.extend_from_slice(data);
+            }
             return Ok(());
         }
         let end = self.size + data.len() as u64;
@@ -98,20 +149,75 @@ impl Target {
         Ok(())
     }
 
+    /// Tracks (or stops tracking) what is not yet fsynced, from a file taken as synced now.
+    fn set_tracking(&mut self, on: bool) {
+        let on = on && !self.mapped;
+        if on != self.track {
+            self.track = on;
+            self.unsynced.clear();
+            self.synced_size = self.size;
+            self.resync = false;
+        }
+    }
+
+    /// fsync under `always`. After a failed one, the bytes since the last good fsync are
+    /// written again first (the file cut back to where it was synced), so a success means
+    /// they are on the disk, not that the kernel forgot them.
+    fn sync(&mut self) -> std::io::Result<()> {
+        if self.resync {
+            self.file.cut_to(self.synced_size)?;
+            self.size = self.synced_size;
+            let data = std::mem::take(&mut self.unsynced);
+            let mut written = 0;
+            while written < data.len() {
+                match self.file.write(&data[written..]) {
+                    Ok(0) => return Err(self.rewrite_failed(data, std::io::ErrorKind::WriteZero.into())),
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(self.rewrite_failed(data, e)),
+                }
+            }
+            self.size += data.len() as u64;
+            self.unsynced = data;
+            self.resync = false;
+        }
+        let result = self.file.sync_data();
+        match &result {
+            Ok(()) => {
+                self.unsynced.clear();
+                self.synced_size = self.size;
+            }
+            Err(_) if self.track => self.resync = true,
+            Err(_) => {}
+        }
+        result
+    }
+
+    /// Writing the unsynced bytes again stopped part-way: cut back to the synced size
+    /// again (a retry starts over from there).
+    fn rewrite_failed(&mut self, data: Vec<u8>, e: std::io::Error) -> std::io::Error {
+        let _ = self.file.cut_to(self.synced_size);
+        self.size = self.synced_size;
+        self.unsynced = data;
+        self.resync = true;
+        e
+    }
+
     /// A write that stopped part-way (a full disk): as Redis does, the part written is cut
     /// back off the file, so retrying the whole buffer cannot log those commands twice; if
     /// even that fails, the part stays in the log and only the rest is to be retried.
-    fn short_write(&mut self, written: usize, e: std::io::Error) -> (usize, std::io::Error) {
-        use std::io::{Seek, SeekFrom};
-        if written == 0 {
+    fn short_write(&mut self, written: &[u8], e: std::io::Error) -> (usize, std::io::Error) {
+        if written.is_empty() || cfg!(feature = "seeded-bug") {
             return (0, e);
         }
-        let cut = self.file.set_len(self.size).and_then(|()| self.file.seek(SeekFrom::Start(self.size)));
-        if cut.is_ok() {
+        if self.file.cut_to(self.size).is_ok() {
             return (0, e);
         }
-        self.size += written as u64;
-        (written, e)
+        self.size += written.len() as u64;
+        if self.track {
+            self.unsynced.extend_from_slice(written);
+        }
+        (written.len(), e)
     }
 
     /// Maps a tail covering the log from its end to at least `end`, extending the file.
@@ -121,7 +227,10 @@ impl Target {
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
         let start = self.size / page * page;
         let needed = (end - start).div_ceil(page) * page;
-        let fd = self.file.as_raw_fd();
+        let Some(file) = self.file.as_file() else {
+            return Err(std::io::Error::other("only a real file can be mapped"));
+        };
+        let fd = file.as_raw_fd();
         // A full chunk when the disk has room, else exactly what this append needs.
         let mut len = needed.max(MAP_CHUNK);
         // SAFETY: fallocate on our own descriptor; mode 0 allocates and extends the file.
@@ -167,7 +276,7 @@ impl Target {
             return Ok(());
         }
         self.unmap();
-        self.file.set_len(self.size)
+        self.file.cut_to(self.size)
     }
 }
 
@@ -182,7 +291,7 @@ pub struct AofWriter {
     pending: Mutex<Pending>,
     target: Mutex<Target>,
     /// A handle on the same file for fsyncs made outside `target`'s lock.
-    sync_handle: Mutex<File>,
+    sync_handle: Mutex<Box<dyn LogFile>>,
     appended: AtomicU64,
     written: AtomicU64,
     synced: AtomicU64,
@@ -198,11 +307,25 @@ pub struct AofWriter {
 
 impl AofWriter {
     pub fn new(file: File, size: u64, policy: FsyncPolicy) -> std::io::Result<Self> {
-        let sync_handle = file.try_clone()?;
+        Self::on(Box::new(file), size, policy)
+    }
+
+    /// A writer appending to `file`, which holds `size` bytes of log already.
+    pub fn on(file: Box<dyn LogFile>, size: u64, policy: FsyncPolicy) -> std::io::Result<Self> {
+        let sync_handle = file.another_handle()?;
         Ok(Self {
             pending: Mutex::new(Pending { buf: Vec::new(), selected_db: None, annotated_s: 0 }),
             timestamps: AtomicBool::new(false),
-            target: Mutex::new(Target { file, size, mapped: false, tail: None }),
+            target: Mutex::new(Target {
+                file,
+                size,
+                mapped: false,
+                tail: None,
+                track: policy == FsyncPolicy::Always,
+                unsynced: Vec::new(),
+                synced_size: size,
+                resync: false,
+            }),
             sync_handle: Mutex::new(sync_handle),
             appended: AtomicU64::new(0),
             written: AtomicU64::new(0),
@@ -221,6 +344,8 @@ impl AofWriter {
             let _ = target.finish();
         }
         target.mapped = on;
+        let always = self.policy() == FsyncPolicy::Always;
+        target.set_tracking(always);
     }
 
     /// `aof-timestamp-enabled`.
@@ -230,6 +355,7 @@ impl AofWriter {
 
     pub fn set_policy(&self, policy: FsyncPolicy) {
         self.policy.store(policy as u8, Ordering::SeqCst);
+        self.target.lock().set_tracking(policy == FsyncPolicy::Always);
     }
 
     pub fn policy(&self) -> FsyncPolicy {
@@ -315,7 +441,7 @@ impl AofWriter {
         }
         self.written.store(end, Ordering::SeqCst);
         if always {
-            if let Err(e) = target.file.sync_data() {
+            if let Err(e) = target.sync() {
                 let message = format!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}");
                 *self.error.lock() = Some(message.clone());
                 return Err(message);
