@@ -672,6 +672,76 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A file whose next fsync fails and, as Linux may, drops the dirty pages: a crash
+    /// finds zeros where they were, even after a later fsync succeeded.
+    #[derive(Default)]
+    struct Dropping {
+        written: Vec<u8>,
+        durable: Vec<u8>,
+        fail_next_sync: bool,
+        dropped: Option<(usize, usize)>,
+    }
+
+    #[derive(Clone, Default)]
+    struct DroppingFile(std::sync::Arc<Mutex<Dropping>>);
+
+    impl LogFile for DroppingFile {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().written.extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn cut_to(&mut self, len: u64) -> std::io::Result<()> {
+            let mut f = self.0.lock();
+            f.written.truncate(len as usize);
+            f.durable.truncate(len as usize);
+            if f.dropped.is_some_and(|(from, _)| from >= len as usize) {
+                f.dropped = None;
+            }
+            Ok(())
+        }
+        fn sync_data(&mut self) -> std::io::Result<()> {
+            let mut f = self.0.lock();
+            if std::mem::take(&mut f.fail_next_sync) {
+                f.dropped = Some((f.durable.len(), f.written.len()));
+                return Err(std::io::Error::from_raw_os_error(5));
+            }
+            let mut image = f.written.clone();
+            if let Some((from, to)) = f.dropped {
+                let to = to.min(image.len());
+                image[from..to].fill(0);
+            }
+            f.durable = image;
+            Ok(())
+        }
+        fn another_handle(&self) -> std::io::Result<Box<dyn LogFile>> {
+            Ok(Box::new(self.clone()))
+        }
+    }
+
+    #[test]
+    fn after_a_failed_fsync_under_always_the_unsynced_writes_are_written_again() {
+        let file = DroppingFile::default();
+        let writer = AofWriter::on(Box::new(file.clone()), 0, FsyncPolicy::Always).unwrap();
+        let mut effects = Effects::default();
+        effects.push(0, &["SET", "a", "1"]);
+        writer.append(&effects);
+        writer.make_durable().unwrap();
+        file.0.lock().fail_next_sync = true;
+        effects.clear();
+        effects.push(0, &["SET", "b", "2"]);
+        writer.append(&effects);
+        assert!(writer.make_durable().is_err(), "the reply waits");
+        effects.clear();
+        effects.push(0, &["SET", "c", "3"]);
+        writer.append(&effects);
+        writer.make_durable().unwrap();
+        let f = file.0.lock();
+        assert_eq!(f.durable, f.written, "what the fsync that succeeded covers is on the disk");
+        let text = String::from_utf8(f.durable.clone()).unwrap();
+        assert!(text.ends_with("$1\r\nb\r\n$1\r\n2\r\n*3\r\n$3\r\nSET\r\n$1\r\nc\r\n$1\r\n3\r\n"), "{text:?}");
+        assert_eq!(text.matches("SET").count(), 3, "each write once: {text:?}");
+    }
+
     #[test]
     fn replicas_only_commands_skip_the_aof_but_count_for_the_wrap() {
         let mut effects = Effects::default();
