@@ -202,10 +202,32 @@ func TestSplitBrainLosesWritesAcknowledgedWithoutWait(t *testing.T) {
 		t.Skip("needs redis-sentinel (apt-get install redis-sentinel)")
 	}
 	o := options{binary: serverBinary(t), fsync: "always", replicated: true, splitBrain: true, cycles: 2,
-		clients: 8, threads: 2, seed: time.Now().UnixNano(), out: t.TempDir()}
+		clients: 8, threads: 2, seed: time.Now().UnixNano(), out: t.TempDir(), brief: true}
 	rep := mustRun(t, o)
 	if rep.acked == 0 || rep.lost == 0 {
 		t.Fatalf("two split brains lost no acknowledged append (%d acknowledged; seed %d): the failover or the check is not working; histories in %s",
 			rep.acked, o.seed, o.out)
+	}
+}
+
+// With WAIT 2 as the acknowledgement, no acknowledged write is lost through partitions,
+// master kills and pauses with Sentinel failovers, and the replicas end with the master's
+// data.
+func TestWaitTwoLosesNoAcknowledgedWrite(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root (CI runs as root)")
+	}
+	if _, err := exec.LookPath("redis-sentinel"); err != nil {
+		if os.Getenv("QUINCE_REQUIRE_REDIS") == "1" {
+			t.Fatal("QUINCE_REQUIRE_REDIS=1 but redis-sentinel is not on PATH")
+		}
+		t.Skip("needs redis-sentinel (apt-get install redis-sentinel)")
+	}
+	o := options{binary: serverBinary(t), fsync: "always", replicated: true, wait: 2, cycles: 5,
+		clients: 8, threads: 2, seed: time.Now().UnixNano(), out: t.TempDir(), brief: true}
+	rep := mustRun(t, o)
+	if rep.acked == 0 || rep.lost != 0 || rep.diverged() || rep.unexpectedExits != 0 {
+		t.Fatalf("seed %d: %d of %d appends acknowledged by WAIT 2 lost (replicas diverged: %v); histories in %s",
+			o.seed, rep.lost, rep.acked, rep.diverged(), o.out)
 	}
 }

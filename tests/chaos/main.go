@@ -69,6 +69,7 @@ func main() {
 	flag.IntVar(&o.wait, "wait", 0, "with -replicated: acknowledge writes by WAIT for this many replicas")
 	flag.DurationVar(&o.interval, "interval", 700*time.Millisecond, "mean time between faults")
 	flag.Int64Var(&o.seed, "seed", time.Now().UnixNano(), "random seed of clients and nemesis")
+	flag.BoolVar(&o.brief, "brief", false, "don't explain refused histories (their shortest refused prefixes and visualizations take minutes in replicated runs)")
 	flag.StringVar(&o.out, "out", "", "directory for the server's files and, on failure, Porcupine's visualizations (default: a temporary one)")
 	flag.Parse()
 	if o.binary == "" {
