@@ -187,11 +187,10 @@ func mustRun(t *testing.T, o options) *report {
 	return rep
 }
 
-// Master, two replicas and three sentinels; each fault isolates the master with the
-// clients for 6 s (a split brain) and writes are acknowledged by the master alone: the run
-// must see acknowledged writes lost once the sentinels promote a replica, as asynchronous
-// replication allows (docs/guarantees.md). The harness must see that loss.
-func TestSplitBrainLosesWritesAcknowledgedWithoutWait(t *testing.T) {
+// needNamespacesAndSentinel skips a replicated run where it cannot run: network namespaces
+// need root, the sentinels redis-sentinel (which CI must have).
+func needNamespacesAndSentinel(t *testing.T) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("network namespaces need root (CI runs as root)")
 	}
@@ -201,6 +200,14 @@ func TestSplitBrainLosesWritesAcknowledgedWithoutWait(t *testing.T) {
 		}
 		t.Skip("needs redis-sentinel (apt-get install redis-sentinel)")
 	}
+}
+
+// Master, two replicas and three sentinels; each fault isolates the master with the
+// clients for 6 s (a split brain) and writes are acknowledged by the master alone: the run
+// must see acknowledged writes lost once the sentinels promote a replica, as asynchronous
+// replication allows (docs/guarantees.md). The harness must see that loss.
+func TestSplitBrainLosesWritesAcknowledgedWithoutWait(t *testing.T) {
+	needNamespacesAndSentinel(t)
 	o := options{binary: serverBinary(t), fsync: "always", replicated: true, splitBrain: true, cycles: 2,
 		clients: 8, threads: 2, seed: time.Now().UnixNano(), out: t.TempDir(), brief: true}
 	rep := mustRun(t, o)
@@ -214,15 +221,7 @@ func TestSplitBrainLosesWritesAcknowledgedWithoutWait(t *testing.T) {
 // master kills and pauses with Sentinel failovers, and the replicas end with the master's
 // data.
 func TestWaitTwoLosesNoAcknowledgedWrite(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root (CI runs as root)")
-	}
-	if _, err := exec.LookPath("redis-sentinel"); err != nil {
-		if os.Getenv("QUINCE_REQUIRE_REDIS") == "1" {
-			t.Fatal("QUINCE_REQUIRE_REDIS=1 but redis-sentinel is not on PATH")
-		}
-		t.Skip("needs redis-sentinel (apt-get install redis-sentinel)")
-	}
+	needNamespacesAndSentinel(t)
 	o := options{binary: serverBinary(t), fsync: "always", replicated: true, wait: 2, cycles: 5,
 		clients: 8, threads: 2, seed: time.Now().UnixNano(), out: t.TempDir(), brief: true}
 	rep := mustRun(t, o)
