@@ -267,9 +267,7 @@ fn appendfsync_everysec_loses_at_most_about_a_second() {
 /// next restart.)
 #[test]
 fn a_log_torn_inside_a_transaction_loses_that_transaction_only() {
-    let dir = std::env::temp_dir().join(format!("quince-torn-multi-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = quince_test_util::server_dir("torn-multi");
     let incr = dir.join("appendonlydir").join("appendonly.aof.1.incr.aof");
     {
         let mut server = start(&dir, "always");

@@ -302,9 +302,7 @@ fn wait_counts_the_replicas_that_acknowledged() {
 #[test]
 fn a_replica_acknowledges_only_writes_in_its_log() {
     let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
-    let dir = std::env::temp_dir().join(format!("quince-replica-ack-log-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = quince_test_util::server_dir("replica-ack-log");
     let master_port = master.port.to_string();
     let log = ["--dir", dir.to_str().unwrap(), "--appendonly", "yes", "--appendfsync", "always"];
     let replica_args = [&log[..], &["--replicaof", "127.0.0.1", &master_port]].concat();
@@ -359,9 +357,7 @@ fn a_replica_acknowledges_only_writes_in_its_log() {
 #[test]
 fn a_replica_restarted_from_its_snapshot_continues_partially() {
     let master = start_quince(env!("CARGO_BIN_EXE_quince-server"), &NO_DELAY);
-    let dir = std::env::temp_dir().join(format!("quince-replica-restart-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = quince_test_util::server_dir("replica-restart");
     let master_port = master.port.to_string();
     let args =
         ["--replicaof", "127.0.0.1", &master_port, "--dir", dir.to_str().unwrap(), "--enable-debug-command", "yes"];

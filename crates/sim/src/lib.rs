@@ -19,7 +19,7 @@
 pub mod disk;
 
 use std::any::Any;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use disk::{Crash, Faults, SimFile};
@@ -220,7 +220,7 @@ impl World {
                 }
             }
             let c = self.rng.random_range(0..self.clients.len());
-            self.client_step(c)?;
+            self.client_step(c);
             for line in self.file.take_trace() {
                 self.trace.push(format!("step {step}: {line}"));
             }
@@ -233,7 +233,7 @@ impl World {
         self.crash(Crash::Power)
     }
 
-    fn client_step(&mut self, c: usize) -> Result<(), String> {
+    fn client_step(&mut self, c: usize) {
         match self.clients[c].state {
             ClientState::Waiting(point) => self.await_durable(c, point),
             ClientState::Idle => {
@@ -243,7 +243,7 @@ impl World {
                         self.execute(c, &["MULTI".to_string()]);
                         let queued = self.rng.random_range(1..4);
                         self.clients[c].state = ClientState::Queuing(queued);
-                        return Ok(());
+                        return;
                     }
                     1 => {
                         let (list, counter, value) = (self.key("l"), self.key("n"), self.value());
@@ -256,19 +256,16 @@ impl World {
                     }
                 }
                 self.after_command(c, before);
-                Ok(())
             }
             ClientState::Queuing(0) => {
                 let before = self.writer.position();
                 self.execute(c, &["EXEC".to_string()]);
                 self.after_command(c, before);
-                Ok(())
             }
             ClientState::Queuing(left) => {
                 let command = self.write_command();
                 self.execute(c, &command);
                 self.clients[c].state = ClientState::Queuing(left - 1);
-                Ok(())
             }
         }
     }
@@ -284,19 +281,18 @@ impl World {
         let digest = self.digest();
         self.points.push(Point { position, digest, acked_ms: None });
         self.clients[c].state = ClientState::Waiting(self.points.len() - 1);
-        let _ = self.await_durable(c, self.points.len() - 1);
+        self.await_durable(c, self.points.len() - 1);
     }
 
     /// The server's reply path: under always the reply waits until the write is fsynced
     /// (retried at the client's later steps); otherwise it goes once the log was written to.
-    fn await_durable(&mut self, c: usize, point: usize) -> Result<(), String> {
+    fn await_durable(&mut self, c: usize, point: usize) {
         let position = self.points[point].position;
         if self.writer.make_durable_upto(position).is_ok() {
             self.points[point].acked_ms = Some(self.clock.now_ms());
             self.report.acknowledged += 1;
             self.clients[c].state = ClientState::Idle;
         }
-        Ok(())
     }
 
     fn crash(&mut self, how: Crash) -> Result<(), String> {
@@ -421,9 +417,4 @@ pub fn run_seeds(from: u64, count: u64) -> Result<Report, Failure> {
         total.crashes += report.crashes;
     }
     Ok(total)
-}
-
-/// Where a failing seed's trace goes when written out.
-pub fn trace_path(dir: &Path, seed: u64) -> PathBuf {
-    dir.join(format!("seed-{seed}.txt"))
 }

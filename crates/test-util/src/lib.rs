@@ -88,7 +88,7 @@ pub struct ServerProcess {
 }
 
 /// A fresh directory for one server's files.
-fn server_dir(name: &str) -> PathBuf {
+pub fn server_dir(name: &str) -> PathBuf {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("quince-test-{name}-{}-{n}", std::process::id()));

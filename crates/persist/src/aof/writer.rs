@@ -167,18 +167,11 @@ impl Target {
         if self.resync {
             self.file.cut_to(self.synced_size)?;
             self.size = self.synced_size;
+            // `append` tracks the bytes as unsynced again.
             let data = std::mem::take(&mut self.unsynced);
-            let mut written = 0;
-            while written < data.len() {
-                match self.file.write(&data[written..]) {
-                    Ok(0) => return Err(self.rewrite_failed(data, std::io::ErrorKind::WriteZero.into())),
-                    Ok(n) => written += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(self.rewrite_failed(data, e)),
-                }
+            if let Err((_, e)) = self.append(&data) {
+                return Err(self.rewrite_failed(data, e));
             }
-            self.size += data.len() as u64;
-            self.unsynced = data;
             self.resync = false;
         }
         let result = self.file.sync_data();
