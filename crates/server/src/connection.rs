@@ -62,7 +62,8 @@ impl RingSocket {
 
 pub struct Connection {
     pub io: Io,
-    pub client: Client,
+    /// Boxed: a script command takes it away and gives it back (a pointer, not a copy).
+    pub client: Box<Client>,
     decoder: RequestDecoder,
     /// Read buffer; `read_buf[read_start..read_end]` is received but not yet executed.
     /// Its length is its usable size: it is zeroed once when grown, never per read.
@@ -84,9 +85,13 @@ pub struct Connection {
     token: usize,
     scripts: ScriptQueue,
     /// This client's script command is queued or running (see worker/scripts.rs): `client`
-    /// is a stale copy until it comes back, and further requests wait, like a blocked
+    /// is the shell below until it comes back, and further requests wait, like a blocked
     /// client's.
     pub script_running: bool,
+    /// A copy of the client made at its first script, standing in for it while each script
+    /// runs (its id, handle, db and protocol are what the connection reads meanwhile):
+    /// handing the client over costs no clone and no reference counts.
+    script_shell: Option<Box<Client>>,
     /// Requests of the pipeline whose keys were prefetched and have not run yet.
     prefetched: usize,
     /// The connection is to be closed (peer gone, killed) once its script comes back.
@@ -115,7 +120,7 @@ impl Connection {
     pub fn new(io: Io, client: Client, max_bulk_len: i64, token: usize, scripts: ScriptQueue) -> Self {
         Self {
             io,
-            client,
+            client: Box::new(client),
             decoder: RequestDecoder::new(max_bulk_len),
             read_buf: vec![0; READ_CHUNK],
             read_start: 0,
@@ -130,6 +135,7 @@ impl Connection {
             token,
             scripts,
             script_running: false,
+            script_shell: None,
             prefetched: 0,
             close_pending: false,
             registered_writable: false,
@@ -317,7 +323,16 @@ impl Connection {
                     // them while busy); the rest of the pipeline waits for its reply. While
                     // another script is busy it runs now, to get BUSY at once as in Redis.
                     if engine.runs_script(&self.client, &args) && !engine.scripting.busy(&*engine.clock) {
-                        self.scripts.submit(self.token, self.client.clone(), &args);
+                        let mut shell = self.script_shell.take().unwrap_or_else(|| {
+                            let mut shell = self.client.clone();
+                            shell.multi = None;
+                            shell.watched.clear();
+                            shell
+                        });
+                        shell.db = self.client.db;
+                        shell.protocol = self.client.protocol;
+                        let client = std::mem::replace(&mut self.client, shell);
+                        self.scripts.submit(self.token, client, &args);
                         self.read_start += len;
                         self.script_running = true;
                         // It may wait for the gate: its command reads the clock.
@@ -402,8 +417,8 @@ impl Connection {
 
     /// The worker ran this client's script command: takes the client back, sends the
     /// reply and goes on with the buffered requests.
-    pub fn finish_script(&mut self, engine: &Engine, client: Client, reply: &[u8]) -> Next {
-        self.client = client;
+    pub fn finish_script(&mut self, engine: &Engine, client: Box<Client>, reply: &[u8]) -> Next {
+        self.script_shell = Some(std::mem::replace(&mut self.client, client));
         self.script_running = false;
         self.queue_output(reply);
         if self.client.close_after_reply {

@@ -19,9 +19,9 @@ use quince_resp::Encoder;
 /// A script command met by connection `token`, waiting for its turn.
 pub struct ScriptJob {
     pub token: usize,
-    /// The connection's client as the command starts (the connection keeps a copy for
-    /// CLIENT LIST and the like while the script runs, and takes this one back after).
-    pub client: Client,
+    /// The connection's client as the command starts (the connection keeps a stand-in
+    /// for CLIENT LIST and the like while the script runs, and takes this one back after).
+    pub client: Box<Client>,
     pub args: ArgBuffer,
 }
 
@@ -68,7 +68,7 @@ struct Queue {
 }
 
 impl ScriptQueue {
-    pub fn submit(&self, token: usize, client: Client, args: &[&[u8]]) {
+    pub fn submit(&self, token: usize, client: Box<Client>, args: &[&[u8]]) {
         let mut queue = self.0.borrow_mut();
         let mut buffer = queue.spare.pop().unwrap_or_default();
         buffer.fill(args);

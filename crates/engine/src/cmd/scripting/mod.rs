@@ -259,6 +259,9 @@ struct ScriptSource {
     conduct: Arc<Conduct>,
 }
 
+/// One Lua state and every handle to it. mlua is built without its `send` feature: with
+/// it, each Lua API call takes a reentrant mutex and every handle clone is an atomic
+/// count, which was a fifth of the server's CPU time per EVALSHA (perf, P=16).
 struct Vm {
     lua: Lua,
     /// The `eval_generation` or `libraries_generation` it was made in.
@@ -320,9 +323,9 @@ impl RunState {
     }
 
     fn busy_at(&self, now_ms: i64) -> bool {
-        self.running.load(Ordering::SeqCst) && {
+        self.running.load(Ordering::Acquire) && {
             let threshold = self.threshold_ms.load(Ordering::Relaxed);
-            threshold > 0 && now_ms - self.start_ms.load(Ordering::SeqCst) >= threshold
+            threshold > 0 && now_ms - self.start_ms.load(Ordering::Relaxed) >= threshold
         }
     }
 }
@@ -495,10 +498,20 @@ struct FunctionInfo {
     library: String,
     flags: u32,
     description: Option<String>,
-    callback: Function,
+    /// The function in a VM's own libraries; `None` in the registered ones (`function_vm`
+    /// takes them out: no Lua handle may outlive its VM's lock, see `Vm`'s `Send`).
+    callback: Option<VmFunction>,
     /// How it behaved so far (in the registered libraries; a VM's copy has its own, unused).
     conduct: Arc<Conduct>,
 }
+
+/// A library function's handle in the VM that loaded it.
+struct VmFunction(Function);
+
+// SAFETY: as for `Vm`: a `VmFunction` is either in a VM's own libraries (it moves with its
+// VM) or, between `function_vm`'s two lock guards, in the registered libraries, and
+// `function_vm` drops those before it lets the registering VM go.
+unsafe impl Send for VmFunction {}
 
 /// How a script behaved in its runs so far, which decides whether it may run alongside
 /// other clients' commands and scripts, holding only the shards of its declared keys.
@@ -1526,6 +1539,14 @@ fn lua_err(msg: impl Into<String>) -> mlua::Error {
     mlua::Error::RuntimeError(msg.into())
 }
 
+// SAFETY: mlua's handles (`Lua`, `Table`, `Function`, values) share non-atomic counts of
+// the state they point to, so they must never be used from two threads at once. Every
+// handle to a Vm's state lives in the Vm itself or inside the Lua state (the hook and
+// callback closures), and values made during a run are dropped before it ends; the Vm
+// moves between threads only as a whole (a `Box` handed through `VmPool`, or `fvm` under
+// its mutex), so one thread at a time uses all of them.
+unsafe impl Send for Vm {}
+
 impl Vm {
     fn new(
         engine: &Engine,
@@ -1717,8 +1738,10 @@ impl Vm {
         }
         let now = self.lua.used_memory();
         let before = self.noted_memory.replace(now);
-        self.memory_gauge.fetch_add(now, Ordering::Relaxed);
-        self.memory_gauge.fetch_sub(before, Ordering::Relaxed);
+        // One locked instruction, none when nothing changed (the gauge wraps as usize).
+        if now != before {
+            self.memory_gauge.fetch_add(now.wrapping_sub(before), Ordering::Relaxed);
+        }
     }
 
     /// The count hook every script runs under (installed once; FUNCTION LOAD and a killed
@@ -1731,6 +1754,16 @@ impl Vm {
             let now_ms = clock.now_ms();
             if !run.killed.load(Ordering::SeqCst) && run.busy_at(now_ms) {
                 // From now on other clients get BUSY (until `run_script` ends it).
+                if !run.busy.load(Ordering::Relaxed) {
+                    // What SCRIPT KILL, FUNCTION STATS and the log show of a busy script.
+                    let recorded = Invocation::with_current(|invocation| {
+                        run.set_current(invocation.name, invocation.command);
+                        Ok(())
+                    });
+                    if recorded.is_err() {
+                        run.set_current("?", &[]);
+                    }
+                }
                 if !run.busy.swap(true, Ordering::SeqCst) {
                     busy_scripts.fetch_add(1, Ordering::SeqCst);
                     if let Some(log) = warning_log.get() {
@@ -2231,6 +2264,9 @@ struct Invocation<'a> {
     /// It stopped to run again alone (see `RunState::escalated`).
     escalated: bool,
     client: &'a mut Client,
+    /// The script's name (SHA or function) and command, for `RunState::set_current`.
+    name: &'a str,
+    command: &'a [&'a [u8]],
     /// The script's keys and arguments (the runner hands them to it).
     keys: &'a [&'a [u8]],
     argv: &'a [&'a [u8]],
@@ -2867,25 +2903,29 @@ fn run_script(
     let eval_mode = matches!(target, Target::Eval(_));
 
     let engine = ctx.engine;
-    let run = Arc::clone(&vm.run);
-    run.killed.store(false, Ordering::SeqCst);
-    run.wrote.store(false, Ordering::SeqCst);
-    run.eval_mode.store(eval_mode, Ordering::SeqCst);
-    run.set_current(name, command);
+    let run: &RunState = &vm.run;
+    // PERF: plain stores, published by `running`'s release (a SeqCst store is a locked
+    // instruction, and this runs for every script). Other threads read these only for a
+    // busy script, after the hook's SeqCst `busy` swap; the name and command are recorded
+    // then too (`RunState::set_current`), not on every run.
+    run.killed.store(false, Ordering::Relaxed);
+    run.wrote.store(false, Ordering::Relaxed);
+    run.eval_mode.store(eval_mode, Ordering::Relaxed);
     // The time the script's commands see: its command's start (no clock read of its own).
-    run.start_ms.store(ctx.now_ms, Ordering::SeqCst);
+    run.start_ms.store(ctx.now_ms, Ordering::Relaxed);
     run.threshold_ms.store(engine.hot.busy_reply_threshold_ms.load(Ordering::Relaxed), Ordering::Relaxed);
-    run.running.store(true, Ordering::SeqCst);
+    run.running.store(true, Ordering::Release);
     // Under the Lua debugger the script runs alone and counts as busy from the start:
     // other clients get BUSY while the user steps (Redis blocks the whole server).
     let debugging = eval_mode && ctx.client.script_debug && ldb::active();
     if debugging {
+        run.set_current(name, command);
         engine.scripting.debug_sessions.fetch_add(1, Ordering::SeqCst);
         run.busy.store(true, Ordering::SeqCst);
         vm.busy_scripts.fetch_add(1, Ordering::SeqCst);
         let timeout_ms = engine.hot.busy_reply_threshold_ms.load(Ordering::Relaxed);
         let context =
-            ldb::HookContext { hooks: vm.hooks.clone(), env: vm.env.clone(), run: Arc::clone(&run), timeout_ms };
+            ldb::HookContext { hooks: vm.hooks.clone(), env: vm.env.clone(), run: Arc::clone(&vm.run), timeout_ms };
         ldb::install_hook(&vm.lua, context);
     }
 
@@ -2908,7 +2948,9 @@ fn run_script(
     ctx.client.script_repl = crate::persistence::targets::ALL;
     let mut invocation = Invocation {
         engine,
-        run: &run,
+        run,
+        name,
+        command,
         alongside,
         held,
         checks,
@@ -2942,8 +2984,8 @@ fn run_script(
     ctx.client.in_exec = was_in_exec;
     ctx.client.reply_mode = saved_reply_mode;
     ctx.client.select(saved_db);
-    let killed = run.killed.load(Ordering::SeqCst);
-    run.running.store(false, Ordering::SeqCst);
+    let killed = run.killed.load(Ordering::Acquire);
+    run.running.store(false, Ordering::Release);
     // (Only the hook on this thread sets it.)
     if run.busy.load(Ordering::Relaxed) {
         run.busy.store(false, Ordering::SeqCst);
@@ -2953,7 +2995,7 @@ fn run_script(
         engine.scripting.debug_sessions.fetch_sub(1, Ordering::SeqCst);
     }
     if killed || escalated || debugging {
-        run.escalated.store(false, Ordering::SeqCst);
+        run.escalated.store(false, Ordering::Relaxed);
         vm.install_script_hook();
     }
     vm.note_memory();
@@ -3272,6 +3314,11 @@ fn function_vm<R>(engine: &Engine, f: impl FnOnce(&mut Vm, &mut Libraries) -> R)
     }
     let mut libs = engine.scripting.libraries.lock();
     let result = f(guard.as_mut().expect("just created"), &mut libs);
+    // The registering VM's functions are never called from here; their handles go while
+    // its lock is held.
+    for function in libs.functions.values_mut() {
+        function.callback = None;
+    }
     engine.scripting.libraries_changed();
     Ok(result)
 }
@@ -3456,7 +3503,7 @@ fn load_library(
                 library: name.clone(),
                 flags: flags as u32,
                 description,
-                callback,
+                callback: Some(VmFunction(callback)),
                 conduct: Arc::default(),
             },
         ));
@@ -3774,7 +3821,7 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, rea
     let scripting = &engine.scripting;
     let mut vm = scripting.take_function_vm(engine)?;
     // (Deleted since the lookup above: not found either.)
-    let result = match vm.libs.functions.get(&key).map(|f| f.callback.clone()) {
+    let result = match vm.libs.functions.get(&key).and_then(|f| f.callback.as_ref().map(|c| c.0.clone())) {
         None => Err(CmdError::msg("ERR Function not found")),
         Some(callback) => {
             let numkeys = numkeys as usize;
