@@ -1024,7 +1024,7 @@ impl Engine {
         let name = args[0];
         if name.eq_ignore_ascii_case(b"exec") {
             let start_us = self.clock.now_us();
-            self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
+            self.observe.count_processed(&self.stats.total_commands_processed);
             let outcome = self.run_transaction(client, out);
             // (CLIENT LIST inside the transaction still shows its queue, as in Redis.)
             client.handle.multi_count.store(-1, Ordering::Relaxed);
@@ -1038,7 +1038,7 @@ impl Engine {
                     return true;
                 }
                 let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
-                stat.record(duration_us, self.latency_tracking());
+                self.observe.record_call(spec.id, duration_us, self.latency_tracking());
                 if outcome == ExecOutcome::Failed {
                     stat.failed_calls.fetch_add(1, Ordering::Relaxed);
                 }
@@ -1355,7 +1355,7 @@ impl Engine {
         held: Option<&mut HeldShards<'_>>,
         known: Option<SmallVec<[usize; 4]>>,
     ) {
-        self.stats.total_commands_processed.fetch_add(1, Ordering::Relaxed);
+        self.observe.count_processed(&self.stats.total_commands_processed);
         // CLIENT REPLY OFF/SKIP: run the command, throw its reply away.
         let mut discard = NullSink(client.protocol);
         let suppress = match client.reply_mode {
@@ -1610,7 +1610,7 @@ impl Engine {
         let stat = &self.observe.commands[spec.id];
         // A command that blocked is counted when its wait ends, as Redis does.
         if client.blocked.is_none() {
-            stat.record(duration_us, self.latency_tracking());
+            self.observe.record_call(spec.id, duration_us, self.latency_tracking());
         }
         if let Err(e) = result {
             let line = e.render(&spec.name);
@@ -1783,7 +1783,7 @@ impl Engine {
         self.blocked_count.fetch_sub(1, Ordering::SeqCst);
         waiter.finish(reply);
         let duration_us = (self.clock.now_us() - start_us).max(0) as u64;
-        self.observe.commands[spec.id].record(duration_us, self.latency_tracking());
+        self.observe.record_call(spec.id, duration_us, self.latency_tracking());
         if failed {
             self.observe.commands[spec.id].failed_calls.fetch_add(1, Ordering::Relaxed);
         }

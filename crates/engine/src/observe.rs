@@ -30,7 +30,7 @@ impl Observe {
     /// `fast_ids`: the command ids the fast path may run (see `LocalStats`).
     pub fn new(command_ids: usize, fast_ids: Vec<usize>) -> Self {
         Self {
-            locals: Arc::new(LocalRegistry { fast_ids, ..LocalRegistry::default() }),
+            locals: Arc::new(LocalRegistry::new(fast_ids, command_ids)),
             commands: (0..command_ids).map(|_| CommandStat::default()).collect(),
             errors: ErrorStats::default(),
             slowlog: Mutex::new(SlowLog::default()),
@@ -61,15 +61,9 @@ impl Observe {
             histogram: std::array::from_fn(|i| load(&stat.histogram[i])),
         };
         if let Some(slot) = self.locals.fast_ids.iter().position(|&f| f == id) {
-            self.locals.each_current(|local| {
-                let command = &local.commands[slot];
-                totals.calls += load(&command.calls);
-                totals.usec += load(&command.usec);
-                for (sum, bucket) in totals.histogram.iter_mut().zip(&command.histogram) {
-                    *sum += load(bucket);
-                }
-            });
+            self.locals.each_current(|local| local.commands[slot].add_to(&mut totals));
         }
+        self.locals.each_thread(|stats| stats.commands[id].add_to(&mut totals));
         totals
     }
 
@@ -83,7 +77,24 @@ impl Observe {
             sums[1] += load(&local.keyspace_hits);
             sums[2] += load(&local.keyspace_misses);
         });
+        self.locals.each_thread(|stats| sums[0] += load(&stats.commands_processed));
         sums
+    }
+
+    /// A command call that took `usec`, counted by the running thread (INFO commandstats,
+    /// LATENCY HISTOGRAM with `track_latency`).
+    pub fn record_call(&self, id: usize, usec: u64, track_latency: bool) {
+        if !self.locals.with_thread(|stats| stats.commands[id].record(usec, track_latency)) {
+            self.commands[id].record(usec, track_latency);
+        }
+    }
+
+    /// A command processed (INFO's total_commands_processed); `shared`: the engine's own
+    /// counter, used by a thread that is ending.
+    pub fn count_processed(&self, shared: &AtomicU64) {
+        if !self.locals.with_thread(|stats| bump(&stats.commands_processed, 1)) {
+            shared.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -112,6 +123,38 @@ struct LocalCommandStat {
     histogram: [AtomicU64; HISTOGRAM_BUCKETS],
 }
 
+impl LocalCommandStat {
+    fn new() -> Self {
+        Self {
+            calls: AtomicU64::new(0),
+            usec: AtomicU64::new(0),
+            histogram: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    fn record(&self, usec: u64, track_latency: bool) {
+        bump(&self.calls, 1);
+        bump(&self.usec, usec);
+        if track_latency {
+            let bucket = (u64::BITS - usec.leading_zeros()) as usize;
+            bump(&self.histogram[bucket.min(HISTOGRAM_BUCKETS - 1)], 1);
+        }
+    }
+
+    fn clear(&self) {
+        [&self.calls, &self.usec].into_iter().chain(&self.histogram).for_each(|c| c.store(0, Ordering::Relaxed));
+    }
+
+    fn add_to(&self, totals: &mut CommandTotals) {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        totals.calls += load(&self.calls);
+        totals.usec += load(&self.usec);
+        for (sum, bucket) in totals.histogram.iter_mut().zip(&self.histogram) {
+            *sum += load(bucket);
+        }
+    }
+}
+
 /// Adds to a counter that only the caller's thread writes.
 fn bump(counter: &AtomicU64, n: u64) {
     counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
@@ -119,11 +162,7 @@ fn bump(counter: &AtomicU64, n: u64) {
 
 impl LocalStats {
     fn new(epoch: u64) -> Self {
-        let command = || LocalCommandStat {
-            calls: AtomicU64::new(0),
-            usec: AtomicU64::new(0),
-            histogram: std::array::from_fn(|_| AtomicU64::new(0)),
-        };
+        let command = LocalCommandStat::new;
         Self {
             epoch: AtomicU64::new(epoch),
             commands_processed: AtomicU64::new(0),
@@ -159,15 +198,124 @@ impl LocalStats {
 
 /// Every client's `LocalStats` (kept when the client goes: what it counted stays counted,
 /// and the next client takes them over), and the reset epoch.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LocalRegistry {
     fast_ids: Vec<usize>,
     epoch: AtomicU64,
     all: Mutex<Vec<Arc<LocalStats>>>,
     free: Mutex<Vec<Arc<LocalStats>>>,
+    /// Tells registries apart in the threads' `THREAD_STATS` (unique in the process).
+    id: u64,
+    /// How many commands the table has (the length of a `ThreadStats`).
+    command_ids: usize,
+    /// Every thread's `ThreadStats` (kept when the thread ends, for the next one).
+    threads: Mutex<Vec<Arc<ThreadStats>>>,
+    free_threads: Mutex<Vec<Arc<ThreadStats>>>,
 }
 
+/// What the general executor counts per command, kept by the thread that runs it: as
+/// `LocalStats`, a load and a store per counter, no locked instruction (three locked adds
+/// per command were a tenth of a pipelined script's time). One per thread and engine;
+/// readers add them up with the same epoch rule.
+#[derive(Debug)]
+pub struct ThreadStats {
+    epoch: AtomicU64,
+    commands_processed: AtomicU64,
+    /// By command-table id.
+    commands: Box<[LocalCommandStat]>,
+}
+
+impl ThreadStats {
+    fn new(epoch: u64, command_ids: usize) -> Self {
+        Self {
+            epoch: AtomicU64::new(epoch),
+            commands_processed: AtomicU64::new(0),
+            commands: (0..command_ids).map(|_| LocalCommandStat::new()).collect(),
+        }
+    }
+
+    fn clear(&self) {
+        self.commands_processed.store(0, Ordering::Relaxed);
+        for command in self.commands.iter() {
+            command.clear();
+        }
+    }
+}
+
+/// A thread's `ThreadStats` for one registry; given back to it when the thread ends.
+struct ThreadSlot {
+    registry: std::sync::Weak<LocalRegistry>,
+    id: u64,
+    stats: Arc<ThreadStats>,
+}
+
+impl Drop for ThreadSlot {
+    fn drop(&mut self) {
+        if let Some(registry) = self.registry.upgrade() {
+            registry.free_threads.lock().push(self.stats.clone());
+        }
+    }
+}
+
+thread_local! {
+    static THREAD_STATS: std::cell::RefCell<Vec<ThreadSlot>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+static NEXT_REGISTRY_ID: AtomicU64 = AtomicU64::new(1);
+
 impl LocalRegistry {
+    fn new(fast_ids: Vec<usize>, command_ids: usize) -> Self {
+        Self {
+            fast_ids,
+            epoch: AtomicU64::new(0),
+            all: Mutex::default(),
+            free: Mutex::default(),
+            id: NEXT_REGISTRY_ID.fetch_add(1, Ordering::Relaxed),
+            command_ids,
+            threads: Mutex::default(),
+            free_threads: Mutex::default(),
+        }
+    }
+
+    fn each_thread(&self, mut f: impl FnMut(&ThreadStats)) {
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        for stats in self.threads.lock().iter().filter(|t| t.epoch.load(Ordering::SeqCst) == epoch) {
+            f(stats);
+        }
+    }
+
+    /// Runs `f` on this thread's `ThreadStats` (cleared first if CONFIG RESETSTAT ran
+    /// since it last counted); false when the thread is ending and has none.
+    fn with_thread(self: &Arc<Self>, f: impl FnOnce(&ThreadStats)) -> bool {
+        THREAD_STATS
+            .try_with(|slots| {
+                let mut slots = slots.borrow_mut();
+                let at = match slots.iter().position(|slot| slot.id == self.id) {
+                    Some(at) => at,
+                    None => {
+                        // Slots of engines gone go first (tests make thousands of engines).
+                        slots.retain(|slot| slot.registry.strong_count() > 0);
+                        let epoch = self.epoch.load(Ordering::SeqCst);
+                        let stats = self.free_threads.lock().pop().unwrap_or_else(|| {
+                            let stats = Arc::new(ThreadStats::new(epoch, self.command_ids));
+                            self.threads.lock().push(stats.clone());
+                            stats
+                        });
+                        slots.push(ThreadSlot { registry: Arc::downgrade(self), id: self.id, stats });
+                        slots.len() - 1
+                    }
+                };
+                let stats = &slots[at].stats;
+                let epoch = self.epoch.load(Ordering::Relaxed);
+                if stats.epoch.load(Ordering::Relaxed) != epoch {
+                    stats.clear();
+                    stats.epoch.store(epoch, Ordering::SeqCst);
+                }
+                f(stats);
+            })
+            .is_ok()
+    }
+
     fn each_current(&self, mut f: impl FnMut(&LocalStats)) {
         let epoch = self.epoch.load(Ordering::SeqCst);
         for local in self.all.lock().iter().filter(|l| l.epoch.load(Ordering::SeqCst) == epoch) {
@@ -524,6 +672,44 @@ impl LatencyMonitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_counted_by_threads_add_up_and_reset() {
+        let observe = Arc::new(Observe::new(4, vec![]));
+        let shared = AtomicU64::new(0);
+        observe.record_call(1, 5, true);
+        observe.count_processed(&shared);
+        // Another thread's counts, kept after it ends; a later thread takes its counters
+        // over and adds to them.
+        for _ in 0..2 {
+            let observe = observe.clone();
+            std::thread::spawn(move || {
+                let shared = AtomicU64::new(0);
+                observe.record_call(1, 100, true);
+                observe.record_call(2, 1, false);
+                observe.count_processed(&shared);
+                assert_eq!(shared.load(Ordering::Relaxed), 0, "counted in the thread's own counters");
+            })
+            .join()
+            .unwrap();
+        }
+        assert_eq!(observe.locals.threads.lock().len(), 2, "the second thread reused the first one's");
+        let one = observe.command_totals(1);
+        assert_eq!((one.calls, one.usec), (3, 205));
+        assert_eq!(one.histogram.iter().sum::<u64>(), 3);
+        assert_eq!(one.histogram[(u64::BITS - 100u64.leading_zeros()) as usize], 2);
+        let two = observe.command_totals(2);
+        assert_eq!((two.calls, two.usec, two.histogram.iter().sum::<u64>()), (2, 2, 0));
+        assert_eq!(observe.local_counts()[0], 3);
+        assert_eq!(shared.load(Ordering::Relaxed), 0);
+
+        observe.reset_stats();
+        assert_eq!(observe.command_totals(1).calls, 0);
+        assert_eq!(observe.local_counts()[0], 0);
+        observe.record_call(1, 7, true);
+        let one = observe.command_totals(1);
+        assert_eq!((one.calls, one.usec), (1, 7), "cleared before counting again");
+    }
 
     #[test]
     fn slowlog_trims_like_redis() {

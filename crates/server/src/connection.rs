@@ -300,7 +300,8 @@ impl Connection {
 
     fn execute_buffered(&mut self, engine: &Engine) {
         self.client.begin_batch();
-        self.prefetched = 0;
+        // (`prefetched` carries over: a pipeline resumed after a script or a wait goes on
+        // with the window it prefetched, instead of peeking at it again each time.)
         while !self.closing && self.client.blocked.is_none() && !self.script_running {
             if self.prefetched == 0 && engine.keyspace.is_large() {
                 self.prefetched = self.prefetch_keys(engine);
@@ -333,6 +334,7 @@ impl Connection {
                         shell.protocol = self.client.protocol;
                         let client = std::mem::replace(&mut self.client, shell);
                         self.scripts.submit(self.token, client, &args);
+                        self.prefetched = self.prefetched.saturating_sub(1);
                         self.read_start += len;
                         self.script_running = true;
                         // It may wait for the gate: its command reads the clock.
@@ -365,7 +367,11 @@ impl Connection {
                     }
                 }
                 Ok(Decoded::Empty { len }) => self.read_start += len,
-                Ok(Decoded::Incomplete) => break,
+                Ok(Decoded::Incomplete) => {
+                    // The window ended with what was buffered: the next read peeks again.
+                    self.prefetched = 0;
+                    break;
+                }
                 Err(e) => {
                     let mut text = b"ERR ".to_vec();
                     text.extend_from_slice(&e.message());
