@@ -501,7 +501,8 @@ struct FunctionInfo {
     /// The function in a VM's own libraries; `None` in the registered ones (`function_vm`
     /// takes them out: no Lua handle may outlive its VM's lock, see `Vm`'s `Send`).
     callback: Option<VmFunction>,
-    /// How it behaved so far (in the registered libraries; a VM's copy has its own, unused).
+    /// How it behaved so far (shared by the registered entry and every VM's copy:
+    /// `sync_libraries` links them).
     conduct: Arc<Conduct>,
 }
 
@@ -1943,6 +1944,17 @@ impl Scripting {
                 }
             }
         }
+        // A function's conduct is learned across VMs: each VM's copy shares the registered
+        // one (FCALL reads it from the VM).
+        let registered = self.libraries.lock();
+        for (name, function) in libs.functions.iter_mut() {
+            if let Some(shared) = registered.functions.get(name) {
+                if !Arc::ptr_eq(&function.conduct, &shared.conduct) {
+                    function.conduct = Arc::clone(&shared.conduct);
+                }
+            }
+        }
+        drop(registered);
         vm.libs = libs;
         vm.generation = generation;
         Ok(())
@@ -2845,10 +2857,10 @@ unsafe fn raw_set_checked(l: *mut mlua::ffi::lua_State) {
 
 /// What to run: an EVAL script (KEYS and ARGV are globals) or a library function (they
 /// are its arguments).
-enum Target {
+enum Target<'a> {
     /// The script's slot in `Vm::compiled`.
     Eval(i64),
-    Function(Function),
+    Function(&'a Function),
 }
 
 /// Runs a script or function named `name` (sha or function name) with its flags, writing
@@ -3801,48 +3813,70 @@ fn function_help(_ctx: &mut Ctx<'_>, _args: &[&[u8]], out: &mut dyn ReplySink) -
 /// FCALL / FCALL_RO function numkeys [key ...] [arg ...].
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], out: &mut dyn ReplySink, read_only: bool) -> CmdResult {
     ctx.engine.feed_monitors_before_script(ctx.client, ctx.spec, args);
-    // ASCII only, as Redis compares function names.
-    let key = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
+    // ASCII only, as Redis compares function names. PERF: lowercased on the stack; names
+    // are letters, digits and underscores, so one that isn't UTF-8 is simply not found.
+    let mut lowered = [0u8; 64];
+    let owned;
+    let key: &str = if args[1].len() <= lowered.len() {
+        let lowered = &mut lowered[..args[1].len()];
+        lowered.copy_from_slice(args[1]);
+        lowered.make_ascii_lowercase();
+        std::str::from_utf8(lowered).unwrap_or("\u{0}")
+    } else {
+        owned = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
+        &owned
+    };
     let engine = ctx.engine;
-    let libs = engine.scripting.libraries.lock();
-    let Some(info) = libs.functions.get(&key) else {
+    let scripting = &engine.scripting;
+    // The VM's libraries are the registered ones (`take_function_vm` brings them in line),
+    // with the registered functions' conduct: no lock of the registry per call.
+    let mut vm = scripting.take_function_vm(engine)?;
+    let result = fcall_in(ctx, &mut vm, key, args, out, read_only);
+    scripting.give_back_function_vm(vm);
+    result
+}
+
+/// FCALL of function `key` in `vm`: the function is taken out of the VM's table while it
+/// runs (it borrows nothing of the VM then) and put back after.
+fn fcall_in(
+    ctx: &mut Ctx<'_>,
+    vm: &mut Vm,
+    key: &str,
+    args: &[&[u8]],
+    out: &mut dyn ReplySink,
+    read_only: bool,
+) -> CmdResult {
+    let Some((key, info)) = vm.libs.functions.remove_entry(key) else {
         return Err(CmdError::msg("ERR Function not found"));
     };
-    let (flags, name, conduct) = (info.flags, info.display.clone(), Arc::clone(&info.conduct));
-    drop(libs);
-    let numkeys =
-        quince_resp::parse_i64_strict(args[2]).ok_or_else(|| CmdError::msg("ERR Bad number of keys provided"))?;
-    if numkeys > args.len() as i64 - 3 {
-        return Err(CmdError::msg("ERR Number of keys can't be greater than number of args"));
-    }
-    if numkeys < 0 {
-        return Err(CmdError::msg("ERR Number of keys can't be negative"));
-    }
-    let scripting = &engine.scripting;
-    let mut vm = scripting.take_function_vm(engine)?;
-    // (Deleted since the lookup above: not found either.)
-    let result = match vm.libs.functions.get(&key).and_then(|f| f.callback.as_ref().map(|c| c.0.clone())) {
-        None => Err(CmdError::msg("ERR Function not found")),
-        Some(callback) => {
-            let numkeys = numkeys as usize;
-            let (keys, argv) = (&args[3..3 + numkeys], &args[3 + numkeys..]);
-            let conduct = Some(conduct);
-            run_script(
-                ctx,
-                &mut vm,
-                Target::Function(callback),
-                args,
-                &name,
-                flags,
-                keys,
-                argv,
-                read_only,
-                conduct,
-                out,
-            )
+    let result = (|| {
+        let callback = info.callback.as_ref().map(|c| &c.0).ok_or_else(|| CmdError::msg("ERR Function not found"))?;
+        let numkeys =
+            quince_resp::parse_i64_strict(args[2]).ok_or_else(|| CmdError::msg("ERR Bad number of keys provided"))?;
+        if numkeys > args.len() as i64 - 3 {
+            return Err(CmdError::msg("ERR Number of keys can't be greater than number of args"));
         }
-    };
-    scripting.give_back_function_vm(vm);
+        if numkeys < 0 {
+            return Err(CmdError::msg("ERR Number of keys can't be negative"));
+        }
+        let numkeys = numkeys as usize;
+        let (keys, argv) = (&args[3..3 + numkeys], &args[3 + numkeys..]);
+        let conduct = Some(Arc::clone(&info.conduct));
+        run_script(
+            ctx,
+            vm,
+            Target::Function(callback),
+            args,
+            &info.display,
+            info.flags,
+            keys,
+            argv,
+            read_only,
+            conduct,
+            out,
+        )
+    })();
+    vm.libs.functions.insert(key, info);
     result
 }
 
