@@ -162,13 +162,12 @@ fn bump(counter: &AtomicU64, n: u64) {
 
 impl LocalStats {
     fn new(epoch: u64) -> Self {
-        let command = LocalCommandStat::new;
         Self {
             epoch: AtomicU64::new(epoch),
             commands_processed: AtomicU64::new(0),
             keyspace_hits: AtomicU64::new(0),
             keyspace_misses: AtomicU64::new(0),
-            commands: std::array::from_fn(|_| command()),
+            commands: std::array::from_fn(|_| LocalCommandStat::new()),
         }
     }
 
@@ -180,19 +179,13 @@ impl LocalStats {
             Some(false) => bump(&self.keyspace_misses, 1),
             None => {}
         }
-        let command = &self.commands[slot];
-        bump(&command.calls, 1);
-        bump(&command.usec, usec);
-        if track_latency {
-            let bucket = (u64::BITS - usec.leading_zeros()) as usize;
-            bump(&command.histogram[bucket.min(HISTOGRAM_BUCKETS - 1)], 1);
-        }
+        self.commands[slot].record(usec, track_latency);
     }
 
     fn clear(&self) {
         let counters = [&self.commands_processed, &self.keyspace_hits, &self.keyspace_misses];
-        let commands = self.commands.iter().flat_map(|c| [&c.calls, &c.usec].into_iter().chain(&c.histogram));
-        counters.into_iter().chain(commands).for_each(|c| c.store(0, Ordering::Relaxed));
+        counters.into_iter().for_each(|c| c.store(0, Ordering::Relaxed));
+        self.commands.iter().for_each(LocalCommandStat::clear);
     }
 }
 
