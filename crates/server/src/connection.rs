@@ -332,13 +332,14 @@ impl Connection {
                         });
                         shell.db = self.client.db;
                         shell.protocol = self.client.protocol;
+                        // It may wait for its turn and the gate: its command reads the
+                        // clock instead of taking the previous command's end as its start.
+                        self.client.end_batch();
                         let client = std::mem::replace(&mut self.client, shell);
                         self.scripts.submit(self.token, client, &args);
                         self.prefetched = self.prefetched.saturating_sub(1);
                         self.read_start += len;
                         self.script_running = true;
-                        // It may wait for the gate: its command reads the clock.
-                        self.client.end_batch();
                         break;
                     }
                     let replied_before = self.write_buf.len();
