@@ -1,27 +1,48 @@
-//! A quick look ahead in a pipeline: where the next request ends and what its first
-//! argument after the command name is (usually its key), without decoding it, so a server
-//! can prefetch the keys of the requests it is about to run.
+//! A quick look ahead in a pipeline: where the next request ends and where its first few
+//! arguments are, without decoding it, so a server can prefetch the keys of the requests
+//! it is about to run.
 
-/// For the multibulk request at the start of `buf`: its length in bytes and the span of its
-/// second argument (None for a request with fewer than two arguments). None when the
-/// request is incomplete, inline, unusually long-headed or malformed: the decoder proper
-/// deals with those.
-pub fn peek_request(buf: &[u8]) -> Option<(usize, Option<std::ops::Range<usize>>)> {
+/// How many leading arguments `peek_request` reports: enough for the name, a key, and the
+/// first key of EVAL, EVALSHA and FCALL (`name script numkeys key`).
+pub const PEEKED_ARGS: usize = 4;
+
+/// A request seen by `peek_request`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peeked {
+    /// Its length in bytes.
+    pub len: usize,
+    /// Its argument count.
+    pub count: usize,
+    /// The spans of its first `count.min(PEEKED_ARGS)` arguments (the rest are empty).
+    pub args: [std::ops::Range<usize>; PEEKED_ARGS],
+}
+
+impl Peeked {
+    /// The span of argument `i`, if the request has it and it is among the first
+    /// `PEEKED_ARGS`.
+    pub fn arg(&self, i: usize) -> Option<std::ops::Range<usize>> {
+        (i < self.count.min(PEEKED_ARGS)).then(|| self.args[i].clone())
+    }
+}
+
+/// The multibulk request at the start of `buf`. None when the request is incomplete,
+/// inline, unusually long-headed or malformed: the decoder proper deals with those.
+pub fn peek_request(buf: &[u8]) -> Option<Peeked> {
     let mut at = 0;
     let count = header(buf, &mut at, b'*')?;
-    let mut second = None;
+    let mut args: [std::ops::Range<usize>; PEEKED_ARGS] = Default::default();
     for i in 0..count {
         let len = header(buf, &mut at, b'$')?;
         let end = at.checked_add(len)?;
         if buf.get(end..end + 2)? != b"\r\n" {
             return None;
         }
-        if i == 1 {
-            second = Some(at..end);
+        if let Some(span) = args.get_mut(i) {
+            *span = at..end;
         }
         at = end + 2;
     }
-    Some((at, second))
+    Some(Peeked { len: at, count, args })
 }
 
 /// Reads `<marker><digits>\r\n` at `*at`, moving past it: the number (at most 10 digits).
@@ -49,18 +70,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_the_key_and_the_end_of_each_request() {
+    fn finds_the_first_arguments_and_the_end_of_each_request() {
         let mut buf = Vec::new();
         crate::encode_command(&mut buf, &[&b"GET"[..], b"key:1"]);
         let first = buf.len();
-        crate::encode_command(&mut buf, &[&b"SET"[..], b"k", b"value with\r\nbytes"]);
+        crate::encode_command(&mut buf, &[&b"EVALSHA"[..], b"sha", b"1", b"value with\r\nbytes", b"arg"]);
         crate::encode_command(&mut buf, &[&b"PING"[..]]);
-        let (len, key) = peek_request(&buf).unwrap();
-        assert_eq!((len, &buf[key.unwrap()]), (first, &b"key:1"[..]));
-        let (len2, key) = peek_request(&buf[first..]).unwrap();
-        assert_eq!(&buf[first..][key.unwrap()], b"k");
-        let (len3, key) = peek_request(&buf[first + len2..]).unwrap();
-        assert_eq!((first + len2 + len3, key), (buf.len(), None));
+        let one = peek_request(&buf).unwrap();
+        assert_eq!((one.len, one.count, &buf[one.arg(1).unwrap()]), (first, 2, &b"key:1"[..]));
+        assert_eq!(one.arg(2), None);
+        let rest = &buf[first..];
+        let two = peek_request(rest).unwrap();
+        assert_eq!(two.count, 5);
+        let spans: Vec<&[u8]> = (0..5).filter_map(|i| two.arg(i)).map(|r| &rest[r]).collect();
+        assert_eq!(spans, [&b"EVALSHA"[..], b"sha", b"1", b"value with\r\nbytes"]);
+        let three = peek_request(&rest[two.len..]).unwrap();
+        assert_eq!((first + two.len + three.len, three.count, three.arg(1)), (buf.len(), 1, None));
         // Every incomplete prefix, inline commands and junk: left to the decoder.
         for cut in 0..first {
             assert_eq!(peek_request(&buf[..cut]), None, "cut at {cut}");
@@ -70,6 +95,6 @@ mod tests {
         {
             assert_eq!(peek_request(junk), None, "{:?}", String::from_utf8_lossy(junk));
         }
-        assert_eq!(peek_request(b"*0\r\n"), Some((4, None)));
+        assert_eq!(peek_request(b"*0\r\n").map(|p| (p.len, p.count)), Some((4, 0)));
     }
 }
