@@ -34,6 +34,8 @@ type Link = Option<NonNull<Node>>;
 const MIN_BUCKETS: usize = 4;
 /// Buckets a rehash step may find empty before it stops (Redis's `empty_visits`).
 const EMPTY_VISITS_PER_STEP: usize = 10;
+/// How many buckets ahead a rehash step prefetches the node it will move.
+const REHASH_PREFETCH_DISTANCE: usize = 8;
 /// With a forked child alive, a table grows only past this many keys per bucket (Redis's
 /// `dict_force_resize_ratio`).
 const FORCE_RESIZE_RATIO: usize = 5;
@@ -162,9 +164,21 @@ impl KeyTable {
         Some(set_node_expire(&mut self.volatile, node, at))
     }
 
+    /// The bucket arrays that may hold a key of `hash`: while rehashing, a key whose old
+    /// bucket was moved already is only in the new array (its old bucket is empty: not
+    /// read, a cache miss saved in a large table); the others are in the old one, or, if
+    /// added since the rehash began, the new one.
+    fn arrays_for(&self, hash: u64) -> [&[Link]; 2] {
+        if self.is_rehashing() && (hash as usize & (self.main.len() - 1)) < self.rehash_at {
+            [&self.next, &[]]
+        } else {
+            [&self.main, &self.next]
+        }
+    }
+
     /// The node holding `key`, in either bucket array.
     fn find(&self, key: &[u8], hash: u64) -> Link {
-        for buckets in [&self.main, &self.next] {
+        for buckets in self.arrays_for(hash) {
             if buckets.is_empty() {
                 break;
             }
@@ -181,28 +195,29 @@ impl KeyTable {
         None
     }
 
-    /// Asks the CPU to start loading the bucket `key` hashes to (in both arrays while
-    /// rehashing); returns the hash for `prefetch_chain`. A pipeline's next commands are
-    /// looked up after all their buckets and then their nodes were asked for, so the cache
-    /// misses of a large table overlap instead of coming one after another.
+    /// Asks the CPU to start loading the bucket `key` hashes to (the one that holds it,
+    /// while rehashing: see `arrays_for`); returns the hash for `prefetch_chain`. A
+    /// pipeline's next commands are looked up after all their buckets and then their nodes
+    /// were asked for, so the cache misses of a large table overlap instead of coming one
+    /// after another.
     pub fn prefetch_bucket(&self, key: &[u8]) -> u64 {
         let hash = self.hash(key);
-        for buckets in [&self.main, &self.next] {
-            if !buckets.is_empty() {
-                prefetch(buckets.as_ptr().wrapping_add(hash as usize & (buckets.len() - 1)).cast());
-            }
+        let [buckets, _] = self.arrays_for(hash);
+        if !buckets.is_empty() {
+            prefetch(buckets.as_ptr().wrapping_add(hash as usize & (buckets.len() - 1)).cast());
         }
         hash
     }
 
-    /// Asks for the first node of the chain `hash` leads to (its two cache lines).
+    /// Asks for the first node of the chain `hash` leads to (its two cache lines): in the
+    /// array `prefetch_bucket` loaded (keys added during a rehash, in the other, are not
+    /// prefetched: reading their bucket would wait for it).
     pub fn prefetch_chain(&self, hash: u64) {
-        for buckets in [&self.main, &self.next] {
-            if let Some(node) = buckets.get(hash as usize & buckets.len().wrapping_sub(1)).copied().flatten() {
-                let at: *const u8 = node.as_ptr().cast();
-                prefetch(at);
-                prefetch(at.wrapping_add(64));
-            }
+        let [buckets, _] = self.arrays_for(hash);
+        if let Some(node) = buckets.get(hash as usize & buckets.len().wrapping_sub(1)).copied().flatten() {
+            let at: *const u8 = node.as_ptr().cast();
+            prefetch(at);
+            prefetch(at.wrapping_add(64));
         }
     }
 
@@ -323,6 +338,7 @@ impl KeyTable {
             return;
         }
         let mask = self.next.len() - 1;
+        self.prefetch_rehash_ahead(mask);
         let mut empty = 0;
         while self.rehash_at < self.main.len() {
             let mut link = self.main[self.rehash_at].take();
@@ -347,6 +363,32 @@ impl KeyTable {
         if self.rehash_at == self.main.len() {
             self.main = std::mem::take(&mut self.next);
             self.rehash_at = 0;
+        }
+    }
+
+    /// PERF: a step reads nodes at random in memory (to hash their keys) and writes at
+    /// random into the new array. Ahead of the move, in two stages: the first node of the
+    /// bucket `2 * REHASH_PREFETCH_DISTANCE` on is asked for; the one `REHASH_PREFETCH_DISTANCE`
+    /// on, asked for earlier, is hashed now and its new bucket asked for, with its chain's
+    /// second node. (The bucket array itself is read in order: the hardware prefetches it.)
+    fn prefetch_rehash_ahead(&self, mask: usize) {
+        let node_fields = |node: NonNull<Node>| {
+            let node: *const u8 = node.as_ptr().cast();
+            // The fields a move reads (wherever the layout put them: maybe two lines).
+            prefetch(node.wrapping_add(std::mem::offset_of!(Node, key)));
+            prefetch(node.wrapping_add(std::mem::offset_of!(Node, next)));
+        };
+        if let Some(Some(far)) = self.main.get(self.rehash_at + 2 * REHASH_PREFETCH_DISTANCE) {
+            node_fields(*far);
+        }
+        if let Some(Some(near)) = self.main.get(self.rehash_at + REHASH_PREFETCH_DISTANCE) {
+            // SAFETY: a linked node, live while the table is borrowed.
+            let n = unsafe { near.as_ref() };
+            let at = self.hasher.hash_one(&n.key[..]) as usize & mask;
+            prefetch(self.next.as_ptr().wrapping_add(at).cast());
+            if let Some(second) = n.next {
+                node_fields(second);
+            }
         }
     }
 
@@ -657,6 +699,47 @@ mod tests {
             assert!(t.remove(format!("k{i}").as_bytes()).is_some());
         }
         assert!(t.is_empty() && t.iter().next().is_none());
+    }
+
+    /// At every step of a growth and of a shrink, each key is found (moved already, not
+    /// yet, or added since the move began), removed keys are not, and prefetching any key
+    /// is harmless.
+    #[test]
+    fn finds_every_key_at_every_step_of_a_rehash() {
+        let _sizes = SIZES.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = KeyTable::default();
+        let key = |i: i64| format!("k{i}").into_bytes();
+        for i in 0..512 {
+            t.insert(&key(i), entry(i));
+        }
+        let check = |t: &KeyTable, live: &std::ops::Range<i64>, gone: &std::ops::Range<i64>| {
+            for i in live.clone() {
+                t.prefetch_chain(t.prefetch_bucket(&key(i)));
+                assert_eq!(int_of(t.get(&key(i))), Some(i), "k{i} at bucket {}", t.rehash_at);
+            }
+            assert!(gone.clone().all(|i| t.get(&key(i)).is_none()));
+        };
+        // Each insert moves a bucket along: old keys, and new ones, found throughout.
+        let mut added = 512;
+        t.insert(&key(added), entry(added));
+        added += 1;
+        assert!(t.is_rehashing());
+        while t.is_rehashing() {
+            t.insert(&key(added), entry(added));
+            added += 1;
+            check(&t, &(0..added), &(added..added + 10));
+        }
+        // Removals shrink it again, a bucket per removal.
+        let mut removed = 0;
+        while t.len() > 40 {
+            assert_eq!(int_of(t.remove(&key(removed)).as_ref()), Some(removed));
+            removed += 1;
+            if t.is_rehashing() {
+                check(&t, &(removed..added), &(0..removed));
+            }
+        }
+        assert!(!t.rehash_some(usize::MAX));
+        check(&t, &(removed..added), &(0..removed));
     }
 
     /// While a forked child lives, a table grows only when five times over full and
