@@ -29,6 +29,6 @@ mod split;
 pub use decode::{Decoded, ProtocolError, RequestDecoder, DEFAULT_PROTO_MAX_BULK_LEN, PROTO_INLINE_MAX_SIZE};
 pub use encode::{encode_command, Encoder, Protocol};
 pub use number::{format_double, format_i64, parse_i64_strict, I64Text};
-pub use peek::{peek_request, Peeked, PEEKED_ARGS};
+pub use peek::{peek_request, Peeked};
 pub use reply::{reply_frame_len, FrameError};
 pub use split::split_args;

@@ -281,8 +281,8 @@ impl Connection {
     fn prefetch_keys(&self, engine: &Engine) -> usize {
         const PREFETCH_WINDOW: usize = 16;
         // A script runs for microseconds: lines loaded 16 scripts ahead are gone from the
-        // caches when it comes (perf: a 3-command FCALL pipeline kept half its key-table
-        // misses at 16, lost two thirds at 4).
+        // caches when it comes (perf, a 3-command FCALL pipeline: the key lookups' share of
+        // the samples 9% unprefetched, 6.7% with 16 scripts looked ahead, 3.8% with 4).
         const SCRIPT_WINDOW: usize = 4;
         let mut keys: SmallVec<[&[u8]; PREFETCH_WINDOW]> = SmallVec::new();
         let mut at = self.read_start;
@@ -725,10 +725,7 @@ impl Connection {
 /// name (a guess: a wrong one only costs a wasted prefetch).
 fn lookahead_key<'b>(request: &'b [u8], peeked: &quince_resp::Peeked) -> (Option<&'b [u8]>, bool) {
     let Some(name) = peeked.arg(0).map(|name| &request[name]) else { return (None, false) };
-    let script = [&b"evalsha"[..], b"eval", b"fcall", b"evalsha_ro", b"eval_ro", b"fcall_ro"]
-        .iter()
-        .any(|s| name.eq_ignore_ascii_case(s));
-    if !script {
+    if !quince_engine::cmd::scripting::is_script_command(name) {
         return (peeked.arg(1).map(|key| &request[key]), false);
     }
     let numkeys = peeked.arg(2).and_then(|n| quince_resp::parse_i64_strict(&request[n])).unwrap_or(0);

@@ -369,8 +369,10 @@ impl KeyTable {
     /// PERF: a step reads nodes at random in memory (to hash their keys) and writes at
     /// random into the new array. Ahead of the move, in two stages: the first node of the
     /// bucket `2 * REHASH_PREFETCH_DISTANCE` on is asked for; the one `REHASH_PREFETCH_DISTANCE`
-    /// on, asked for earlier, is hashed now and its new bucket asked for, with its chain's
-    /// second node. (The bucket array itself is read in order: the hardware prefetches it.)
+    /// on, asked for earlier, is hashed now (and again when moved: a hash of a cached key
+    /// costs less than the miss on its new bucket) and its new bucket asked for, with its
+    /// chain's second node. (The bucket array itself is read in order: the hardware
+    /// prefetches it.)
     fn prefetch_rehash_ahead(&self, mask: usize) {
         let node_fields = |node: NonNull<Node>| {
             let node: *const u8 = node.as_ptr().cast();
