@@ -36,7 +36,6 @@ start_pinned_servers
 
 RESULTS=$WORK/results  # "server run enqueue process server_us_per_job wall_s server_cpu_s"
 : > "$RESULTS"
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 TICK_HZ=$(getconf CLK_TCK)
 for run in $(seq "$RUNS"); do
   for server in quince redis; do

@@ -81,7 +81,6 @@ for i in "${!PEER_NAMES[@]}"; do
 done
 
 TICK_US=$((1000000 / $(getconf CLK_TCK)))
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # run_one "-p PORT"|"-s PATH" PID TEST PIPELINE -> "rps p50 p99 cpu_us_per_request"
 run_one() {

@@ -40,7 +40,6 @@ prepare_quince_and_out
 SERVERS=${SERVERS:-quince redis}
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 ticks_per_s=$(getconf CLK_TCK)
 
 work=$(mktemp -d)
@@ -94,7 +93,8 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 
-table=$(RUNS="$runs" RANGES="$RANGES" python3 - <<'PY'
+TABLE=$work/table.md
+RUNS="$runs" RANGES="$RANGES" python3 - > "$TABLE" <<'PY'
 import os, statistics
 runs = [l.split() for l in os.environ["RUNS"].strip().splitlines()]
 ranges = [int(r) for r in os.environ["RANGES"].split(",")]
@@ -118,19 +118,5 @@ for server in servers:
                        f"{med:.3f} ({each}) | {base / med:.2f} |")
 print("\n".join(out))
 PY
-)
-echo "$table"
-if [ "$OUT" != none ]; then
-  base=$(report_base "$OUT" keyspace)
-  {
-    echo "# pipelined GET and SET by keyspace size, $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo
-    echo "Command: \`$CMDLINE\`"
-    echo
-    machine_facts "$QUINCE_BIN"
-    echo
-    echo "$table"
-  } > "$OUT/$base.md"
-  write_latest "$OUT"
-  echo "report: $OUT/$base.md" >&2
-fi
+SETTINGS="pipelined (P=16), -c 50, -d 16, $REQUESTS requests per run, $ROUNDS round(s), key ranges $RANGES, servers pinned to cpu $SERVER_CPU (quince --threads 1), redis-benchmark on cpu $CLIENT_CPU"
+report keyspace "pipelined GET and SET by keyspace size"

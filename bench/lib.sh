@@ -37,6 +37,8 @@ command_line() {
 }
 
 # Report file stamp, UTC: YYYY-MM-DD-HHMM.
+# cpu_ticks PID: the process's user + system CPU time so far, in clock ticks (CLK_TCK a second).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 stamp() { date -u +%Y-%m-%d-%H%M; }
 # report_base DIR KIND: <stamp>-KIND, or <stamp>-KIND-2, -3... when a report of the same
 # minute is there already (two runs in one minute would overwrite each other).

@@ -37,7 +37,6 @@ need_tools redis-server redis-cli python3
 prepare_quince_and_out
 SERVERS=${SERVERS:-quince redis}
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 ticks_per_s=$(getconf CLK_TCK)
 
 work=$(mktemp -d)
