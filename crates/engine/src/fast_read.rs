@@ -1,5 +1,5 @@
 //! GET and SET without the general executor, for the embedded library's `Db::get` and
-//! `Db::set`.
+//! `Db::set` and the server's requests (`execute_fast`).
 //!
 //! `Engine::execute` checks a dozen things per command (arity, authentication, ACL, memory,
 //! replicas, the pub/sub context, the loading and replica states, MONITOR, tracking,
@@ -18,6 +18,7 @@ use std::sync::atomic::Ordering;
 use crate::cmd::string::as_str;
 use crate::exec::{Client, ReplyMode};
 use crate::keyspace::{Stale, StrValue, TtlOnWrite, Value};
+use crate::reply::ReplySink;
 use crate::Engine;
 
 /// The commands with a fast path, as indexes of `Engine::fast_commands`.
@@ -31,6 +32,28 @@ pub(crate) enum FastCommand {
 pub(crate) const FAST_COMMAND_NAMES: [&str; crate::observe::FAST_COMMANDS] = ["get", "set"];
 
 impl Engine {
+    /// A request of the server's: `GET key` or `SET key value` (no options) on the fast
+    /// path, its reply written to `out`, as `execute` would write it. False when it is
+    /// another request or the fast path declines: the caller runs it through `execute`.
+    pub fn execute_fast(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) -> bool {
+        match *args {
+            [name, key] if name.eq_ignore_ascii_case(b"get") => self
+                .fast_get(client, key, |value| match value {
+                    Some(bytes) => out.bulk(bytes),
+                    None => out.null(),
+                })
+                .is_some(),
+            [name, key, value] if name.eq_ignore_ascii_case(b"set") => {
+                let done = self.fast_set(client, key, value);
+                if done {
+                    out.simple("OK");
+                }
+                done
+            }
+            _ => false,
+        }
+    }
+
     /// GET `key` in the client's database, as `execute` would run it, handing the value
     /// (None: no such key) to `reply`. None when something unusual is in force: the
     /// caller runs GET through `execute` instead.
@@ -70,9 +93,8 @@ impl Engine {
     pub fn fast_set(&self, client: &mut Client, key: &[u8], value: &[u8]) -> bool {
         let Some(index) = self.fast_commands[FastCommand::Set as usize] else { return false };
         let plain_writer = self.plain_state(client)
-            // Nothing hears of writes: no log or replicas, WATCH, blocked clients, or
-            // min-replicas-to-write to satisfy.
-            && self.persistence().is_none()
+            // Nothing hears of writes: no WATCH, blocked clients, or min-replicas-to-write
+            // to satisfy.
             && self.watch_count.load(Ordering::Relaxed) == 0
             && self.blocked_count.load(Ordering::Relaxed) == 0
             && !self.hot.writes_need_replicas.load(Ordering::Relaxed);
@@ -80,6 +102,12 @@ impl Engine {
             return false;
         }
         let Some(_gate) = self.exec_gate.try_read() else { return false };
+        // No log or replica to feed, and writes not refused (MISCONF). Checked under the
+        // gate: a replica's SYNC and turning the AOF on take it exclusively, so neither can
+        // start while this write runs unlogged.
+        if self.persistence().is_some_and(|p| p.wants_effects() || p.write_refusal().is_some()) {
+            return false;
+        }
         let start_us = client.batch_start_us().unwrap_or_else(|| self.clock.now_us());
         let now_ms = start_us / 1000;
         let mode = self.access_mode();
@@ -88,6 +116,7 @@ impl Engine {
             let db = &mut shard.dbs[client.db];
             // As `Ctx::db_at` prepares a table for a write nobody listens to.
             db.access_mode = mode;
+            db.set_lazy_free(self.hot.lazy_free_mask.load(Ordering::Relaxed), &self.lazyfree);
             db.set_collect_events(0);
             db.expiry_suspended = false;
             db.expiry_deferred = false;
@@ -147,5 +176,9 @@ impl Engine {
             && !self.tracking.active()
             && !self.clients.has_monitors()
             && !self.scripting.busy(&*self.clock)
+            // The server's: a cluster node redirects keys it does not serve; after
+            // SHUTDOWN's final save nothing runs.
+            && !self.cluster.enabled()
+            && !self.shutdown_requested()
     }
 }

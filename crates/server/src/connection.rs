@@ -348,7 +348,9 @@ impl Connection {
                     }
                     let replied_before = self.write_buf.len();
                     let mut out = Encoder::new(&mut self.write_buf, self.client.protocol);
-                    engine.execute(&mut self.client, &args, &mut out);
+                    if !engine.execute_fast(&mut self.client, &args, &mut out) {
+                        engine.execute(&mut self.client, &args, &mut out);
+                    }
                     self.prefetched = self.prefetched.saturating_sub(1);
                     self.read_start += len;
                     if self.write_buf.len() > replied_before && self.is_replica_link() {

@@ -134,15 +134,13 @@ fn reply_get(ctx: &mut Ctx<'_>, key: &[u8], out: &mut dyn ReplySink) -> CmdResul
     let found = match ctx.db(key).get(key, now) {
         None => {
             out.null();
-            false
+            Ok(false)
         }
-        Some(entry) => {
-            reply_str(out, as_str(entry)?);
-            true
-        }
+        Some(entry) => as_str(entry).map(|s| reply_str(out, s)).map(|()| true),
     };
-    ctx.hit(key, found);
-    Ok(())
+    // A key of another type is a hit too (WRONGTYPE), as in Redis's lookupKeyRead.
+    ctx.hit(key, found.as_ref().map_or(true, |&found| found));
+    found.map(|_| ())
 }
 
 /// GET key — O(1).
