@@ -26,13 +26,14 @@ use crate::Engine;
 pub(crate) enum FastCommand {
     Get = 0,
     Set = 1,
+    Incr = 2,
 }
 
 /// Their names, by `FastCommand`.
-pub(crate) const FAST_COMMAND_NAMES: [&str; crate::observe::FAST_COMMANDS] = ["get", "set"];
+pub(crate) const FAST_COMMAND_NAMES: [&str; crate::observe::FAST_COMMANDS] = ["get", "set", "incr"];
 
 impl Engine {
-    /// A request of the server's: `GET key` or `SET key value` (no options) on the fast
+    /// A request of the server's: `GET key`, `SET key value` (no options) or `INCR key` on the fast
     /// path, its reply written to `out`, as `execute` would write it. False when it is
     /// another request or the fast path declines: the caller runs it through `execute`.
     pub fn execute_fast(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) -> bool {
@@ -50,6 +51,13 @@ impl Engine {
                 }
                 done
             }
+            [name, key] if name.eq_ignore_ascii_case(b"incr") => match self.fast_incr(client, key) {
+                Some(value) => {
+                    out.integer(value);
+                    true
+                }
+                None => false,
+            },
             _ => false,
         }
     }
@@ -92,20 +100,11 @@ impl Engine {
     /// False when something unusual is in force: the caller runs SET through `execute`.
     pub fn fast_set(&self, client: &mut Client, key: &[u8], value: &[u8]) -> bool {
         let Some(index) = self.fast_commands[FastCommand::Set as usize] else { return false };
-        let plain_writer = self.plain_state(client)
-            // Nothing hears of writes: no WATCH, blocked clients, or min-replicas-to-write
-            // to satisfy.
-            && self.watch_count.load(Ordering::Relaxed) == 0
-            && self.blocked_count.load(Ordering::Relaxed) == 0
-            && !self.hot.writes_need_replicas.load(Ordering::Relaxed);
-        if !plain_writer {
+        if !self.plain_writer(client) {
             return false;
         }
         let Some(_gate) = self.exec_gate.try_read() else { return false };
-        // No log or replica to feed, and writes not refused (MISCONF). Checked under the
-        // gate: a replica's SYNC and turning the AOF on take it exclusively, so neither can
-        // start while this write runs unlogged.
-        if self.persistence().is_some_and(|p| p.wants_effects() || p.write_refusal().is_some()) {
+        if !self.writes_unheard() {
             return false;
         }
         let start_us = client.batch_start_us().unwrap_or_else(|| self.clock.now_us());
@@ -125,6 +124,45 @@ impl Engine {
         }
         self.fast_done(client, FastCommand::Set, index, &[b"SET", key, value], start_us, None);
         true
+    }
+
+    /// INCR `key` in the client's database, as `execute` would run it, for a key that
+    /// holds an integer: its new value. None when the key is missing, expired, of another
+    /// type or no integer, the sum overflows, or something unusual is in force: the caller
+    /// runs INCR through `execute` (which creates the key or replies the error).
+    pub fn fast_incr(&self, client: &mut Client, key: &[u8]) -> Option<i64> {
+        let index = self.fast_commands[FastCommand::Incr as usize]?;
+        if !self.plain_writer(client) {
+            return None;
+        }
+        let _gate = self.exec_gate.try_read()?;
+        if !self.writes_unheard() {
+            return None;
+        }
+        let start_us = client.batch_start_us().unwrap_or_else(|| self.clock.now_us());
+        let mode = self.access_mode();
+        let value = {
+            let mut shard = self.keyspace.try_lock(self.keyspace.shard_of(key))?;
+            shard.dbs[client.db].incr_live(key, 1, start_us / 1000, mode)?
+        };
+        self.fast_done(client, FastCommand::Incr, index, &[b"INCR", key], start_us, None);
+        Some(value)
+    }
+
+    /// A fast write may run: the state is plain, and nothing hears of writes: no WATCH,
+    /// blocked clients, or min-replicas-to-write to satisfy.
+    fn plain_writer(&self, client: &Client) -> bool {
+        self.plain_state(client)
+            && self.watch_count.load(Ordering::Relaxed) == 0
+            && self.blocked_count.load(Ordering::Relaxed) == 0
+            && !self.hot.writes_need_replicas.load(Ordering::Relaxed)
+    }
+
+    /// No log or replica to feed, and writes not refused (MISCONF). Asked under the gate:
+    /// a replica's SYNC and turning the AOF on take it exclusively, so neither can start
+    /// while a fast write runs unlogged.
+    fn writes_unheard(&self) -> bool {
+        !self.persistence().is_some_and(|p| p.wants_effects() || p.write_refusal().is_some())
     }
 
     /// After a fast command (at `index` in the command table): what `execute` records of a

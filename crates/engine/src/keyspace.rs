@@ -503,6 +503,25 @@ impl Db {
         Ok(Some(entry))
     }
 
+    /// INCR's work for the executor's fast path (`Engine::fast_incr`) on a key that holds
+    /// an integer: its new value, stored in place with its TTL and access data kept, as
+    /// `set` would leave them after INCR's write lookup. None, with nothing changed, when
+    /// the general path must run it: no such key (it is created there), its TTL has passed,
+    /// it holds another type or a string that is no integer, or the sum overflows.
+    pub fn incr_live(&mut self, key: &[u8], delta: i64, now_ms: i64, mode: AccessMode) -> Option<i64> {
+        let entry = self.map.get_mut(key)?;
+        if entry.expire_at_ms().is_some_and(|at| at <= now_ms) {
+            return None;
+        }
+        let Value::Str(current) = &entry.value else { return None };
+        let value = current.as_i64()?.checked_add(delta)?;
+        entry.access = touched(entry.access, mode, now_ms, &mut self.rng);
+        // (A string's old value is never a big one to free in the background.)
+        entry.value = Value::Str(StrValue::Int(value));
+        self.dirty += 1;
+        Some(value)
+    }
+
     /// Records a read that found no key (for lookups not made through `get_read`).
     pub fn note_keymiss(&mut self, key: &[u8]) {
         if self.collect_events & EVENT_KEYMISS != 0 {

@@ -98,8 +98,8 @@ impl Observe {
     }
 }
 
-/// The commands the fast path runs (`fast_read`): GET and SET.
-pub const FAST_COMMANDS: usize = 2;
+/// The commands the fast path runs (`fast_read`): GET, SET and INCR.
+pub const FAST_COMMANDS: usize = 3;
 
 /// Counters one client keeps for what it runs on the fast path, written by the thread
 /// running that client alone: a load and a store, no locked instruction (each shared

@@ -1,4 +1,4 @@
-//! The server runs plain GETs and SETs on the engine's fast path (`Engine::execute_fast`)
+//! The server runs plain GETs, SETs and INCRs on the engine's fast path (`Engine::execute_fast`)
 //! when nothing unusual is in force. Against redis-server 7.0.15: the same replies, byte for
 //! byte, pipelined, in RESP2 and RESP3, and the same traces left behind: the commands'
 //! calls, keyspace hits and misses, commands processed, the dataset's change count, the
@@ -63,6 +63,21 @@ fn scenario(port: u16) -> Vec<String> {
             &["SET", "volatile", "1", "EX", "100"],
             &["SET", "volatile", "2"],
             &["GET", "volatile"],
+            // INCR: created by the general path, then in place; a string of digits, a
+            // number kept with its TTL, then what the fast path leaves to the general one.
+            &["INCR", "counter"],
+            &["INCR", "counter"],
+            &["incr", "counter"],
+            &["SET", "digits", "0041"],
+            &["INCR", "digits"],
+            &["SET", "timed", "7", "EX", "100"],
+            &["INCR", "timed"],
+            &["INCR", "k"],
+            &["INCR", "list"],
+            &["SET", "max", "9223372036854775807"],
+            &["INCR", "max"],
+            &["SET", "spaced", " 1"],
+            &["INCR", "spaced"],
         ],
     );
     seen.extend(replies.iter().map(|r| String::from_utf8_lossy(r).into_owned()));
@@ -83,7 +98,7 @@ fn scenario(port: u16) -> Vec<String> {
     let list = String::from_utf8_lossy(&admin.call(&["CLIENT", "LIST"])).into_owned();
     let cmds: Vec<&str> = list.split_whitespace().filter(|f| f.starts_with("cmd=")).collect();
     seen.push(format!("client list: {cmds:?}"));
-    for command in ["get", "set", "sadd"] {
+    for command in ["get", "set", "sadd", "incr"] {
         seen.push(format!("{command}: {}", calls(&mut admin, command)));
     }
     for field in ["keyspace_hits", "keyspace_misses"] {
@@ -94,15 +109,17 @@ fn scenario(port: u16) -> Vec<String> {
     let dirty: i64 = info_field(&mut admin, "persistence", "rdb_changes_since_last_save").parse().unwrap();
     seen.push(format!("changes: {}", dirty - dirty_before));
     // (After the counters: OBJECT and TTL count keyspace hits in Redis, not in quince.)
-    for key in ["k", "n", "big", "empty", "list"] {
+    for key in ["k", "n", "big", "empty", "list", "counter", "digits", "timed", "max"] {
         seen.push(format!("{key}: {}", String::from_utf8_lossy(&admin.call(&["OBJECT", "ENCODING", key]))));
     }
-    seen.push(format!("volatile ttl: {}", String::from_utf8_lossy(&admin.call(&["TTL", "volatile"]))));
+    for key in ["volatile", "timed"] {
+        seen.push(format!("{key} ttl: {}", String::from_utf8_lossy(&admin.call(&["TTL", key]))));
+    }
     seen
 }
 
 #[test]
-fn plain_gets_and_sets_answer_and_count_as_redis() {
+fn plain_gets_sets_and_incrs_answer_and_count_as_redis() {
     let Some(diff) = Differential::start(env!("CARGO_BIN_EXE_quince-server")) else { return };
     assert_eq!(scenario(diff.quince.port), scenario(diff.redis.port));
 }
