@@ -16,7 +16,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::cmd::string::as_str;
-use crate::exec::{Client, ReplyMode};
+use crate::exec::{Client, HeldShards, ReplyMode};
 use crate::keyspace::{Stale, StrValue, TtlOnWrite, Value};
 use crate::reply::ReplySink;
 use crate::Engine;
@@ -113,13 +113,7 @@ impl Engine {
         {
             let Some(mut shard) = self.keyspace.try_lock(self.keyspace.shard_of(key)) else { return false };
             let db = &mut shard.dbs[client.db];
-            // As `Ctx::db_at` prepares a table for a write nobody listens to.
-            db.access_mode = mode;
-            db.set_lazy_free(self.hot.lazy_free_mask.load(Ordering::Relaxed), &self.lazyfree);
-            db.set_collect_events(0);
-            db.expiry_suspended = false;
-            db.expiry_deferred = false;
-            db.track_local_ttls = false;
+            Self::prepare_for_write(db, mode, self);
             db.set(key, Value::string(value), TtlOnWrite::Clear, now_ms);
         }
         self.fast_done(client, FastCommand::Set, index, &[b"SET", key, value], start_us, None);
@@ -147,6 +141,116 @@ impl Engine {
         };
         self.fast_done(client, FastCommand::Incr, index, &[b"INCR", key], start_us, None);
         Some(value)
+    }
+
+    /// A script's `GET key`, `SET key value` (no options) or `INCR key` (redis.call, `spec`
+    /// resolved and checked by the script) on the fast path: in the shard the script holds
+    /// (`held`), or that it locks itself when it runs alone, at the script's frozen time.
+    /// The reply is written to `out` and the command counted as `execute_in_script` would
+    /// (calls, time, hits and misses, commands processed, the slow log). False, with
+    /// nothing done, when the caller must run it that way. `shard`: the key's, if known.
+    pub(crate) fn fast_in_script(
+        &self,
+        client: &mut Client,
+        args: &[&[u8]],
+        spec: &crate::command::CommandSpec,
+        shard: Option<usize>,
+        held: Option<&mut HeldShards<'_>>,
+        out: &mut dyn ReplySink,
+    ) -> bool {
+        let command = match *args {
+            [name, _] if name.eq_ignore_ascii_case(b"get") => FastCommand::Get,
+            [name, _, _] if name.eq_ignore_ascii_case(b"set") => FastCommand::Set,
+            [name, _] if name.eq_ignore_ascii_case(b"incr") => FastCommand::Incr,
+            _ => return false,
+        };
+        // (A renamed command is not the one its name says.)
+        if self.fast_commands[command as usize].is_none_or(|index| self.table.at(index).id != spec.id) {
+            return false;
+        }
+        let writes = !matches!(command, FastCommand::Get);
+        let plain = client.reply_mode == ReplyMode::On
+            && !client.must_obey
+            && !self.is_loading()
+            && !self.hot.replica_keeps_expired.load(Ordering::Relaxed)
+            && self.hot.notify_flags.load(Ordering::Relaxed) == 0
+            && !self.tracking.active()
+            && !self.clients.has_monitors()
+            && (!writes
+                || self.watch_count.load(Ordering::Relaxed) == 0
+                    && self.blocked_count.load(Ordering::Relaxed) == 0
+                    && self.writes_unheard());
+        if !plain {
+            return false;
+        }
+        let key = args[1];
+        let shard = shard.unwrap_or_else(|| self.keyspace.shard_of(key));
+        let mut own;
+        let shard: &mut crate::keyspace::Shard = match held {
+            Some(held) => match held.iter_mut().find(|(s, _)| *s == shard) {
+                Some((_, access)) => access,
+                None => return false,
+            },
+            None => match self.keyspace.try_lock(shard) {
+                Some(guard) => {
+                    own = guard;
+                    &mut own
+                }
+                None => return false,
+            },
+        };
+        let start_us = client.batch_start_us().unwrap_or_else(|| self.clock.now_us());
+        // Time stands still inside a script, as in Redis.
+        let now_ms = client.script_now_ms;
+        let mode = self.access_mode();
+        let db = &mut shard.dbs[client.db];
+        match command {
+            FastCommand::Get => {
+                let found = match db.read_live(key, now_ms, mode) {
+                    Err(Stale) => return false,
+                    Ok(None) => None,
+                    Ok(Some(entry)) => match as_str(entry) {
+                        Ok(value) => Some(value),
+                        Err(_) => return false,
+                    },
+                };
+                match found {
+                    None => out.null(),
+                    Some(StrValue::Int(n)) => out.bulk(quince_resp::format_i64(*n).as_bytes()),
+                    Some(StrValue::Embstr(b)) => out.bulk(b),
+                    Some(StrValue::Raw(b)) => out.bulk(b),
+                }
+                crate::exec::count_hit(self, found.is_some());
+            }
+            FastCommand::Set => {
+                Self::prepare_for_write(db, mode, self);
+                db.set(key, Value::string(args[2]), TtlOnWrite::Clear, now_ms);
+                out.simple("OK");
+            }
+            FastCommand::Incr => {
+                let Some(value) = db.incr_live(key, 1, now_ms, mode) else { return false };
+                out.integer(value);
+            }
+        }
+        client.handle.last_command.store(spec.id, Ordering::Relaxed);
+        client.handle.last_interaction_ms.store(start_us / 1000, Ordering::Relaxed);
+        let end_us = self.clock.now_us();
+        client.batch_ended(end_us);
+        let duration_us = (end_us - start_us).max(0) as u64;
+        self.observe.count_processed(&self.stats.total_commands_processed);
+        self.observe.record_call(spec.id, duration_us, self.latency_tracking());
+        self.log_if_slow(client, spec, args, start_us, duration_us);
+        true
+    }
+
+    /// A table about to take a fast write nobody listens to, as `Ctx::db_at` prepares it.
+    fn prepare_for_write(db: &mut crate::keyspace::Db, mode: crate::keyspace::AccessMode, engine: &Engine) {
+        db.access_mode = mode;
+        db.set_lazy_free(engine.hot.lazy_free_mask.load(Ordering::Relaxed), &engine.lazyfree);
+        db.set_collect_events(0);
+        db.expiry_suspended = false;
+        db.expiry_deferred = false;
+        db.track_local_ttls = false;
     }
 
     /// A fast write may run: the state is plain, and nothing hears of writes: no WATCH,

@@ -154,3 +154,42 @@ fn reads_bump_lfu_and_events_are_heard() {
     assert_eq!(quince, redis);
     assert_eq!(quince.1, b":6\r\n");
 }
+
+/// A script's GET, SET and INCR (redis.call) take the fast path too: the same replies as
+/// Redis, and the same counters left behind (commands' calls, hits and misses, commands
+/// processed, changes), for a script declaring its key (run alongside others) and for
+/// one reaching an undeclared key (run alone).
+#[test]
+fn scripts_gets_sets_and_incrs_answer_and_count_as_redis() {
+    let Some(diff) = Differential::start(env!("CARGO_BIN_EXE_quince-server")) else { return };
+    let script = "redis.call('SET', KEYS[1], ARGV[1]) \
+                  local n = redis.call('INCR', KEYS[1]) \
+                  local v = redis.call('GET', KEYS[1]) \
+                  local missing = redis.call('GET', KEYS[1] .. ':none') \
+                  local t = redis.pcall('INCR', 'text') \
+                  return {n, v, tostring(missing), t['err'] or t}";
+    let run = |port: u16| {
+        let mut client = RawClient::connect(port);
+        client.call(&["FLUSHALL"]);
+        client.call(&["SET", "text", "abc"]);
+        client.call(&["CONFIG", "RESETSTAT"]);
+        let mut seen: Vec<String> = Vec::new();
+        for (key, value) in [("a", "1"), ("a", "41"), ("b", "x1"), ("c", "9223372036854775806")] {
+            for protocol in ["2", "3"] {
+                client.call(&["HELLO", protocol]);
+                let reply = client.call(&["EVAL", script, "1", key, value]);
+                seen.push(String::from_utf8_lossy(&reply).into_owned());
+            }
+        }
+        client.call(&["HELLO", "2"]);
+        for command in ["get", "set", "incr", "eval"] {
+            seen.push(format!("{command}: {}", calls(&mut client, command)));
+        }
+        for field in ["keyspace_hits", "keyspace_misses", "total_commands_processed"] {
+            seen.push(format!("{field}: {}", info_field(&mut client, "stats", field)));
+        }
+        seen.push(format!("changes: {}", info_field(&mut client, "persistence", "rdb_changes_since_last_save")));
+        seen
+    };
+    assert_eq!(run(diff.quince.port), run(diff.redis.port));
+}

@@ -2487,8 +2487,11 @@ impl Invocation<'_> {
             let mut enc = Encoder::new(&mut self.reply, protocol);
             // SAFETY: the outer command's locks (see `held`), alive until the script ends;
             // nothing else uses them while this command runs.
-            let held = self.held.map(|mut p| unsafe { &mut p.as_mut()[..] });
-            self.engine.execute_in_script(self.client, args, spec, &mut enc, held, known);
+            let mut held = self.held.map(|mut p| unsafe { &mut p.as_mut()[..] });
+            let shard = known.as_ref().and_then(|shards| shards.first().copied());
+            if !self.engine.fast_in_script(self.client, args, spec, shard, held.as_deref_mut(), &mut enc) {
+                self.engine.execute_in_script(self.client, args, spec, &mut enc, held, known);
+            }
         }
         self.client.protocol = saved;
         CallOutcome::Reply
