@@ -154,10 +154,16 @@ impl RequestDecoder {
     /// `buf` must start where the current request starts; after `Incomplete` the next call
     /// must pass the same bytes (possibly moved) followed by new ones.
     pub fn decode(&mut self, buf: &[u8]) -> Result<Decoded, ProtocolError> {
+        self.decode_with(buf, true)
+    }
+
+    /// `decode`, with or without the one-pass read of a whole request (`decode_whole`; the
+    /// tests compare the two).
+    fn decode_with(&mut self, buf: &[u8], one_pass: bool) -> Result<Decoded, ProtocolError> {
         if buf.is_empty() {
             return Ok(Decoded::Incomplete);
         }
-        if buf[0] == b'*' && self.args_remaining == 0 && !self.unauthenticated {
+        if one_pass && buf[0] == b'*' && self.args_remaining == 0 && !self.unauthenticated {
             if let Some(len) = self.decode_whole(buf) {
                 return Ok(Decoded::Request { len });
             }
@@ -395,20 +401,6 @@ mod tests {
         assert_eq!(err(&big), ProtocolError::TooBigBulkCount);
     }
 
-    /// `decode` without the one-pass read (`decode_whole`): the reference it must agree with.
-    fn decode_general(d: &mut RequestDecoder, buf: &[u8]) -> Result<Decoded, ProtocolError> {
-        if buf.is_empty() {
-            return Ok(Decoded::Incomplete);
-        }
-        let result = if buf[0] == b'*' { d.decode_multibulk(buf) } else { d.decode_inline(buf) };
-        if !matches!(result, Ok(Decoded::Incomplete)) {
-            d.pos = 0;
-            d.args_remaining = 0;
-            d.bulk_len = None;
-        }
-        result
-    }
-
     /// What one decoding call returned, with the request's arguments.
     type Step = (Result<Decoded, ProtocolError>, Vec<Vec<u8>>);
 
@@ -419,7 +411,7 @@ mod tests {
         let (mut start, mut end, mut seen) = (0, 0, Vec::new());
         while start < input.len() && seen.len() < 64 {
             let buf = &input[start..end];
-            let result = if general { decode_general(&mut d, buf) } else { d.decode(buf) };
+            let result = d.decode_with(buf, !general);
             let args = match result {
                 Ok(Decoded::Request { .. }) => d.args(buf).map(|a| a.to_vec()).collect(),
                 _ => Vec::new(),
