@@ -1947,7 +1947,7 @@ impl Engine {
     }
 
     /// `latency-tracking`: whether calls go into the latency histograms.
-    pub(crate) fn latency_tracking(&self) -> bool {
+    fn latency_tracking(&self) -> bool {
         self.hot.latency_tracking.load(Ordering::Relaxed)
     }
 

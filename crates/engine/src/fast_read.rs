@@ -29,6 +29,17 @@ pub(crate) enum FastCommand {
     Incr = 2,
 }
 
+/// Which fast command `args` ask for by name and argument count (`GET key`, `SET key value`,
+/// `INCR key`), if any.
+fn fast_command(args: &[&[u8]]) -> Option<FastCommand> {
+    match *args {
+        [name, _] if name.eq_ignore_ascii_case(b"get") => Some(FastCommand::Get),
+        [name, _, _] if name.eq_ignore_ascii_case(b"set") => Some(FastCommand::Set),
+        [name, _] if name.eq_ignore_ascii_case(b"incr") => Some(FastCommand::Incr),
+        _ => None,
+    }
+}
+
 /// Their names, by `FastCommand`.
 pub(crate) const FAST_COMMAND_NAMES: [&str; crate::observe::FAST_COMMANDS] = ["get", "set", "incr"];
 
@@ -37,28 +48,28 @@ impl Engine {
     /// path, its reply written to `out`, as `execute` would write it. False when it is
     /// another request or the fast path declines: the caller runs it through `execute`.
     pub fn execute_fast(&self, client: &mut Client, args: &[&[u8]], out: &mut dyn ReplySink) -> bool {
-        match *args {
-            [name, key] if name.eq_ignore_ascii_case(b"get") => self
-                .fast_get(client, key, |value| match value {
+        match fast_command(args) {
+            Some(FastCommand::Get) => self
+                .fast_get(client, args[1], |value| match value {
                     Some(bytes) => out.bulk(bytes),
                     None => out.null(),
                 })
                 .is_some(),
-            [name, key, value] if name.eq_ignore_ascii_case(b"set") => {
-                let done = self.fast_set(client, key, value);
+            Some(FastCommand::Set) => {
+                let done = self.fast_set(client, args[1], args[2]);
                 if done {
                     out.simple("OK");
                 }
                 done
             }
-            [name, key] if name.eq_ignore_ascii_case(b"incr") => match self.fast_incr(client, key) {
+            Some(FastCommand::Incr) => match self.fast_incr(client, args[1]) {
                 Some(value) => {
                     out.integer(value);
                     true
                 }
                 None => false,
             },
-            _ => false,
+            None => false,
         }
     }
 
@@ -146,8 +157,9 @@ impl Engine {
     /// A script's `GET key`, `SET key value` (no options) or `INCR key` (redis.call, `spec`
     /// resolved and checked by the script) on the fast path: in the shard the script holds
     /// (`held`), or that it locks itself when it runs alone, at the script's frozen time.
-    /// The reply is written to `out` and the command counted as `execute_in_script` would
-    /// (calls, time, hits and misses, commands processed, the slow log). False, with
+    /// The reply is written to `out` and the command counted as every fast command is
+    /// (`fast_done`: the script client's own counters, as `execute_in_script` would count
+    /// calls, time, hits and misses and commands processed; the slow log). False, with
     /// nothing done, when the caller must run it that way. `shard`: the key's, if known.
     pub(crate) fn fast_in_script(
         &self,
@@ -158,16 +170,12 @@ impl Engine {
         held: Option<&mut HeldShards<'_>>,
         out: &mut dyn ReplySink,
     ) -> bool {
-        let command = match *args {
-            [name, _] if name.eq_ignore_ascii_case(b"get") => FastCommand::Get,
-            [name, _, _] if name.eq_ignore_ascii_case(b"set") => FastCommand::Set,
-            [name, _] if name.eq_ignore_ascii_case(b"incr") => FastCommand::Incr,
-            _ => return false,
-        };
+        let Some(command) = fast_command(args) else { return false };
         // (A renamed command is not the one its name says.)
-        if self.fast_commands[command as usize].is_none_or(|index| self.table.at(index).id != spec.id) {
+        let Some(index) = self.fast_commands[command as usize].filter(|&index| self.table.at(index).id == spec.id)
+        else {
             return false;
-        }
+        };
         let writes = !matches!(command, FastCommand::Get);
         let plain = client.reply_mode == ReplyMode::On
             && !client.must_obey
@@ -204,7 +212,7 @@ impl Engine {
         let now_ms = client.script_now_ms;
         let mode = self.access_mode();
         let db = &mut shard.dbs[client.db];
-        match command {
+        let hit = match command {
             FastCommand::Get => {
                 let found = match db.read_live(key, now_ms, mode) {
                     Err(Stale) => return false,
@@ -216,30 +224,23 @@ impl Engine {
                 };
                 match found {
                     None => out.null(),
-                    Some(StrValue::Int(n)) => out.bulk(quince_resp::format_i64(*n).as_bytes()),
-                    Some(StrValue::Embstr(b)) => out.bulk(b),
-                    Some(StrValue::Raw(b)) => out.bulk(b),
+                    Some(value) => crate::cmd::string::reply_str(out, value),
                 }
-                crate::exec::count_hit(self, found.is_some());
+                Some(found.is_some())
             }
             FastCommand::Set => {
                 Self::prepare_for_write(db, mode, self);
                 db.set(key, Value::string(args[2]), TtlOnWrite::Clear, now_ms);
                 out.simple("OK");
+                None
             }
             FastCommand::Incr => {
                 let Some(value) = db.incr_live(key, 1, now_ms, mode) else { return false };
                 out.integer(value);
+                None
             }
-        }
-        client.handle.last_command.store(spec.id, Ordering::Relaxed);
-        client.handle.last_interaction_ms.store(start_us / 1000, Ordering::Relaxed);
-        let end_us = self.clock.now_us();
-        client.batch_ended(end_us);
-        let duration_us = (end_us - start_us).max(0) as u64;
-        self.observe.count_processed(&self.stats.total_commands_processed);
-        self.observe.record_call(spec.id, duration_us, self.latency_tracking());
-        self.log_if_slow(client, spec, args, start_us, duration_us);
+        };
+        self.fast_done(client, command, index, args, start_us, hit);
         true
     }
 

@@ -118,7 +118,7 @@ pub fn check_string_length(ctx: &Ctx<'_>, size: u64, append: u64) -> CmdResult {
     }
 }
 
-fn reply_str(out: &mut dyn ReplySink, s: &StrValue) {
+pub(crate) fn reply_str(out: &mut dyn ReplySink, s: &StrValue) {
     match s {
         StrValue::Int(n) => {
             out.bulk(quince_resp::format_i64(*n).as_bytes());
